@@ -1,0 +1,54 @@
+// swift-tools-version:6.0
+// memo-peer: private, local-network memo sharing. See docs/ and ../shared/DESIGN.md.
+import PackageDescription
+
+/// Errors on warnings everywhere, so "builds without warnings" is enforced by the build itself.
+let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+
+let package = Package(
+  name: "memo-peer",
+  products: [
+    .executable(name: "memo-peer", targets: ["memo-peer"]),
+    .executable(name: "memo-peer-bench", targets: ["memo-peer-bench"]),
+  ],
+  targets: [
+    // System libraries from Debian, found through pkg-config.
+    // dns_sd.h is included by path (see Sources/CDNSSD/shim.h): the .pc file's -D_REENTRANT
+    // would make SwiftPM warn on every build.
+    .systemLibrary(name: "CDNSSD", providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
+    .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+    .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+    // Prefixed C wrappers for OpenSSL macros and parameter builders Swift cannot import.
+    .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
+    // statfs(2), which Swift's Glibc module does not export (memory-backed editor files).
+    .target(name: "CSystemShims"),
+
+    // Pure logic: no I/O, no C.
+    .target(name: "MemoCore", swiftSettings: strict),
+    // libcrypto: AEAD sealing, randomness, secret bytes, KDF.
+    .target(name: "MemoCrypto", dependencies: ["MemoCore", "COpenSSL", "COpenSSLShims"], swiftSettings: strict),
+    // SQLite: the encrypted memo store, device key, migrations, archives.
+    .target(name: "MemoStore", dependencies: ["MemoCore", "MemoCrypto", "CSQLite"], swiftSettings: strict),
+    // dns_sd.h (Avahi compat): typed errors now; register/browse/resolve with the discovery issue.
+    .target(name: "MemoDiscovery", dependencies: ["MemoCore", "CDNSSD"], swiftSettings: strict),
+    // The command line as a library, so it is testable.
+    .target(name: "MemoCLI", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "CSystemShims"], swiftSettings: strict),
+    .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
+    .executableTarget(
+      name: "memo-peer-bench", dependencies: ["MemoCore", "MemoCrypto", "MemoStore"],
+      path: "bench/Sources/memo-peer-bench", swiftSettings: strict),
+
+    .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore"], swiftSettings: strict),
+    .testTarget(
+      name: "MemoCryptoTests", dependencies: ["MemoCrypto"], resources: [.copy("Vectors")],
+      swiftSettings: strict),
+    .testTarget(
+      name: "MemoStoreTests", dependencies: ["MemoStore", "MemoCrypto", "MemoCore"],
+      resources: [.copy("Fixtures")], swiftSettings: strict),
+    .testTarget(name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery"], swiftSettings: strict),
+    .testTarget(
+      name: "MemoCLITests", dependencies: ["MemoCLI", "memo-peer"],
+      resources: [.copy("Fixtures")], swiftSettings: strict),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,31 @@
+#include "memo_openssl_shims.h"
+
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
+
+int memo_kdf_scrypt(const unsigned char *passphrase, size_t passphrase_len,
+                    const unsigned char *salt, size_t salt_len,
+                    uint64_t n, uint32_t r, uint32_t p, uint64_t max_memory,
+                    unsigned char *out, size_t out_len) {
+  static const unsigned char empty[1] = {0};
+  EVP_KDF *kdf = EVP_KDF_fetch(NULL, "SCRYPT", NULL);
+  if (kdf == NULL) return 0;
+  EVP_KDF_CTX *ctx = EVP_KDF_CTX_new(kdf);
+  EVP_KDF_free(kdf);
+  if (ctx == NULL) return 0;
+  OSSL_PARAM params[7];
+  OSSL_PARAM *q = params;
+  *q++ = OSSL_PARAM_construct_octet_string(
+      OSSL_KDF_PARAM_PASSWORD, (void *)(passphrase ? passphrase : empty), passphrase_len);
+  *q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len);
+  *q++ = OSSL_PARAM_construct_uint64(OSSL_KDF_PARAM_SCRYPT_N, &n);
+  *q++ = OSSL_PARAM_construct_uint32(OSSL_KDF_PARAM_SCRYPT_R, &r);
+  *q++ = OSSL_PARAM_construct_uint32(OSSL_KDF_PARAM_SCRYPT_P, &p);
+  *q++ = OSSL_PARAM_construct_uint64(OSSL_KDF_PARAM_SCRYPT_MAXMEM, &max_memory);
+  *q = OSSL_PARAM_construct_end();
+  int ok = EVP_KDF_derive(ctx, out, out_len, params);
+  EVP_KDF_CTX_free(ctx);
+  return ok == 1 ? 1 : 0;
+}

@@ -1,0 +1,144 @@
+import MemoCore
+
+/// One option of a command: a flag (`value == nil`) or an option taking a value.
+struct OptionSpec: Sendable {
+  let name: String
+  let short: Character?
+  /// Placeholder shown in help (`TEXT`, `SECONDS`); nil for a flag.
+  let value: String?
+  let help: String
+  let repeatable: Bool
+
+  init(_ name: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false, _ help: String) {
+    self.name = name
+    self.short = short
+    self.value = value
+    self.help = help
+    self.repeatable = repeatable
+  }
+}
+
+/// A positional argument.
+struct PositionalSpec: Sendable {
+  let name: String
+  let optional: Bool
+  let help: String
+}
+
+/// What the parser produced for one command line.
+struct ParsedArguments: Sendable {
+  var values: [String: [String]] = [:]
+  var flags: Set<String> = []
+  var positionals: [String] = []
+
+  func has(_ flag: String) -> Bool { flags.contains(flag) }
+  func value(_ option: String) -> String? { values[option]?.last }
+  func all(_ option: String) -> [String] { values[option] ?? [] }
+  func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
+}
+
+/// A hand-written parser (no package can be fetched): `--name value`, `--name=value`,
+/// `-x value`, flags, `--` to end options. Every error is a usage error (exit 2) that
+/// suggests the closest spelling.
+enum ArgumentParser {
+  /// Options every command accepts.
+  static let common: [OptionSpec] = [
+    OptionSpec("help", short: "h", "show this help"),
+    OptionSpec("debug", "log diagnostics to stderr (never memo content)"),
+  ]
+
+  static func parse(_ arguments: [String], options declared: [OptionSpec], positionals: [PositionalSpec], command: String)
+    throws -> ParsedArguments
+  {
+    let options = declared + common
+    var result = ParsedArguments()
+    var index = 0
+    var onlyPositionals = false
+    while index < arguments.count {
+      let argument = arguments[index]
+      index += 1
+      if onlyPositionals || argument == "-" || !argument.hasPrefix("-") {
+        result.positionals.append(argument)
+        continue
+      }
+      if argument == "--" {
+        onlyPositionals = true
+        continue
+      }
+      var name: String
+      var inlineValue: String?
+      if argument.hasPrefix("--") {
+        name = String(argument.dropFirst(2))
+        if let equals = name.firstIndex(of: "=") {
+          inlineValue = String(name[name.index(after: equals)...])
+          name = String(name[..<equals])
+        }
+      } else {
+        guard argument.count == 2, let spec = options.first(where: { $0.short == argument.last }) else {
+          throw usage("unknown option \(argument) for `memo-peer \(command)`", suggestion: nil, command: command)
+        }
+        name = spec.name
+      }
+      guard let spec = options.first(where: { $0.name == name }) else {
+        let suggestion = closest(to: name, among: options.map(\.name)).map { "--\($0)" }
+        throw usage("unknown option --\(name) for `memo-peer \(command)`", suggestion: suggestion, command: command)
+      }
+      if spec.value == nil {
+        guard inlineValue == nil else { throw usage("--\(name) takes no value", suggestion: nil, command: command) }
+        result.flags.insert(name)
+        continue
+      }
+      let value: String
+      if let inlineValue {
+        value = inlineValue
+      } else {
+        guard index < arguments.count else {
+          throw usage("--\(name) needs a value (\(spec.value!))", suggestion: nil, command: command)
+        }
+        value = arguments[index]
+        index += 1
+      }
+      if !spec.repeatable && result.values[name] != nil {
+        throw usage("--\(name) was given more than once", suggestion: nil, command: command)
+      }
+      result.values[name, default: []].append(value)
+    }
+    if result.has("help") { return result }
+    let required = positionals.filter { !$0.optional }.count
+    if result.positionals.count < required {
+      let missing = positionals[result.positionals.count].name
+      throw usage("missing \(missing)", suggestion: nil, command: command)
+    }
+    if result.positionals.count > positionals.count {
+      throw usage("too many arguments", suggestion: nil, command: command)
+    }
+    return result
+  }
+
+  static func usage(_ message: String, suggestion: String?, command: String?) -> MemoPeerError {
+    var hint = command.map { "see `memo-peer \($0) --help`" } ?? "see `memo-peer --help`"
+    if let suggestion { hint = "did you mean \(suggestion)? " + hint }
+    return MemoPeerError(.usage, message, hint: hint)
+  }
+
+  /// The candidate within edit distance 2 (or that starts with `word`), if there is one.
+  static func closest(to word: String, among candidates: [String]) -> String? {
+    let scored = candidates.map { ($0, editDistance(word, $0)) }.filter { $0.1 <= 2 || $0.0.hasPrefix(word) }
+    return scored.min { $0.1 < $1.1 }?.0
+  }
+
+  static func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    guard !a.isEmpty else { return b.count }
+    guard !b.isEmpty else { return a.count }
+    var previous = Array(0...b.count)
+    for i in 1...a.count {
+      var current = [i] + Array(repeating: 0, count: b.count)
+      for j in 1...b.count {
+        current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+      }
+      previous = current
+    }
+    return previous[b.count]
+  }
+}

@@ -1,0 +1,127 @@
+import MemoCore
+import MemoStore
+
+/// Commands about the node itself and moving memos between nodes.
+enum NodeCommands {
+  static let initialize = Command(
+    name: "init", summary: "Create this node's device key and memo store (other commands do it on first use).",
+    details: """
+      The device key goes to the key directory, the database to the data directory; both are
+      0700 and owned by you. MEMO_PEER_HOME=DIR puts everything under DIR.
+      """,
+    options: [OptionSpec("json", "print the node's paths as JSON")],
+    positionals: []
+  ) { context in
+    let paths = try context.paths()
+    let existed = PrivateFiles.exists(paths.databasePath)
+    let store = try context.store()
+    if context.wantsJSON {
+      struct Initialized: Encodable {
+        let schema = OutputFormat.jsonSchema
+        let created: Bool
+        let data_directory: String
+        let key_directory: String
+        let schema_version: Int
+        let memos: Int
+      }
+      context.printJSON(
+        Initialized(
+          created: !existed, data_directory: paths.dataDirectory, key_directory: paths.keyDirectory,
+          schema_version: store.schemaVersion, memos: try store.count()))
+      return
+    }
+    let console = context.console
+    console.print(existed ? "memo-peer node already set up" : "memo-peer node created")
+    console.print("  data:  \(paths.dataDirectory)")
+    console.print("  keys:  \(paths.keyDirectory)  (device-only: never exported or backed up by memo-peer)")
+    console.print("  memos: \(try store.count())")
+  }
+
+  static let export = Command(
+    name: "export", summary: "Write all memos to a passphrase-protected archive.",
+    details: """
+      For moving memos to another device: the archive is sealed with a key derived from the
+      passphrase (scrypt) and never contains the device key. The passphrase is asked on the
+      terminal, or read as one line from descriptor N with --passphrase-fd N.
+      """,
+    options: [
+      OptionSpec("output", short: "o", value: "FILE", "where to write the archive (- for stdout)"),
+      OptionSpec("passphrase-fd", value: "N", "read the passphrase from this file descriptor"),
+      OptionSpec("json", "print {schema, exported, path} as JSON"),
+    ],
+    positionals: []
+  ) { context in
+    guard let output = context.arguments.value("output") else {
+      throw ArgumentParser.usage("missing --output FILE", suggestion: nil, command: "export")
+    }
+    if output == "-" && context.console.stdoutIsTerminal {
+      throw MemoPeerError(.usage, "refusing to write a binary archive to the terminal", hint: "use --output FILE")
+    }
+    let store = try context.store()
+    let passphrase = try context.console.passphrase(
+      prompt: "Passphrase for the archive: ", confirm: true, fd: try passphraseFD(context))
+    let file = output == "-" ? nil : try AtomicFile(path: output)
+    let writer = try MemoArchiveWriter(fd: file?.fd ?? 1, destination: output, passphrase: passphrase)
+    try store.forEachMemo { try writer.append($0) }
+    try writer.finish()
+    try file?.commit()
+    if output == "-" { return }
+    if context.wantsJSON {
+      struct Exported: Encodable {
+        let schema = OutputFormat.jsonSchema
+        let exported: Int
+        let path: String
+      }
+      context.printJSON(Exported(exported: writer.count, path: output))
+    } else {
+      context.console.print("exported \(writer.count) memo(s) to \(output)")
+    }
+  }
+
+  static let `import` = Command(
+    name: "import", summary: "Add the memos of an archive made by `memo-peer export`.",
+    details: """
+      The whole archive is authenticated before anything is stored, and then imported in one
+      transaction: all of it or none. Memos already here at the same or a newer revision are
+      left alone.
+      """,
+    options: [
+      OptionSpec("passphrase-fd", value: "N", "read the passphrase from this file descriptor"),
+      OptionSpec("json", "print {schema, added, updated, unchanged} as JSON"),
+    ],
+    positionals: [PositionalSpec(name: "FILE", optional: false, help: "the archive")]
+  ) { context in
+    let path = context.arguments.positional(0) ?? ""
+    let bytes = try PrivateFiles.read(path, limit: MemoArchiveReader.maxArchiveBytes)
+    let store = try context.store()
+    let passphrase = try context.console.passphrase(
+      prompt: "Passphrase of the archive: ", confirm: false, fd: try passphraseFD(context))
+    let reader = try MemoArchiveReader(bytes: bytes, source: path, passphrase: passphrase)
+    try reader.forEachMemo { _ in }  // authenticate every chunk before writing anything
+    var counts: [MemoStore.ImportOutcome: Int] = [:]
+    try store.batch {
+      try reader.forEachMemo { counts[try store.importMemo($0), default: 0] += 1 }
+    }
+    if context.wantsJSON {
+      struct Imported: Encodable {
+        let schema = OutputFormat.jsonSchema
+        let added: Int
+        let updated: Int
+        let unchanged: Int
+      }
+      context.printJSON(
+        Imported(added: counts[.added] ?? 0, updated: counts[.updated] ?? 0, unchanged: counts[.unchanged] ?? 0))
+    } else {
+      context.console.print(
+        "imported: \(counts[.added] ?? 0) added, \(counts[.updated] ?? 0) updated, \(counts[.unchanged] ?? 0) unchanged")
+    }
+  }
+
+  private static func passphraseFD(_ context: CommandContext) throws -> Int32? {
+    guard let text = context.arguments.value("passphrase-fd") else { return nil }
+    guard let fd = Int32(text), fd >= 0 else {
+      throw ArgumentParser.usage("--passphrase-fd needs a file descriptor number", suggestion: nil, command: nil)
+    }
+    return fd
+  }
+}

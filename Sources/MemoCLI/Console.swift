@@ -1,0 +1,152 @@
+import MemoCore
+import MemoCrypto
+import MemoStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The process's standard streams and terminal, in one place so commands never touch file
+/// descriptors directly.
+final class Console {
+  private var buffer: [UInt8] = []
+  private(set) var stdoutClosed = false
+
+  var stdinIsTerminal: Bool { isatty(0) == 1 }
+  var stdoutIsTerminal: Bool { isatty(1) == 1 }
+
+  /// Buffers text for stdout; flushed in 64 KiB writes so listing 100,000 memos is cheap.
+  func print(_ text: String) {
+    buffer.append(contentsOf: text.utf8)
+    buffer.append(0x0A)
+    if buffer.count >= 1 << 16 { flush() }
+  }
+
+  func write(_ bytes: [UInt8]) {
+    buffer.append(contentsOf: bytes)
+    if buffer.count >= 1 << 16 { flush() }
+  }
+
+  /// Writes what is buffered. A closed pipe (`memo-peer list | head`) is not an error.
+  func flush() {
+    defer { buffer.removeAll(keepingCapacity: true) }
+    guard !stdoutClosed else { return }
+    do { try PrivateFiles.writeAll(1, buffer, path: "stdout") } catch { stdoutClosed = true }
+  }
+
+  func error(_ text: String) {
+    flush()
+    let bytes = Array((text + "\n").utf8)
+    try? PrivateFiles.writeAll(2, bytes, path: "stderr")
+  }
+
+  /// Reads all of stdin, refusing more than `limit` bytes.
+  func readStdin(limit: Int) throws -> [UInt8] {
+    do { return try PrivateFiles.readAll(0, limit: limit, what: "stdin") } catch let error as MemoPeerError
+      where error.code == .tooLarge
+    {
+      throw MemoPeerError(
+        .tooLarge, "the input on stdin is larger than the limit of \(limit) bytes (64 KiB)",
+        hint: "split it into several memos")
+    }
+  }
+
+  /// Asks a yes/no question on the controlling terminal; anything but y/yes is no.
+  func confirm(_ question: String) throws -> Bool {
+    let answer = try withTerminal { tty in
+      try writeTerminal(tty, question + " [y/N] ")
+      return try readTerminalLine(tty)
+    }
+    return ["y", "yes"].contains(answer.trimmingWhitespace.lowercased())
+  }
+
+  /// Reads a passphrase without echo from the terminal, or one line from a descriptor the
+  /// caller names (`--passphrase-fd`), so it never appears in argv or the environment.
+  func passphrase(prompt: String, confirm: Bool, fd: Int32?) throws -> SecureBytes {
+    if let fd {
+      var line = try PrivateFiles.readAll(fd, limit: 4096, what: "the passphrase descriptor")
+      defer { for index in line.indices { line[index] = 0 } }
+      while let last = line.last, last == 0x0A || last == 0x0D { line.removeLast() }
+      return try checked(SecureBytes(copying: line))
+    }
+    return try withTerminal { tty in
+      let first = try readHidden(tty, prompt: prompt)
+      if confirm {
+        let second = try readHidden(tty, prompt: "Repeat the passphrase: ")
+        guard first.constantTimeEquals(second) else {
+          throw MemoPeerError(.passphrase, "the two passphrases differ", hint: "try again")
+        }
+      }
+      return try checked(first)
+    }
+  }
+
+  private func checked(_ passphrase: SecureBytes) throws -> SecureBytes {
+    guard passphrase.count >= 8 else {
+      throw MemoPeerError(.passphrase, "the passphrase is shorter than 8 bytes", hint: "choose a longer passphrase")
+    }
+    return passphrase
+  }
+
+  private func withTerminal<R>(_ body: (Int32) throws -> R) throws -> R {
+    let tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
+    guard tty >= 0 else {
+      throw MemoPeerError(
+        .usage, "this needs an answer from a terminal, and there is none",
+        hint: "run it on a terminal, or use the command's non-interactive option (see --help)")
+    }
+    defer { close(tty) }
+    flush()
+    return try body(tty)
+  }
+
+  private func writeTerminal(_ tty: Int32, _ text: String) throws {
+    try PrivateFiles.writeAll(tty, Array(text.utf8), path: "/dev/tty")
+  }
+
+  private func readTerminalLine(_ tty: Int32) throws -> String {
+    var bytes: [UInt8] = []
+    var byte: UInt8 = 0
+    while bytes.count < 4096 {
+      let count = Glibc.read(tty, &byte, 1)
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 || byte == 0x0A { break }
+      bytes.append(byte)
+    }
+    defer { for index in bytes.indices { bytes[index] = 0 } }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  private func readHidden(_ tty: Int32, prompt: String) throws -> SecureBytes {
+    try writeTerminal(tty, prompt)
+    var saved = termios()
+    let hasTermios = tcgetattr(tty, &saved) == 0
+    if hasTermios {
+      var quiet = saved
+      quiet.c_lflag &= ~tcflag_t(ECHO)
+      tcsetattr(tty, TCSAFLUSH, &quiet)
+    }
+    defer {
+      if hasTermios { tcsetattr(tty, TCSAFLUSH, &saved) }
+      try? writeTerminal(tty, "\n")
+    }
+    var bytes: [UInt8] = []
+    defer { for index in bytes.indices { bytes[index] = 0 } }
+    var byte: UInt8 = 0
+    while bytes.count < 4096 {
+      let count = Glibc.read(tty, &byte, 1)
+      if count < 0 && errno == EINTR { continue }
+      if count <= 0 || byte == 0x0A || byte == 0x0D { break }
+      bytes.append(byte)
+    }
+    return SecureBytes(copying: bytes)
+  }
+}
+
+/// Log lines to stderr, prefixed with level and subsystem.
+struct StderrLogSink: LogSink {
+  func write(level: LogLevel, subsystem: String, message: String) {
+    let line = Array("memo-peer[\(subsystem)] \(level.name): \(message)\n".utf8)
+    try? PrivateFiles.writeAll(2, line, path: "stderr")
+  }
+}

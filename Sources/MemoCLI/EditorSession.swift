@@ -1,0 +1,66 @@
+import CSystemShims
+import Foundation
+import MemoCore
+import MemoStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Runs the user's editor on memo text without the plaintext ever touching persistent
+/// disk: the file lives in a fresh 0700 directory on a memory file system
+/// ($XDG_RUNTIME_DIR or /dev/shm), and the directory, with any swap or backup files the
+/// editor made in it, is removed afterwards.
+enum EditorSession {
+  static func edit(_ text: String, environment: [String: String]) throws -> String {
+    let editor = try editorCommand(environment)
+    let directory = try privateDirectory(environment)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let path = directory + "/memo.txt"
+    try PrivateFiles.writeAtomically(Array(text.utf8), to: path)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    // The memo's path is the only argument; the text itself never reaches argv.
+    process.arguments = ["-c", editor + " \"$1\"", "memo-peer-editor", path]
+    do { try process.run() } catch {
+      throw MemoPeerError(.editor, "could not start the editor", hint: "check VISUAL or EDITOR")
+    }
+    process.waitUntilExit()
+    guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+      throw MemoPeerError(
+        .editor, "the editor exited with status \(process.terminationStatus); the memo was not changed",
+        hint: "save and quit the editor normally to keep your changes")
+    }
+    let bytes = try PrivateFiles.read(path, limit: MemoRules.maxBodyBytes)
+    return try MemoRules.decodeUTF8(bytes, source: "the edited memo")
+  }
+
+  /// $VISUAL, then $EDITOR (both may include arguments, as git allows).
+  static func editorCommand(_ environment: [String: String]) throws -> String {
+    for name in ["VISUAL", "EDITOR"] {
+      if let value = environment[name]?.trimmingWhitespace, !value.isEmpty { return value }
+    }
+    throw MemoPeerError(
+      .editor, "no editor is set", hint: "set EDITOR (for example EDITOR=nano), or pass the text on stdin")
+  }
+
+  private static func privateDirectory(_ environment: [String: String]) throws -> String {
+    var candidates: [String] = []
+    if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { candidates.append(runtime) }
+    candidates.append("/dev/shm")
+    for base in candidates where isMemoryFileSystem(base) {
+      var template = Array((base + "/memo-peer-XXXXXX").utf8CString)
+      guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { continue }
+      let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      chmod(path, 0o700)
+      return path
+    }
+    throw MemoPeerError(
+      .editor, "there is no memory-backed directory for the editor's file (tried \(candidates.joined(separator: ", ")))",
+      hint: "mount a tmpfs at /dev/shm or set XDG_RUNTIME_DIR, or pass the text on stdin with --stdin")
+  }
+
+  private static func isMemoryFileSystem(_ path: String) -> Bool {
+    memo_is_memory_file_system(path) == 1
+  }
+}

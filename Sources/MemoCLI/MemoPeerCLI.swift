@@ -1,0 +1,126 @@
+import MemoCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The memo-peer command line. `main` parses, runs one command and returns the exit status;
+/// it never lets an error escape as a crash, and never prints memo content in an error.
+public enum MemoPeerCLI {
+  public static let version = "0.1.0"
+
+  static let commands: [Command] = [
+    NodeCommands.initialize, MemoCommands.new, MemoCommands.list, MemoCommands.show, MemoCommands.edit,
+    MemoCommands.delete, MemoCommands.search, NodeCommands.export, NodeCommands.import,
+  ]
+
+  public static func main(arguments: [String], environment: [String: String]) -> Int32 {
+    umask(0o077)
+    signal(SIGPIPE, SIG_IGN)
+    let console = Console()
+    defer { console.flush() }
+    var rest = arguments
+    var debug = false
+    while let first = rest.first, first.hasPrefix("-") {
+      rest.removeFirst()
+      switch first {
+      case "--debug": debug = true
+      case "--help", "-h":
+        console.print(overview)
+        return 0
+      case "--version":
+        console.print("memo-peer \(version)")
+        return 0
+      default:
+        return report(ArgumentParser.usage("unknown option \(first)", suggestion: nil, command: nil), console, json: false)
+      }
+    }
+    guard let name = rest.first else {
+      console.error(overview)
+      return 2
+    }
+    rest.removeFirst()
+    if name == "help" {
+      guard let topic = rest.first else {
+        console.print(overview)
+        return 0
+      }
+      guard let command = commands.first(where: { $0.name == topic }) else {
+        return report(unknownCommand(topic), console, json: false)
+      }
+      console.print(command.help)
+      return 0
+    }
+    guard let command = commands.first(where: { $0.name == name }) else {
+      return report(unknownCommand(name), console, json: false)
+    }
+    let wantsJSON = rest.contains("--json")
+    do {
+      let parsed = try ArgumentParser.parse(
+        rest, options: command.options, positionals: command.positionals, command: command.name)
+      if parsed.has("help") {
+        console.print(command.help)
+        return 0
+      }
+      let logger = makeLogger(debug: debug || parsed.has("debug"))
+      let context = CommandContext(arguments: parsed, environment: environment, console: console, logger: logger)
+      do {
+        try command.run(context)
+      } catch {
+        logger.error(error, while: "running a command")
+        if let error = error as? MemoPeerError, let diagnostics = error.diagnostics {
+          logger.debug("diagnostics: \(diagnostics, privacy: .public)")
+        }
+        throw error
+      }
+      return 0
+    } catch {
+      return report(error, console, json: wantsJSON)
+    }
+  }
+
+  static var overview: String {
+    var lines = [
+      "memo-peer \(version): private memos, shared only with your own devices on the local network.",
+      "",
+      "Usage: memo-peer [--debug] COMMAND [options]",
+      "",
+      "Commands:",
+    ]
+    lines += commands.map { "  " + $0.name.padding(to: 10) + $0.summary }
+    lines += [
+      "",
+      "`memo-peer COMMAND --help` explains a command. Files live under the XDG directories,",
+      "or under MEMO_PEER_HOME when it is set.",
+    ]
+    return lines.joined(separator: "\n")
+  }
+
+  private static func unknownCommand(_ name: String) -> MemoPeerError {
+    let suggestion = ArgumentParser.closest(to: name, among: commands.map(\.name) + ["help"])
+    return MemoPeerError(
+      .usage, "unknown command \(name.prefix(40))",
+      hint: (suggestion.map { "did you mean `memo-peer \($0)`? " } ?? "") + "see `memo-peer --help`")
+  }
+
+  /// Nothing is logged unless --debug is given, in every build.
+  private static func makeLogger(debug: Bool) -> Logger {
+    debug ? Logger(subsystem: "cli", minimumLevel: .debug, sink: StderrLogSink()) : .disabled
+  }
+
+  /// Prints an error for a person (or as JSON on stderr with --json) and returns its status.
+  private static func report(_ error: any Error, _ console: Console, json: Bool) -> Int32 {
+    guard let error = error as? MemoPeerError else {
+      console.error("memo-peer: internal error (\(Logger.describeType(of: error))); nothing was changed")
+      return 1
+    }
+    if json {
+      let detail = OutputFormat.ErrorJSON.Detail(code: error.code.rawValue, message: error.message, hint: error.hint)
+      console.error(String(decoding: OutputFormat.json(OutputFormat.ErrorJSON(error: detail)).dropLast(), as: UTF8.self))
+    } else {
+      console.error("memo-peer: \(error.message)")
+      if let hint = error.hint { console.error("hint: \(hint)") }
+    }
+    return error.exitStatus
+  }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import MemoCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// How memos look on stdout. The JSON shapes are a stable, documented interface
+/// (docs/CLI.md): fields are only ever added, and `schema` changes if one must change.
+enum OutputFormat {
+  static let jsonSchema = 1
+
+  /// `2026-11-29 20:15` in local time, for people.
+  static func localTime(_ timestamp: Timestamp) -> String {
+    var seconds = time_t(timestamp / 1000)
+    var parts = tm()
+    localtime_r(&seconds, &parts)
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min))"
+  }
+
+  /// `2026-11-29T20:15:03.123Z`, for scripts.
+  static func isoTime(_ timestamp: Timestamp) -> String {
+    var seconds = time_t(timestamp / 1000)
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    let millis = Int(timestamp % 1000)
+    let ms = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+      + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(ms)Z"
+  }
+
+  private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+
+  /// One line of `list` / `search`: short id, time, private mark, title, tags.
+  static func line(_ memo: MemoSummary) -> String {
+    var text = memo.id.short + "  " + localTime(memo.updated) + "  " + (memo.isPrivate ? "● " : "") + memo.title
+    if !memo.tags.isEmpty { text += "  " + memo.tags.map { "#" + $0 }.joined(separator: " ") }
+    return text
+  }
+
+  struct SummaryJSON: Encodable {
+    let id: String
+    let title: String
+    let tags: [String]
+    let created: String
+    let updated: String
+    let `private`: Bool
+    let revision: Int64
+    let body: String?
+
+    init(_ memo: MemoSummary, body: String? = nil) {
+      id = memo.id.rawValue
+      title = memo.title
+      tags = memo.tags
+      created = OutputFormat.isoTime(memo.created)
+      updated = OutputFormat.isoTime(memo.updated)
+      self.private = memo.isPrivate
+      revision = memo.revision
+      self.body = body
+    }
+  }
+
+  struct MemoListJSON: Encodable {
+    let schema = OutputFormat.jsonSchema
+    let memos: [SummaryJSON]
+  }
+
+  struct MemoJSON: Encodable {
+    let schema = OutputFormat.jsonSchema
+    let memo: SummaryJSON
+  }
+
+  struct ErrorJSON: Encodable {
+    struct Detail: Encodable {
+      let code: String
+      let message: String
+      let hint: String?
+    }
+    let schema = OutputFormat.jsonSchema
+    let error: Detail
+  }
+
+  static func json(_ value: some Encodable) -> [UInt8] {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    // Encoding our own plain structs cannot fail.
+    return ((try? encoder.encode(value)).map(Array.init) ?? Array("{}".utf8)) + [0x0A]
+  }
+}

@@ -1,0 +1,102 @@
+/// Milliseconds since the Unix epoch, UTC. Stored as an integer so values compare and
+/// round-trip exactly across devices and SQLite.
+public typealias Timestamp = Int64
+
+/// One memo as the store holds it, decrypted. Sync fields are present from the first
+/// schema so replication (a later issue) needs no lossy migration.
+public struct Memo: Sendable, Equatable {
+  public var id: MemoID
+  public var title: String
+  public var body: String
+  /// Normalised tags (see `MemoRules.normalizeTags`), in the order given.
+  public var tags: [String]
+  public var created: Timestamp
+  public var updated: Timestamp
+  /// Marked private: hidden from widgets and lock screens (privacy issue).
+  public var isPrivate: Bool
+  /// Increases by one on every change; bound into every sealed field's additional data.
+  public var revision: Int64
+  /// The replica that made this revision.
+  public var origin: String
+  /// A tombstone: content wiped, kept so deletion can replicate.
+  public var isDeleted: Bool
+
+  public init(
+    id: MemoID, title: String, body: String, tags: [String], created: Timestamp,
+    updated: Timestamp, isPrivate: Bool, revision: Int64, origin: String, isDeleted: Bool = false
+  ) {
+    self.id = id
+    self.title = title
+    self.body = body
+    self.tags = tags
+    self.created = created
+    self.updated = updated
+    self.isPrivate = isPrivate
+    self.revision = revision
+    self.origin = origin
+    self.isDeleted = isDeleted
+  }
+
+  public var summary: MemoSummary {
+    MemoSummary(
+      id: id, title: title, tags: tags, created: created, updated: updated,
+      isPrivate: isPrivate, revision: revision)
+  }
+}
+
+/// What `list` and `search` return: everything but the body, which is never decrypted
+/// for a listing.
+public struct MemoSummary: Sendable, Equatable {
+  public var id: MemoID
+  public var title: String
+  public var tags: [String]
+  public var created: Timestamp
+  public var updated: Timestamp
+  public var isPrivate: Bool
+  public var revision: Int64
+
+  public init(
+    id: MemoID, title: String, tags: [String], created: Timestamp, updated: Timestamp,
+    isPrivate: Bool, revision: Int64
+  ) {
+    self.id = id
+    self.title = title
+    self.tags = tags
+    self.created = created
+    self.updated = updated
+    self.isPrivate = isPrivate
+    self.revision = revision
+  }
+}
+
+/// A memo the user is creating, before it has an id or times.
+public struct MemoDraft: Sendable, Equatable {
+  public var title: String
+  public var body: String
+  public var tags: [String]
+  public var isPrivate: Bool
+
+  public init(title: String, body: String, tags: [String] = [], isPrivate: Bool = false) {
+    self.title = title
+    self.body = body
+    self.tags = tags
+    self.isPrivate = isPrivate
+  }
+}
+
+/// A change to an existing memo; nil fields stay as they are.
+public struct MemoChange: Sendable, Equatable {
+  public var title: String?
+  public var body: String?
+  public var tags: [String]?
+  public var isPrivate: Bool?
+
+  public init(title: String? = nil, body: String? = nil, tags: [String]? = nil, isPrivate: Bool? = nil) {
+    self.title = title
+    self.body = body
+    self.tags = tags
+    self.isPrivate = isPrivate
+  }
+
+  public var isEmpty: Bool { title == nil && body == nil && tags == nil && isPrivate == nil }
+}

@@ -1,0 +1,42 @@
+import Foundation
+
+/// A memo's identity: a random UUID, written lowercase. Identity never depends on
+/// content, so two devices can create memos without coordinating.
+public struct MemoID: Hashable, Comparable, Sendable, CustomStringConvertible {
+  /// The canonical lowercase 36-character form.
+  public let rawValue: String
+
+  public init() { rawValue = UUID().uuidString.lowercased() }
+
+  /// Accepts a full UUID in any case; returns nil for anything else.
+  public init?(_ text: String) {
+    guard let uuid = UUID(uuidString: text) else { return nil }
+    rawValue = uuid.uuidString.lowercased()
+  }
+
+  public var description: String { rawValue }
+  /// The short form shown in lists; `IDPrefix` accepts it back.
+  public var short: String { String(rawValue.prefix(8)) }
+
+  public static func < (lhs: MemoID, rhs: MemoID) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// A user-typed id prefix, as git accepts abbreviated hashes. Validated so it can be used
+/// in a GLOB pattern without escaping.
+public struct IDPrefix: Sendable, Equatable {
+  public let rawValue: String
+
+  /// Lowercases and checks the text: 1–36 characters of hex digits and dashes.
+  public init(_ text: String) throws {
+    let lowered = text.lowercased()
+    let allowed = lowered.utf8.allSatisfy { byte in
+      (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) || byte == 0x2D
+    }
+    guard !lowered.isEmpty, lowered.utf8.count <= 36, allowed else {
+      throw MemoPeerError(
+        .usage, "that is not a memo id (ids are not echoed back, in case text was typed by mistake)",
+        hint: "ids are hex digits and dashes, as printed by `memo-peer list`")
+    }
+    rawValue = lowered
+  }
+}

@@ -1,0 +1,85 @@
+/// The one error type that crosses module boundaries and reaches the user.
+///
+/// Its `message` and `hint` are shown to a person, so they must never contain memo text,
+/// titles, tags, passphrases or key material; `diagnostics` carries technical detail (a C
+/// call, an errno) and is only ever logged, never shown without `--debug`.
+public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// Stable, documented error codes (docs/CLI.md). Scripts may match on them in `--json`
+  /// output, and each maps to one exit status.
+  public enum Code: String, Sendable, CaseIterable {
+    /// The command line was wrong: unknown command or option, missing argument.
+    case usage
+    /// No memo (or entry) has the given id or prefix.
+    case notFound = "not-found"
+    /// An id prefix matched more than one memo.
+    case ambiguousID = "ambiguous-id"
+    /// Input was well-formed bytes but not an acceptable memo (empty, bad tag, …).
+    case invalidInput = "invalid-input"
+    /// Input exceeded a documented size limit.
+    case tooLarge = "too-large"
+    /// Input was not valid UTF-8.
+    case invalidUTF8 = "invalid-utf8"
+    /// A key or data directory or file is readable or writable by other users.
+    case permissionsTooOpen = "permissions-too-open"
+    /// The device key is missing while the data it protects exists.
+    case keyMissing = "key-missing"
+    /// The device key does not open this data directory.
+    case wrongKey = "wrong-key"
+    /// A sealed value failed authentication: tampered, truncated or moved.
+    case integrity
+    /// The database file is damaged or is not an SQLite database at all.
+    case corruptDatabase = "corrupt-database"
+    /// The database is a valid SQLite file that belongs to some other program.
+    case foreignDatabase = "foreign-database"
+    /// The database was written by a newer memo-peer with a schema we do not know.
+    case newerDatabase = "newer-database"
+    /// The disk (or quota) is full; the write was rolled back.
+    case diskFull = "disk-full"
+    /// Another storage failure (I/O error, read-only file system, locked database).
+    case storage
+    /// The cryptographic library failed in a way that is not an integrity failure.
+    case crypto
+    /// Reading or writing a file outside the store failed.
+    case io
+    /// The editor could not be started or exited with an error.
+    case editor
+    /// The user declined a confirmation.
+    case cancelled
+    /// A passphrase was missing, mismatched or wrong.
+    case passphrase
+    /// An export archive was damaged, truncated, or of an unknown version.
+    case archive
+  }
+
+  public let code: Code
+  /// What went wrong, for a person. Never contains memo content.
+  public let message: String
+  /// What to do next, for a person.
+  public let hint: String?
+  /// Technical detail for `--debug` logs only (C call names, errno, SQLite codes).
+  public let diagnostics: String?
+
+  public init(_ code: Code, _ message: String, hint: String? = nil, diagnostics: String? = nil) {
+    self.code = code
+    self.message = message
+    self.hint = hint
+    self.diagnostics = diagnostics
+  }
+
+  public var description: String { "\(code.rawValue): \(message)" }
+
+  /// The process exit status for this error (documented in docs/CLI.md).
+  public var exitStatus: Int32 {
+    switch code {
+    case .usage: 2
+    case .notFound, .ambiguousID: 3
+    case .invalidInput, .tooLarge, .invalidUTF8: 4
+    case .permissionsTooOpen, .keyMissing, .wrongKey, .passphrase: 5
+    case .integrity, .corruptDatabase, .foreignDatabase, .newerDatabase, .archive: 6
+    case .diskFull, .storage, .io: 7
+    case .crypto: 8
+    case .editor: 9
+    case .cancelled: 10
+    }
+  }
+}

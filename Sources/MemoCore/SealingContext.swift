@@ -1,0 +1,36 @@
+/// Additional authenticated data for every sealed value memo-peer stores.
+///
+/// Binding the row's identity into the AEAD means a ciphertext copied to another memo,
+/// another field, an older revision or another outbox recipient fails to open instead of
+/// showing the wrong text. The layout is part of on-disk format version 1 (docs/PRIVACY.md):
+/// `memo-peer/1`, then NUL-separated components.
+public enum SealingContext {
+  /// The sealed fields of a memo.
+  public enum MemoField: String, Sendable, CaseIterable {
+    case title, body, tags
+  }
+
+  public static func memoField(_ field: MemoField, id: MemoID, revision: Int64) -> [UInt8] {
+    make(["memo", id.rawValue, field.rawValue, String(revision)])
+  }
+
+  public static func outboxEntry(id: String, recipient: String) -> [UInt8] {
+    make(["outbox", id, recipient])
+  }
+
+  public static func inboxEntry(id: String, sender: String) -> [UInt8] {
+    make(["inbox", id, sender])
+  }
+
+  /// A known value sealed at creation: opening it proves the device key matches the store.
+  public static let keyCheck: [UInt8] = make(["key-check"])
+
+  private static func make(_ parts: [String]) -> [UInt8] {
+    var bytes = Array("memo-peer/1".utf8)
+    for part in parts {
+      bytes.append(0)
+      bytes.append(contentsOf: part.utf8)
+    }
+    return bytes
+  }
+}

@@ -1,0 +1,291 @@
+import MemoCore
+import MemoCrypto
+
+/// Memo operations. Every write is one transaction; every read of content opens the sealed
+/// fields with additional data naming the memo, field and revision.
+extension MemoStore {
+  private static let memoColumns =
+    "id, title, body, tags, created, updated, private, revision, origin, deleted"
+
+  /// Validates and stores a new memo.
+  @discardableResult
+  public func create(_ draft: MemoDraft, now: Timestamp) throws -> Memo {
+    try createMany([draft], now: now)[0]
+  }
+
+  /// Stores many new memos in one transaction (imports, benchmarks).
+  @discardableResult
+  public func createMany(_ drafts: [MemoDraft], now: Timestamp) throws -> [Memo] {
+    let memos = try drafts.map { draft -> Memo in
+      let valid = try MemoRules.validated(draft)
+      return Memo(
+        id: MemoID(), title: valid.title, body: valid.body, tags: valid.tags, created: now, updated: now,
+        isPrivate: valid.isPrivate, revision: 1, origin: replicaID)
+    }
+    try sql {
+      try db.transaction {
+        let insert = try db.prepare(
+          "INSERT INTO memos (\(Self.memoColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        for memo in memos {
+          try insert.bind(try row(for: memo))
+          try insert.step()
+          insert.reset()
+        }
+      }
+    }
+    logger.debug("created \(memos.count, privacy: .public) memo(s)")
+    return memos
+  }
+
+  /// Live memos, newest first, with title and tags decrypted (bodies are not touched).
+  public func summaries(tag: String? = nil) throws -> [MemoSummary] {
+    let wanted = try tag.map { try MemoRules.normalizeTags([$0])[0] }
+    return try sql {
+      let query = try db.prepare(
+        "SELECT id, title, tags, created, updated, private, revision FROM memos WHERE deleted = 0 "
+          + "ORDER BY updated DESC, id")
+      var result: [MemoSummary] = []
+      while try query.step() {
+        let id = try memoID(query.text(0))
+        let revision = query.int64(6)
+        let tags = TagList.decode(try open(.tags, of: id, revision: revision, query.blob(2)))
+        if let wanted, !tags.contains(wanted) { continue }
+        let title = String(decoding: try open(.title, of: id, revision: revision, query.blob(1)), as: UTF8.self)
+        result.append(
+          MemoSummary(
+            id: id, title: title, tags: tags, created: query.int64(3), updated: query.int64(4),
+            isPrivate: query.int64(5) != 0, revision: revision))
+      }
+      return result
+    }
+  }
+
+  /// One live memo, fully decrypted.
+  public func memo(_ id: MemoID) throws -> Memo {
+    guard let memo = try loadRow(id), !memo.isDeleted else {
+      throw MemoPeerError(.notFound, "no memo has the id \(id)", hint: "`memo-peer list` shows the ids")
+    }
+    return memo
+  }
+
+  /// Resolves a typed id or unique prefix, like git does for commits.
+  public func resolve(_ text: String) throws -> MemoID {
+    let prefix = try IDPrefix(text)
+    return try sql {
+      let query = try db.prepare("SELECT id FROM memos WHERE deleted = 0 AND id GLOB ? ORDER BY id LIMIT 11")
+      try query.bind(1, prefix.rawValue + "*")
+      var matches: [String] = []
+      while try query.step() { matches.append(query.text(0)) }
+      switch matches.count {
+      case 0:
+        throw MemoPeerError(
+          .notFound, "no memo id starts with \(prefix.rawValue)", hint: "`memo-peer list` shows the ids")
+      case 1:
+        return try memoID(matches[0])
+      default:
+        let shown = matches.prefix(10).joined(separator: ", ") + (matches.count > 10 ? ", …" : "")
+        throw MemoPeerError(
+          .ambiguousID, "the prefix \(prefix.rawValue) matches several memos: \(shown)",
+          hint: "type more characters of the id")
+      }
+    }
+  }
+
+  /// Applies a change as a new revision; an unchanged memo keeps its revision.
+  @discardableResult
+  public func update(_ id: MemoID, _ change: MemoChange, now: Timestamp) throws -> Memo {
+    let current = try memo(id)
+    var next = try MemoRules.applying(change, to: current)
+    guard next != current else { return current }
+    next.revision = current.revision + 1
+    next.updated = max(now, current.updated)
+    next.origin = replicaID
+    try write(next, replacing: current.revision)
+    return next
+  }
+
+  /// Replaces the memo's content with a tombstone: the text is gone, the id and a new
+  /// revision stay so that the deletion can replicate.
+  public func delete(_ id: MemoID, now: Timestamp) throws {
+    let current = try memo(id)
+    let tombstone = Memo(
+      id: id, title: "", body: "", tags: [], created: current.created, updated: max(now, current.updated),
+      isPrivate: current.isPrivate, revision: current.revision + 1, origin: replicaID, isDeleted: true)
+    try write(tombstone, replacing: current.revision)
+  }
+
+  /// Memos whose title, tags or body contain `query`, case-insensitively. Decrypts in
+  /// memory, one row at a time; nothing is written anywhere.
+  public func search(_ query: String) throws -> [MemoSummary] {
+    let matcher = TextMatcher(query: query)
+    var result: [MemoSummary] = []
+    try forEachRow(includeDeleted: false) { id, revision, columns in
+      let title = try open(.title, of: id, revision: revision, columns.title)
+      let tags = try open(.tags, of: id, revision: revision, columns.tags)
+      var hit = matcher.matches(title) || matcher.matches(tags)
+      if !hit { hit = matcher.matches(try open(.body, of: id, revision: revision, columns.body)) }
+      if hit {
+        result.append(
+          MemoSummary(
+            id: id, title: String(decoding: title, as: UTF8.self), tags: TagList.decode(tags),
+            created: columns.created, updated: columns.updated, isPrivate: columns.isPrivate, revision: revision))
+      }
+    }
+    return result.sorted { ($0.updated, $1.id) > ($1.updated, $0.id) }
+  }
+
+  /// Every live memo, decrypted one at a time (exports).
+  public func forEachMemo(_ body: (Memo) throws -> Void) throws {
+    try forEachRow(includeDeleted: false) { id, revision, columns in
+      try body(try decrypt(id: id, revision: revision, columns))
+    }
+  }
+
+  /// Number of live memos.
+  public func count() throws -> Int {
+    try sql { Int(try db.scalarInt("SELECT count(*) FROM memos WHERE deleted = 0")) }
+  }
+
+  /// How an imported memo was handled.
+  public enum ImportOutcome: Sendable, Equatable {
+    case added, updated, unchanged
+  }
+
+  /// Adds a memo from an archive, keeping its id, times and revision. A memo already here at
+  /// the same or a newer revision is left alone; local deletions are not undone.
+  public func importMemo(_ incoming: Memo) throws -> ImportOutcome {
+    let valid = try MemoRules.validated(
+      MemoDraft(title: incoming.title, body: incoming.body, tags: incoming.tags, isPrivate: incoming.isPrivate))
+    var memo = incoming
+    memo.title = valid.title
+    memo.tags = valid.tags
+    memo.isDeleted = false
+    guard let existing = try loadRow(memo.id) else {
+      try sql {
+        try db.transaction {
+          let insert = try db.prepare("INSERT INTO memos (\(Self.memoColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          try insert.bind(try row(for: memo))
+          try insert.step()
+        }
+      }
+      return .added
+    }
+    guard !existing.isDeleted, memo.revision > existing.revision else { return .unchanged }
+    try write(memo, replacing: existing.revision)
+    return .updated
+  }
+
+  // MARK: - Rows
+
+  struct SealedColumns {
+    var title: [UInt8]
+    var body: [UInt8]
+    var tags: [UInt8]
+    var created: Timestamp
+    var updated: Timestamp
+    var isPrivate: Bool
+    var origin: String
+    var isDeleted: Bool
+  }
+
+  private func row(for memo: Memo) throws -> [SQLiteValue] {
+    [
+      .text(memo.id.rawValue),
+      .blob(try seal(.title, of: memo, Array(memo.title.utf8))),
+      .blob(try seal(.body, of: memo, Array(memo.body.utf8))),
+      .blob(try seal(.tags, of: memo, TagList.encode(memo.tags))),
+      .integer(memo.created), .integer(memo.updated), .integer(memo.isPrivate ? 1 : 0),
+      .integer(memo.revision), .text(memo.origin), .integer(memo.isDeleted ? 1 : 0),
+    ]
+  }
+
+  /// Writes a new revision, only if the stored one is still `replacing` (a concurrent
+  /// writer in another process makes this fail instead of silently losing its edit).
+  private func write(_ memo: Memo, replacing revision: Int64) throws {
+    let values = try row(for: memo)
+    try sql {
+      try db.transaction {
+        let update = try db.prepare(
+          "UPDATE memos SET title = ?2, body = ?3, tags = ?4, created = ?5, updated = ?6, private = ?7, "
+            + "revision = ?8, origin = ?9, deleted = ?10 WHERE id = ?1 AND revision = ?11")
+        try update.bind(values + [.integer(revision)])
+        try update.step()
+        guard db.changes == 1 else {
+          throw MemoPeerError(
+            .storage, "memo \(memo.id) was changed by another command meanwhile; nothing was saved",
+            hint: "run the command again")
+        }
+      }
+    }
+  }
+
+  private func loadRow(_ id: MemoID) throws -> Memo? {
+    try sql {
+      let query = try db.prepare("SELECT \(Self.memoColumns) FROM memos WHERE id = ?")
+      try query.bind(1, id.rawValue)
+      guard try query.step() else { return nil }
+      return try decrypt(id: id, revision: query.int64(7), columns(of: query))
+    }
+  }
+
+  private func forEachRow(
+    includeDeleted: Bool, _ body: (MemoID, Int64, SealedColumns) throws -> Void
+  ) throws {
+    try sql {
+      let query = try db.prepare(
+        "SELECT \(Self.memoColumns) FROM memos \(includeDeleted ? "" : "WHERE deleted = 0") ORDER BY id")
+      while try query.step() {
+        try body(try memoID(query.text(0)), query.int64(7), columns(of: query))
+      }
+    }
+  }
+
+  private func columns(of query: SQLiteStatement) -> SealedColumns {
+    SealedColumns(
+      title: query.blob(1), body: query.blob(2), tags: query.blob(3), created: query.int64(4),
+      updated: query.int64(5), isPrivate: query.int64(6) != 0, origin: query.text(8), isDeleted: query.int64(9) != 0)
+  }
+
+  private func decrypt(id: MemoID, revision: Int64, _ columns: SealedColumns) throws -> Memo {
+    Memo(
+      id: id,
+      title: String(decoding: try open(.title, of: id, revision: revision, columns.title), as: UTF8.self),
+      body: String(decoding: try open(.body, of: id, revision: revision, columns.body), as: UTF8.self),
+      tags: TagList.decode(try open(.tags, of: id, revision: revision, columns.tags)),
+      created: columns.created, updated: columns.updated, isPrivate: columns.isPrivate, revision: revision,
+      origin: columns.origin, isDeleted: columns.isDeleted)
+  }
+
+  private func memoID(_ text: String) throws -> MemoID {
+    guard let id = MemoID(text) else {
+      throw MemoPeerError(
+        .corruptDatabase, "the memo database holds a row with an invalid id",
+        hint: "restore from an export; the file was left untouched")
+    }
+    return id
+  }
+
+  // MARK: - Sealing
+
+  private func seal(_ field: SealingContext.MemoField, of memo: Memo, _ plaintext: [UInt8]) throws -> [UInt8] {
+    do {
+      return try sealer.seal(
+        plaintext, associatedData: SealingContext.memoField(field, id: memo.id, revision: memo.revision))
+    } catch {
+      throw MemoPeerError(.crypto, "sealing memo \(memo.id) failed", diagnostics: "\(error)")
+    }
+  }
+
+  /// Opens one sealed field; a failure names the memo, never shows garbage.
+  func open(_ field: SealingContext.MemoField, of id: MemoID, revision: Int64, _ sealed: [UInt8]) throws -> [UInt8] {
+    do {
+      return try sealer.open(sealed, associatedData: SealingContext.memoField(field, id: id, revision: revision))
+    } catch {
+      throw MemoPeerError(
+        .integrity, "memo \(id): its \(field.rawValue) failed the integrity check (tampered, truncated or moved)",
+        hint: "the other memos are unaffected; restore this one from an export or another device, "
+          + "or delete it with `memo-peer delete \(id.short)`",
+        diagnostics: "\(error)")
+    }
+  }
+}

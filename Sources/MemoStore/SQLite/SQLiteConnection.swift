@@ -1,0 +1,158 @@
+internal import CSQLite
+
+/// One SQLite connection. Owns its `sqlite3*` and closes it in deinit; the pointer never
+/// leaves this file and `SQLiteStatement`.
+///
+/// Not Sendable: a connection is used by one thread (the CLI) or owned by one actor.
+final class SQLiteConnection {
+  let path: String
+  private let handle: OpaquePointer
+
+  /// Opens an existing database, or creates it when `create` is set.
+  init(path: String, create: Bool) throws(SQLiteError) {
+    self.path = path
+    var db: OpaquePointer?
+    let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+    let result = sqlite3_open_v2(path, &db, flags, nil)
+    guard result == SQLITE_OK, let db else {
+      let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+      sqlite3_close_v2(db)
+      throw SQLiteError(code: result, call: "sqlite3_open_v2", message: message)
+    }
+    handle = db
+    sqlite3_extended_result_codes(db, 1)
+  }
+
+  deinit { sqlite3_close_v2(handle) }
+
+  /// Runs one or more statements that return no rows.
+  func execute(_ sql: String) throws(SQLiteError) {
+    try check(sqlite3_exec(handle, sql, nil, nil, nil), "sqlite3_exec")
+  }
+
+  func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
+    var statement: OpaquePointer?
+    try check(sqlite3_prepare_v2(handle, sql, -1, &statement, nil), "sqlite3_prepare_v2")
+    guard let statement else { throw SQLiteError(code: SQLITE_MISUSE, call: "sqlite3_prepare_v2", message: "empty SQL") }
+    return SQLiteStatement(statement, connection: self)
+  }
+
+  /// An integer from a one-row query such as `PRAGMA user_version`.
+  func scalarInt(_ sql: String) throws(SQLiteError) -> Int64 {
+    let statement = try prepare(sql)
+    guard try statement.step() else { return 0 }
+    return statement.int64(0)
+  }
+
+  /// Runs `body` in a write transaction taken at once (BEGIN IMMEDIATE), committing on
+  /// success and rolling back on any error, so a failed write leaves the previous state.
+  /// Inside an open transaction it simply runs `body`: the outer one commits or rolls back.
+  func transaction<R>(_ body: () throws -> R) throws -> R {
+    if sqlite3_get_autocommit(handle) == 0 { return try body() }
+    try execute("BEGIN IMMEDIATE")
+    do {
+      let result = try body()
+      try execute("COMMIT")
+      return result
+    } catch {
+      if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
+      throw error
+    }
+  }
+
+  var changes: Int { Int(sqlite3_changes(handle)) }
+
+  func check(_ result: Int32, _ call: String) throws(SQLiteError) {
+    guard result == SQLITE_OK || result == SQLITE_ROW || result == SQLITE_DONE else {
+      throw SQLiteError(code: result, call: call, message: String(cString: sqlite3_errmsg(handle)))
+    }
+  }
+}
+
+/// A prepared statement. Values are bound by 1-based index; blobs and text are copied
+/// (SQLITE_TRANSIENT) so no Swift buffer has to outlive the call.
+final class SQLiteStatement {
+  private let handle: OpaquePointer
+  private let connection: SQLiteConnection
+
+  fileprivate init(_ handle: OpaquePointer, connection: SQLiteConnection) {
+    self.handle = handle
+    self.connection = connection
+  }
+
+  deinit { sqlite3_finalize(handle) }
+
+  func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
+    try connection.check(sqlite3_bind_int64(handle, index, value), "sqlite3_bind_int64")
+  }
+
+  func bind(_ index: Int32, _ value: String) throws(SQLiteError) {
+    try connection.check(sqlite3_bind_text(handle, index, value, -1, memo_sqlite_transient()), "sqlite3_bind_text")
+  }
+
+  func bind(_ index: Int32, _ value: [UInt8]) throws(SQLiteError) {
+    let result = value.withUnsafeBytes {
+      sqlite3_bind_blob64(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64($0.count), memo_sqlite_transient())
+    }
+    try connection.check(result, "sqlite3_bind_blob64")
+  }
+
+  func bindNull(_ index: Int32) throws(SQLiteError) {
+    try connection.check(sqlite3_bind_null(handle, index), "sqlite3_bind_null")
+  }
+
+  /// Binds each value in order, starting at index 1.
+  func bind(_ values: [SQLiteValue]) throws(SQLiteError) {
+    for (offset, value) in values.enumerated() {
+      let index = Int32(offset + 1)
+      switch value {
+      case .integer(let v): try bind(index, v)
+      case .text(let v): try bind(index, v)
+      case .blob(let v): try bind(index, v)
+      case .null: try bindNull(index)
+      }
+    }
+  }
+
+  /// Advances; true when a row is available, false when done.
+  @discardableResult
+  func step() throws(SQLiteError) -> Bool {
+    let result = sqlite3_step(handle)
+    try connection.check(result, "sqlite3_step")
+    return result == SQLITE_ROW
+  }
+
+  /// Resets for another execution with new bindings.
+  func reset() {
+    sqlite3_reset(handle)
+    sqlite3_clear_bindings(handle)
+  }
+
+  func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+  var columnCount: Int32 { sqlite3_column_count(handle) }
+
+  /// SQLITE_INTEGER (1), SQLITE_FLOAT (2), SQLITE_TEXT (3), SQLITE_BLOB (4) or SQLITE_NULL (5).
+  func columnType(_ column: Int32) -> Int32 { sqlite3_column_type(handle, column) }
+
+  func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+  func text(_ column: Int32) -> String {
+    guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+    return String(cString: bytes)
+  }
+
+  func blob(_ column: Int32) -> [UInt8] {
+    let count = Int(sqlite3_column_bytes(handle, column))
+    guard count > 0, let base = sqlite3_column_blob(handle, column) else { return [] }
+    return Array(UnsafeRawBufferPointer(start: base, count: count))
+  }
+}
+
+/// A value to bind, so a statement's parameters can be passed as one array.
+enum SQLiteValue {
+  case integer(Int64)
+  case text(String)
+  case blob([UInt8])
+  case null
+}

@@ -1,0 +1,71 @@
+/// The database schema and its forward migrations.
+///
+/// Rules (docs/PRIVACY.md, "On-disk formats"): a migration only adds; it never drops or
+/// rewrites a row, so no undelivered outbox entry or unsynced change can be lost. Each runs
+/// in its own transaction together with its `user_version` bump, so a crash mid-migration
+/// leaves the previous version intact. Every released version has a fixture under
+/// Tests/MemoStoreTests/Fixtures that the tests migrate.
+enum Schema {
+  /// `PRAGMA application_id`: "MEMO". Tells our databases from other programs' SQLite files.
+  static let applicationID: Int64 = 0x4D45_4D4F
+
+  /// The version this build writes.
+  static var currentVersion: Int { migrations.count }
+
+  /// `migrations[i]` moves the schema from version i to i + 1.
+  static let migrations: [String] = [
+    // Version 1: memos with room for sync fields, the outbox and the inbox, node metadata.
+    """
+    CREATE TABLE meta (
+      key TEXT PRIMARY KEY,
+      value BLOB NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE memos (
+      id TEXT PRIMARY KEY,
+      title BLOB NOT NULL,
+      body BLOB NOT NULL,
+      tags BLOB NOT NULL,
+      created INTEGER NOT NULL,
+      updated INTEGER NOT NULL,
+      private INTEGER NOT NULL DEFAULT 0,
+      revision INTEGER NOT NULL DEFAULT 1,
+      origin TEXT NOT NULL,
+      clock BLOB,
+      deleted INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE outbox (
+      id TEXT PRIMARY KEY,
+      recipient TEXT NOT NULL,
+      payload BLOB NOT NULL,
+      created INTEGER NOT NULL,
+      expires INTEGER,
+      state TEXT NOT NULL DEFAULT 'queued',
+      attempts INTEGER NOT NULL DEFAULT 0,
+      delivered INTEGER
+    );
+    CREATE TABLE inbox (
+      id TEXT PRIMARY KEY,
+      sender TEXT NOT NULL,
+      payload BLOB NOT NULL,
+      received INTEGER NOT NULL
+    );
+    """,
+    // Version 2: a pinned flag (the status-bar widget shows a pinned memo first) and an
+    // index so `list`, newest first, needs no sort of the whole table.
+    """
+    ALTER TABLE memos ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX memos_by_updated ON memos(updated DESC);
+    """,
+  ]
+
+  /// Brings the database up to `currentVersion` (or `target`, for building fixtures).
+  static func migrate(_ db: SQLiteConnection, from version: Int, to target: Int = currentVersion) throws {
+    guard version < target else { return }
+    for next in version..<target {
+      try db.transaction {
+        try db.execute(migrations[next])
+        try db.execute("PRAGMA user_version = \(next + 1)")
+      }
+    }
+  }
+}

@@ -1,0 +1,116 @@
+import MemoCore
+import XCTest
+
+final class MemoRulesTests: XCTestCase {
+  func testTitleIsDerivedFromFirstNonEmptyLine() throws {
+    let draft = try MemoRules.validated(MemoDraft(title: "  ", body: "\n\n  Groceries  \nmilk"))
+    XCTAssertEqual(draft.title, "Groceries")
+    XCTAssertEqual(MemoRules.derivedTitle(from: ""), "Untitled")
+    let long = String(repeating: "x", count: 200)
+    XCTAssertEqual(MemoRules.derivedTitle(from: long).count, MemoRules.derivedTitleCharacters)
+  }
+
+  func testEmptyMemoIsRefused() {
+    XCTAssertThrowsError(try MemoRules.validated(MemoDraft(title: "", body: ""))) {
+      XCTAssertEqual(($0 as? MemoPeerError)?.code, .invalidInput)
+    }
+  }
+
+  func testBodyLimitIsStatedAndTextIsNotQuoted() {
+    let body = String(repeating: "SECRETWORD", count: 7000)
+    XCTAssertThrowsError(try MemoRules.validated(MemoDraft(title: "t", body: body))) { error in
+      let error = error as? MemoPeerError
+      XCTAssertEqual(error?.code, .tooLarge)
+      XCTAssertTrue(error?.message.contains("65536") ?? false)
+      XCTAssertFalse(error?.message.contains("SECRETWORD") ?? true)
+    }
+    XCTAssertNoThrow(try MemoRules.checkBody(String(repeating: "a", count: MemoRules.maxBodyBytes)))
+  }
+
+  func testTagsAreNormalisedAndCheckedWithoutEcho() throws {
+    XCTAssertEqual(try MemoRules.normalizeTags(["Work", "work", " home ", "a/b.c-d_e"]), ["work", "home", "a/b.c-d_e"])
+    for bad in ["", "two words", "comma,tag", String(repeating: "x", count: 65), "new\nline"] {
+      XCTAssertThrowsError(try MemoRules.normalizeTags(["ok", bad])) { error in
+        XCTAssertEqual((error as? MemoPeerError)?.code, .invalidInput)
+        XCTAssertTrue((error as? MemoPeerError)?.message.contains("tag number 2") ?? false)
+      }
+    }
+    XCTAssertThrowsError(try MemoRules.normalizeTags((0...32).map { "t\($0)" }))
+  }
+
+  func testTitleMustBeOneLine() {
+    XCTAssertThrowsError(try MemoRules.validated(MemoDraft(title: "a\u{7}b", body: "x")))
+    XCTAssertThrowsError(try MemoRules.validated(MemoDraft(title: String(repeating: "é", count: 300), body: "x"))) {
+      XCTAssertEqual(($0 as? MemoPeerError)?.code, .tooLarge)
+    }
+  }
+
+  func testInvalidUTF8NamesTheOffset() {
+    let bytes: [UInt8] = Array("héllo ".utf8) + [0xFF, 0x41]
+    XCTAssertThrowsError(try MemoRules.decodeUTF8(bytes, source: "stdin")) { error in
+      let error = error as? MemoPeerError
+      XCTAssertEqual(error?.code, .invalidUTF8)
+      XCTAssertTrue(error?.message.contains("offset 7") ?? false, error?.message ?? "")
+    }
+    XCTAssertEqual(try MemoRules.decodeUTF8(Array("ünïcödé ✓".utf8), source: "stdin"), "ünïcödé ✓")
+  }
+
+  func testChangesApplyWithTheSameRules() throws {
+    let memo = Memo(
+      id: MemoID(), title: "Old", body: "body", tags: ["a"], created: 1, updated: 1, isPrivate: false, revision: 1,
+      origin: "r")
+    let changed = try MemoRules.applying(MemoChange(title: "", body: "New first line\nrest", tags: ["B"]), to: memo)
+    XCTAssertEqual(changed.title, "New first line")
+    XCTAssertEqual(changed.tags, ["b"])
+    XCTAssertThrowsError(try MemoRules.applying(MemoChange(tags: ["bad tag"]), to: memo))
+  }
+}
+
+final class MemoIDTests: XCTestCase {
+  func testIDsAreLowercaseUUIDs() {
+    let id = MemoID()
+    XCTAssertEqual(id.rawValue, id.rawValue.lowercased())
+    XCTAssertEqual(MemoID(id.rawValue.uppercased()), id)
+    XCTAssertNil(MemoID("not-a-uuid"))
+    XCTAssertEqual(id.short.count, 8)
+  }
+
+  func testPrefixesAreHexAndNeverEchoed() throws {
+    XCTAssertEqual(try IDPrefix("AB12-").rawValue, "ab12-")
+    for bad in ["", "xyz", "ab*", String(repeating: "a", count: 37), "my secret"] {
+      XCTAssertThrowsError(try IDPrefix(bad)) { error in
+        XCTAssertFalse(bad.count > 3 && (error as? MemoPeerError)?.message.contains(bad) == true)
+      }
+    }
+  }
+}
+
+final class TagListAndMatcherTests: XCTestCase {
+  func testTagListRoundTrips() {
+    XCTAssertEqual(TagList.decode(TagList.encode(["a", "b/c"])), ["a", "b/c"])
+    XCTAssertEqual(TagList.decode(TagList.encode([])), [])
+  }
+
+  func testMatcherIsCaseInsensitive() {
+    XCTAssertTrue(TextMatcher(query: "MiLk").matches(Array("buy milk today".utf8)))
+    XCTAssertTrue(TextMatcher(query: "today").matches(Array("buy milk TODAY".utf8)))
+    XCTAssertFalse(TextMatcher(query: "milks").matches(Array("buy milk".utf8)))
+    XCTAssertFalse(TextMatcher(query: "long query").matches(Array("short".utf8)))
+    XCTAssertTrue(TextMatcher(query: "ÉTÉ").matches(Array("un été chaud".utf8)))
+    XCTAssertFalse(TextMatcher(query: "hiver").matches(Array("un été chaud".utf8)))
+  }
+}
+
+final class SealingContextTests: XCTestCase {
+  func testContextsDifferByIDFieldRevisionAndPeer() {
+    let a = MemoID()
+    let b = MemoID()
+    let contexts = [
+      SealingContext.memoField(.title, id: a, revision: 1), SealingContext.memoField(.body, id: a, revision: 1),
+      SealingContext.memoField(.title, id: a, revision: 2), SealingContext.memoField(.title, id: b, revision: 1),
+      SealingContext.outboxEntry(id: "e", recipient: "p"), SealingContext.outboxEntry(id: "e", recipient: "q"),
+      SealingContext.inboxEntry(id: "e", sender: "p"), SealingContext.keyCheck,
+    ]
+    XCTAssertEqual(Set(contexts).count, contexts.count)
+  }
+}

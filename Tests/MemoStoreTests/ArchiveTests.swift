@@ -1,0 +1,76 @@
+import Foundation
+import MemoCore
+import MemoCrypto
+import XCTest
+
+@testable import MemoStore
+
+final class ArchiveTests: XCTestCase {
+  let passphrase = SecureBytes(copying: Array("correct horse battery".utf8))
+  let fast = ScryptParameters(n: 1 << 10, r: 8, p: 1)
+
+  /// Exports `store` to bytes with the given passphrase.
+  func export(_ store: MemoStore, passphrase: SecureBytes) throws -> [UInt8] {
+    let path = NSTemporaryDirectory() + "memo-peer-archive-\(UUID().uuidString)"
+    defer { unlink(path) }
+    let file = try AtomicFile(path: path)
+    let writer = try MemoArchiveWriter(fd: file.fd, destination: path, passphrase: passphrase, parameters: fast)
+    try store.forEachMemo { try writer.append($0) }
+    try writer.finish()
+    try file.commit()
+    return try PrivateFiles.read(path, limit: 1 << 30)
+  }
+
+  func read(_ bytes: [UInt8], passphrase: SecureBytes) throws -> [Memo] {
+    var memos: [Memo] = []
+    try MemoArchiveReader(bytes: bytes, source: "archive", passphrase: passphrase).forEachMemo { memos.append($0) }
+    return memos
+  }
+
+  func testRoundTripAcrossChunksIntoAnotherNode() throws {
+    let sourceNode = try TemporaryNode()
+    let source = try sourceNode.open()
+    let body = String(repeating: "lorem ipsum ", count: 1500)  // ~18 KiB: several chunks
+    let drafts = (0..<20).map { MemoDraft(title: "memo \($0)", body: body + "\($0)", tags: ["t\($0 % 3)"]) }
+    try source.createMany(drafts, now: 42)
+    let bytes = try export(source, passphrase: passphrase)
+    XCTAssertFalse(bytes.contains(bytes: Array("lorem ipsum".utf8)))
+    let deviceKey = try PrivateFiles.read(source.paths.deviceKeyPath, limit: 64)
+    XCTAssertFalse(bytes.contains(bytes: Array(deviceKey[6...])), "the device key is never exported")
+
+    let targetNode = try TemporaryNode()
+    let target = try targetNode.open()
+    var outcomes: [MemoStore.ImportOutcome] = []
+    try target.batch { try read(bytes, passphrase: passphrase).forEach { outcomes.append(try target.importMemo($0)) } }
+    XCTAssertEqual(outcomes, Array(repeating: .added, count: 20))
+    var original: [Memo] = []
+    try source.forEachMemo { original.append($0) }
+    var imported: [Memo] = []
+    try target.forEachMemo { imported.append($0) }
+    XCTAssertEqual(imported, original)
+    XCTAssertEqual(try read(bytes, passphrase: passphrase).map { try target.importMemo($0) }.filter { $0 != .unchanged }, [])
+  }
+
+  func testWrongPassphraseTruncationAndTamperingAreDetected() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    try store.createMany((0..<30).map { MemoDraft(title: "m\($0)", body: String(repeating: "x", count: 5000)) }, now: 1)
+    let bytes = try export(store, passphrase: passphrase)
+    XCTAssertMemoError(.passphrase, try read(bytes, passphrase: SecureBytes(copying: Array("wrong passphrase".utf8))))
+    // Cut anywhere: mid-chunk, or exactly at a chunk boundary.
+    for cut in [bytes.count - 1, bytes.count / 2, MemoArchive.headerSize + 2] {
+      XCTAssertMemoError(.archive, try read(Array(bytes.prefix(cut)), passphrase: passphrase)) {
+        XCTAssertTrue($0.message.contains("truncated"), "cut at \(cut): \($0.message)")
+      }
+    }
+    let firstChunkEnd = MemoArchive.headerSize + 4
+      + Int(bytes[MemoArchive.headerSize..<(MemoArchive.headerSize + 4)].reduce(0) { $0 << 8 | UInt32($1) })
+    XCTAssertMemoError(.archive, try read(Array(bytes.prefix(firstChunkEnd)), passphrase: passphrase)) {
+      XCTAssertTrue($0.message.contains("truncated"), $0.message)
+    }
+    var tampered = bytes
+    tampered[bytes.count - 40] ^= 1
+    XCTAssertMemoError(.archive, try read(tampered, passphrase: passphrase))
+    XCTAssertMemoError(.archive, try read(Array("not an archive at all, sorry".utf8), passphrase: passphrase))
+  }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import MemoCore
+import MemoCrypto
+import XCTest
+
+@testable import MemoStore
+
+final class MemoStoreTests: XCTestCase {
+  func testCreateListShowUpdateDeleteRoundTrip() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let first = try store.create(MemoDraft(title: "", body: "Buy milk\nand eggs", tags: ["Home"]), now: 1_000)
+    let second = try store.create(MemoDraft(title: "Plan", body: "ship it", isPrivate: true), now: 2_000)
+    XCTAssertEqual(try store.summaries().map(\.id), [second.id, first.id])
+    XCTAssertEqual(try store.summaries(tag: "HOME").map(\.id), [first.id])
+    XCTAssertEqual(try store.memo(first.id).body, "Buy milk\nand eggs")
+    XCTAssertEqual(try store.memo(first.id).title, "Buy milk")
+    XCTAssertEqual(try store.memo(first.id).origin, store.replicaID)
+
+    let edited = try store.update(first.id, MemoChange(body: "Buy oat milk"), now: 3_000)
+    XCTAssertEqual(edited.revision, 2)
+    XCTAssertEqual(try store.memo(first.id), edited)
+    XCTAssertEqual(try store.update(first.id, MemoChange(body: "Buy oat milk"), now: 4_000).revision, 2)
+
+    try store.delete(second.id, now: 5_000)
+    XCTAssertMemoError(.notFound, try store.memo(second.id))
+    XCTAssertEqual(try store.count(), 1)
+    // Reopening finds the same data, with the same key.
+    let reopened = try node.open()
+    XCTAssertEqual(try reopened.memo(first.id), edited)
+    XCTAssertEqual(reopened.replicaID, store.replicaID)
+  }
+
+  func testSearchIsCaseInsensitiveOverTitleTagsAndBody() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let a = try store.create(MemoDraft(title: "Alpha", body: "the QUICK fox"), now: 1)
+    let b = try store.create(MemoDraft(title: "Quick notes", body: "x"), now: 2)
+    let c = try store.create(MemoDraft(title: "c", body: "y", tags: ["quickly"]), now: 3)
+    _ = try store.create(MemoDraft(title: "d", body: "nothing"), now: 4)
+    XCTAssertEqual(Set(try store.search("quick").map(\.id)), [a.id, b.id, c.id])
+    XCTAssertEqual(try store.search("fox").map(\.id), [a.id])
+    XCTAssertEqual(try store.search("absent"), [])
+  }
+
+  func testPrefixesResolveLikeGit() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    var memos: [Memo] = []
+    for index in 0..<40 { memos.append(try store.create(MemoDraft(title: "m\(index)", body: "b"), now: 1)) }
+    let target = memos[0]
+    XCTAssertEqual(try store.resolve(target.id.rawValue), target.id)
+    XCTAssertEqual(try store.resolve(String(target.id.rawValue.prefix(12)).uppercased()), target.id)
+    // With 40 memos, some one-hex-digit prefix is shared; the error lists the candidates.
+    let counts = Dictionary(grouping: memos) { $0.id.rawValue.prefix(1) }
+    let (digit, shared) = try XCTUnwrap(counts.first { $0.value.count > 1 })
+    XCTAssertMemoError(.ambiguousID, try store.resolve(String(digit))) { error in
+      for memo in shared.prefix(10) { XCTAssertTrue(error.message.contains(memo.id.rawValue), error.message) }
+      XCTAssertFalse(error.message.contains("m0 "))
+    }
+    let unused = try XCTUnwrap("0123456789abcdef".map(String.init).first { counts[Substring($0)] == nil } ?? "ffffffff")
+    XCTAssertMemoError(.notFound, try store.resolve(unused + "0000000"))
+  }
+
+  func testUniqueBodyNeverAppearsInRawDataFiles() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let marker = "UNIQUE-\(UUID().uuidString)-BODY"
+    let memo = try store.create(MemoDraft(title: "title-\(marker)", body: marker, tags: ["tag-marker"]), now: 1)
+    try store.update(memo.id, MemoChange(body: marker + " edited"), now: 2)
+    let open = try node.rawDataBytes()  // database, WAL and shm while the store is open
+    XCTAssertFalse(open.contains(bytes: Array(marker.utf8)))
+    XCTAssertFalse(open.contains(bytes: Array("tag-marker".utf8)))
+    XCTAssertTrue(open.contains(bytes: Array(memo.id.rawValue.utf8)), "the scan does see plaintext ids")
+  }
+
+  // MARK: - Tampering
+
+  func testFlippedByteFailsNamingTheMemo() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let memo = try store.create(MemoDraft(title: "t", body: "the body"), now: 1)
+    var body = try node.column("body", of: memo.id)
+    body[20] ^= 0x01
+    try node.setColumn("body", of: memo.id, to: body)
+    XCTAssertMemoError(.integrity, try node.open().memo(memo.id)) { error in
+      XCTAssertTrue(error.message.contains(memo.id.rawValue))
+      XCTAssertFalse(error.message.contains("the body"))
+    }
+  }
+
+  func testCiphertextMovedToAnotherRowOrFieldFails() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let a = try store.create(MemoDraft(title: "A title", body: "A body"), now: 1)
+    let b = try store.create(MemoDraft(title: "B title", body: "B body"), now: 2)
+    try node.tamper("UPDATE memos SET body = (SELECT body FROM memos WHERE id = '\(a.id)') WHERE id = '\(b.id)'")
+    XCTAssertMemoError(.integrity, try node.open().memo(b.id)) { XCTAssertTrue($0.message.contains(b.id.rawValue)) }
+    XCTAssertEqual(try node.open().memo(a.id).body, "A body", "other memos are unaffected")
+    try node.tamper("UPDATE memos SET title = body WHERE id = '\(a.id)'")
+    XCTAssertMemoError(.integrity, try node.open().summaries()) { XCTAssertTrue($0.message.contains("title")) }
+  }
+
+  func testOlderRevisionCiphertextFailsAfterEdit() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let memo = try store.create(MemoDraft(title: "t", body: "version one"), now: 1)
+    let oldBody = try node.column("body", of: memo.id)
+    try store.update(memo.id, MemoChange(body: "version two"), now: 2)
+    try node.setColumn("body", of: memo.id, to: oldBody)
+    XCTAssertMemoError(.integrity, try node.open().memo(memo.id))
+  }
+
+  func testTruncatedCiphertextFails() throws {
+    let node = try TemporaryNode()
+    let memo = try node.open().create(MemoDraft(title: "t", body: "a longer body to cut"), now: 1)
+    try node.tamper("UPDATE memos SET body = substr(body, 1, length(body) - 3)")
+    XCTAssertMemoError(.integrity, try node.open().memo(memo.id))
+    try node.tamper("UPDATE memos SET body = X'01'")
+    XCTAssertMemoError(.integrity, try node.open().memo(memo.id))
+  }
+
+  // MARK: - Keys and files
+
+  func testWrongKeyIsRecognised() throws {
+    let node = try TemporaryNode()
+    try node.open().create(MemoDraft(title: "t", body: "b"), now: 1)
+    let other = try TemporaryNode()
+    _ = try other.open()
+    try PrivateFiles.writeAtomically(try PrivateFiles.read(other.paths.deviceKeyPath, limit: 64), to: node.paths.deviceKeyPath)
+    XCTAssertMemoError(.wrongKey, try node.open()) { XCTAssertNotNil($0.hint) }
+  }
+
+  func testCopiedDataDirectoryWithoutKeyIsUnreadable() throws {
+    let node = try TemporaryNode()
+    try node.open().create(MemoDraft(title: "t", body: "b"), now: 1)
+    let copy = try TemporaryNode()
+    try FileManager.default.copyItem(atPath: node.paths.dataDirectory, toPath: copy.paths.dataDirectory)
+    XCTAssertMemoError(.keyMissing, try copy.open()) { error in
+      XCTAssertTrue(error.message.contains(copy.paths.deviceKeyPath))
+      XCTAssertTrue(error.hint?.contains("export") ?? false)
+    }
+    XCTAssertFalse(PrivateFiles.exists(copy.paths.deviceKeyPath), "no new key is made over existing data")
+  }
+
+  func testPermissionsThatAreTooOpenAreRefused() throws {
+    let node = try TemporaryNode()
+    _ = try node.open()
+    for (path, mode, role) in [
+      (node.paths.keyDirectory, 0o755, "key directory"), (node.paths.deviceKeyPath, 0o644, "device key"),
+      (node.paths.dataDirectory, 0o750, "data directory"),
+    ] {
+      let original: mode_t = path == node.paths.deviceKeyPath ? 0o600 : 0o700
+      chmod(path, mode_t(mode))
+      XCTAssertMemoError(.permissionsTooOpen, try node.open()) { error in
+        XCTAssertTrue(error.message.contains(role), error.message)
+        XCTAssertTrue(error.hint?.contains("chmod \(String(original, radix: 8))") ?? false, error.hint ?? "")
+      }
+      chmod(path, original)
+    }
+    XCTAssertNoThrow(try node.open())
+  }
+
+  func testFreshFilesArePrivate() throws {
+    let node = try TemporaryNode()
+    _ = try node.open()
+    func mode(_ path: String) -> mode_t {
+      var info = stat()
+      stat(path, &info)
+      return info.st_mode & 0o777
+    }
+    XCTAssertEqual(mode(node.paths.keyDirectory), 0o700)
+    XCTAssertEqual(mode(node.paths.dataDirectory), 0o700)
+    XCTAssertEqual(mode(node.paths.deviceKeyPath), 0o600)
+    XCTAssertEqual(mode(node.paths.databasePath), 0o600)
+    XCTAssertEqual(try PrivateFiles.read(node.paths.deviceKeyPath, limit: 100).count, 38)
+  }
+
+  func testForeignCorruptAndNewerDatabasesAreLeftUntouched() throws {
+    let cases: [(String, MemoPeerError.Code, (TemporaryNode) throws -> Void)] = [
+      (
+        "foreign", .foreignDatabase,
+        { node in
+          try PrivateFiles.ensureDirectory(node.paths.dataDirectory, role: "data")
+          let db = try SQLiteConnection(path: node.paths.databasePath, create: true)
+          try db.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO photos VALUES (1, 'x')")
+        }
+      ),
+      (
+        "garbage", .corruptDatabase,
+        { node in
+          try PrivateFiles.ensureDirectory(node.paths.dataDirectory, role: "data")
+          try PrivateFiles.writeAtomically(
+            Array(repeating: 0x5A, count: 8192) + Array("not sqlite".utf8), to: node.paths.databasePath)
+        }
+      ),
+      (
+        "newer", .newerDatabase,
+        { node in
+          _ = try node.open()
+          try node.tamper("PRAGMA user_version = 99")
+        }
+      ),
+    ]
+    for (name, code, prepare) in cases {
+      let node = try TemporaryNode()
+      try prepare(node)
+      let before = try PrivateFiles.read(node.paths.databasePath, limit: 1 << 20)
+      XCTAssertMemoError(code, try node.open()) { error in
+        XCTAssertTrue(error.message.contains("untouched") || error.hint?.contains("untouched") == true, name)
+      }
+      XCTAssertEqual(try PrivateFiles.read(node.paths.databasePath, limit: 1 << 20), before, name)
+    }
+  }
+
+  func testFailedWriteKeepsThePreviousState() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let memo = try store.create(MemoDraft(title: "kept", body: "original"), now: 1)
+    // A batch that fails half-way rolls back entirely.
+    XCTAssertThrowsError(
+      try store.batch {
+        try store.update(memo.id, MemoChange(body: "half-way"), now: 2)
+        try store.create(MemoDraft(title: "", body: ""), now: 3)
+      })
+    XCTAssertEqual(try node.open().memo(memo.id).body, "original")
+    XCTAssertEqual(try node.open().count(), 1)
+  }
+
+  func testQueuesAreSealedAndBoundToTheirPeer() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let entry = QueuedPayload(id: "e1", peer: "device-b", payload: Array("QUEUED-SECRET".utf8), time: 5)
+    try store.enqueue(entry, in: .outbox)
+    XCTAssertEqual(try store.entries(in: .outbox), [entry])
+    XCTAssertFalse(try node.rawDataBytes().contains(bytes: Array("QUEUED-SECRET".utf8)))
+    try node.tamper("UPDATE outbox SET recipient = 'device-c'")
+    XCTAssertMemoError(.integrity, try node.open().entries(in: .outbox))
+  }
+}
