@@ -46,9 +46,7 @@ let package = Package(
       name: "MemoStoreTests", dependencies: ["MemoStore", "MemoCrypto", "MemoCore"],
       resources: [.copy("Fixtures")], swiftSettings: strict),
     .testTarget(name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery"], swiftSettings: strict),
-    .testTarget(
-      name: "MemoCLITests", dependencies: ["MemoCLI", "memo-peer"],
-      resources: [.copy("Fixtures")], swiftSettings: strict),
+    .testTarget(name: "MemoCLITests", dependencies: ["MemoCLI", "MemoStore", "memo-peer"], swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
 )
