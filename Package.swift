@@ -32,10 +32,11 @@ let package = Package(
     // dns_sd.h (Avahi compat): typed errors now; register/browse/resolve with the discovery issue.
     .target(name: "MemoDiscovery", dependencies: ["MemoCore", "CDNSSD"], swiftSettings: strict),
     // The command line as a library, so it is testable.
-    .target(name: "MemoCLI", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "CSystemShims"], swiftSettings: strict),
+    .target(
+      name: "MemoCLI", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "CSystemShims"], swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
     .executableTarget(
-      name: "memo-peer-bench", dependencies: ["MemoCore", "MemoCrypto", "MemoStore"],
+      name: "memo-peer-bench", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "CSQLite"],
       path: "bench/Sources/memo-peer-bench", swiftSettings: strict),
 
     .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore"], swiftSettings: strict),

@@ -47,7 +47,9 @@ enum ArgumentParser {
     OptionSpec("debug", "log diagnostics to stderr (never memo content)"),
   ]
 
-  static func parse(_ arguments: [String], options declared: [OptionSpec], positionals: [PositionalSpec], command: String)
+  static func parse(
+    _ arguments: [String], options declared: [OptionSpec], positionals: [PositionalSpec], command: String
+  )
     throws -> ParsedArguments
   {
     let options = declared + common

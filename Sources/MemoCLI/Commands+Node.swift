@@ -19,15 +19,22 @@ enum NodeCommands {
       struct Initialized: Encodable {
         let schema = OutputFormat.jsonSchema
         let created: Bool
-        let data_directory: String
-        let key_directory: String
-        let schema_version: Int
+        let dataDirectory: String
+        let keyDirectory: String
+        let schemaVersion: Int
         let memos: Int
+
+        enum CodingKeys: String, CodingKey {
+          case schema, created, memos
+          case dataDirectory = "data_directory"
+          case keyDirectory = "key_directory"
+          case schemaVersion = "schema_version"
+        }
       }
       context.printJSON(
         Initialized(
-          created: !existed, data_directory: paths.dataDirectory, key_directory: paths.keyDirectory,
-          schema_version: store.schemaVersion, memos: try store.count()))
+          created: !existed, dataDirectory: paths.dataDirectory, keyDirectory: paths.keyDirectory,
+          schemaVersion: store.schemaVersion, memos: try store.count()))
       return
     }
     let console = context.console
@@ -113,7 +120,8 @@ enum NodeCommands {
         Imported(added: counts[.added] ?? 0, updated: counts[.updated] ?? 0, unchanged: counts[.unchanged] ?? 0))
     } else {
       context.console.print(
-        "imported: \(counts[.added] ?? 0) added, \(counts[.updated] ?? 0) updated, \(counts[.unchanged] ?? 0) unchanged")
+        "imported: \(counts[.added] ?? 0) added, \(counts[.updated] ?? 0) updated, \(counts[.unchanged] ?? 0) unchanged"
+      )
     }
   }
 

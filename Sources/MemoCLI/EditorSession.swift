@@ -56,7 +56,8 @@ enum EditorSession {
       return path
     }
     throw MemoPeerError(
-      .editor, "there is no memory-backed directory for the editor's file (tried \(candidates.joined(separator: ", ")))",
+      .editor,
+      "there is no memory-backed directory for the editor's file (tried \(candidates.joined(separator: ", ")))",
       hint: "mount a tmpfs at /dev/shm or set XDG_RUNTIME_DIR, or pass the text on stdin with --stdin")
   }
 

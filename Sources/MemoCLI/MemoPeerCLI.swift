@@ -32,7 +32,8 @@ public enum MemoPeerCLI {
         console.print("memo-peer \(version)")
         return 0
       default:
-        return report(ArgumentParser.usage("unknown option \(first)", suggestion: nil, command: nil), console, json: false)
+        return report(
+          ArgumentParser.usage("unknown option \(first)", suggestion: nil, command: nil), console, json: false)
       }
     }
     guard let name = rest.first else {
@@ -116,7 +117,8 @@ public enum MemoPeerCLI {
     }
     if json {
       let detail = OutputFormat.ErrorJSON.Detail(code: error.code.rawValue, message: error.message, hint: error.hint)
-      console.error(String(decoding: OutputFormat.json(OutputFormat.ErrorJSON(error: detail)).dropLast(), as: UTF8.self))
+      console.error(
+        String(decoding: OutputFormat.json(OutputFormat.ErrorJSON(error: detail)).dropLast(), as: UTF8.self))
     } else {
       console.error("memo-peer: \(error.message)")
       if let hint = error.hint { console.error("hint: \(hint)") }

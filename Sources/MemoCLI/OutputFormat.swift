@@ -15,7 +15,8 @@ enum OutputFormat {
     var seconds = time_t(timestamp / 1000)
     var parts = tm()
     localtime_r(&seconds, &parts)
-    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min))"
+    return
+      "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min))"
   }
 
   /// `2026-11-29T20:15:03.123Z`, for scripts.

@@ -14,6 +14,25 @@ public struct MemoID: Hashable, Comparable, Sendable, CustomStringConvertible {
     rawValue = uuid.uuidString.lowercased()
   }
 
+  /// Accepts only the canonical form this program writes (36 lowercase hex digits and
+  /// dashes in UUID layout), without Foundation's parser: reading 100,000 ids from the
+  /// store must be cheap.
+  public init?(canonical text: String) {
+    var valid = text.utf8.count == 36
+    if valid {
+      for (index, byte) in text.utf8.enumerated() {
+        let isDashPosition = index == 8 || index == 13 || index == 18 || index == 23
+        let ok = isDashPosition ? byte == 0x2D : (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66)
+        if !ok {
+          valid = false
+          break
+        }
+      }
+    }
+    guard valid else { return nil }
+    rawValue = text
+  }
+
   public var description: String { rawValue }
   /// The short form shown in lists; `IDPrefix` accepts it back.
   public var short: String { String(rawValue.prefix(8)) }

@@ -2,7 +2,7 @@
 ///
 /// Binding the row's identity into the AEAD means a ciphertext copied to another memo,
 /// another field, an older revision or another outbox recipient fails to open instead of
-/// showing the wrong text. The layout is part of on-disk format version 1 (docs/PRIVACY.md):
+/// showing the wrong text. The layout is part of on-disk format version 1 (docs/FORMATS.md):
 /// `memo-peer/1`, then NUL-separated components.
 public enum SealingContext {
   /// The sealed fields of a memo.

@@ -11,7 +11,7 @@ private let aes256GCM = FetchedCipher()
 
 /// AES-256-GCM sealing under one key, through OpenSSL's EVP API.
 ///
-/// Sealed format, version 1 (docs/PRIVACY.md): `0x01 ‖ nonce (12) ‖ ciphertext ‖ tag (16)`.
+/// Sealed format, version 1 (docs/FORMATS.md): `0x01 ‖ nonce (12) ‖ ciphertext ‖ tag (16)`.
 /// Every seal draws a fresh random 96-bit nonce. The two EVP contexts are keyed once and
 /// reused, so per-memo cost is an IV set-up, not a key schedule.
 ///
@@ -27,6 +27,11 @@ public final class AES256GCMKey {
 
   private let encryptor: OpaquePointer
   private let decryptor: OpaquePointer
+  /// Random bytes drawn from the CSPRNG in one call and handed out 12 at a time: every
+  /// nonce is still fresh CSPRNG output, but one `RAND_bytes` call per 256 seals instead of
+  /// one per seal (which cost more than sealing a 1 KiB memo).
+  private var noncePool = [UInt8](repeating: 0, count: 256 * nonceSize)
+  private var noncePoolOffset = 256 * nonceSize
 
   public init(_ key: SecureBytes) throws(CryptoError) {
     guard key.count == Self.keySize else { throw .malformed }
@@ -59,8 +64,8 @@ public final class AES256GCMKey {
     let sealed = [UInt8](unsafeUninitializedCapacity: total) { output, initialized in
       output[0] = Self.formatVersion
       let nonce = UnsafeMutableBufferPointer(rebasing: output[1..<(1 + Self.nonceSize)])
-      guard RAND_bytes(nonce.baseAddress, Int32(Self.nonceSize)) == 1 else {
-        failure = OpenSSLCall.failure("RAND_bytes")
+      do { try nextNonce(into: nonce) } catch {
+        failure = error as? CryptoError ?? .malformed
         initialized = 0
         return
       }
@@ -82,6 +87,15 @@ public final class AES256GCMKey {
     }
     if let failure { throw failure }
     return sealed
+  }
+
+  private func nextNonce(into nonce: UnsafeMutableBufferPointer<UInt8>) throws(CryptoError) {
+    if noncePoolOffset == noncePool.count {
+      try OpenSSLCall.check(RAND_bytes(&noncePool, Int32(noncePool.count)), "RAND_bytes")
+      noncePoolOffset = 0
+    }
+    for index in 0..<Self.nonceSize { nonce[index] = noncePool[noncePoolOffset + index] }
+    noncePoolOffset += Self.nonceSize
   }
 
   /// Opens a value made by `seal(_:associatedData:)`; any change to it, or a different
@@ -152,8 +166,10 @@ public final class AES256GCMKey {
         "EVP_EncryptUpdate")
       produced = Int(written)
     }
-    var scratch = [UInt8](repeating: 0, count: 16)
-    try OpenSSLCall.check(EVP_EncryptFinal_ex(encryptor, &scratch, &written), "EVP_EncryptFinal_ex")
+    // GCM's final step writes no bytes; it only computes the tag.
+    try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { scratch throws(CryptoError) in
+      try OpenSSLCall.check(EVP_EncryptFinal_ex(encryptor, scratch.baseAddress, &written), "EVP_EncryptFinal_ex")
+    }
     guard produced == plaintext.count, written == 0 else { throw OpenSSLCall.failure("EVP_EncryptFinal_ex(length)") }
     try OpenSSLCall.check(
       EVP_CIPHER_CTX_ctrl(encryptor, EVP_CTRL_GCM_GET_TAG, Int32(Self.tagSize), tag.baseAddress),
@@ -184,8 +200,10 @@ public final class AES256GCMKey {
     let tagResult = EVP_CIPHER_CTX_ctrl(
       decryptor, EVP_CTRL_GCM_SET_TAG, Int32(Self.tagSize), UnsafeMutableRawPointer(mutating: tag.baseAddress))
     try OpenSSLCall.check(tagResult, "EVP_CIPHER_CTX_ctrl(SET_TAG)")
-    var scratch = [UInt8](repeating: 0, count: 16)
-    guard EVP_DecryptFinal_ex(decryptor, &scratch, &written) > 0 else {
+    let verified = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) {
+      EVP_DecryptFinal_ex(decryptor, $0.baseAddress, &written) > 0
+    }
+    guard verified else {
       _ = OpenSSLCall.drainErrorQueue()
       plaintext.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
       throw .authenticationFailed

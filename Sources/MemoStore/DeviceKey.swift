@@ -3,7 +3,7 @@ import MemoCrypto
 
 /// The device key: 256 random bits that seal every memo at rest on this machine.
 ///
-/// File format version 1 (docs/PRIVACY.md), 38 bytes: `MPDK`, version `0x01`, protection
+/// File format version 1 (docs/FORMATS.md), 38 bytes: `MPDK`, version `0x01`, protection
 /// class `0x00` (none: stored unwrapped, for headless hosts; wrapped classes come with the
 /// lock issue), then the 32 key bytes. It lives in the key directory, never in the data
 /// directory, and is never part of an export.

@@ -5,7 +5,7 @@ import MemoCrypto
 /// The export archive: memos sealed under a key derived from a passphrase, for moving them
 /// to another device. It never contains the device key.
 ///
-/// Format version 1 (docs/PRIVACY.md, "Export archive"):
+/// Format version 1 (docs/FORMATS.md, "Export archive"):
 /// header `MEMOPEER` ‖ version 0x01 ‖ KDF 0x01 (scrypt) ‖ log2 N ‖ r ‖ p ‖ salt (16), then
 /// chunks of `length (u32 big-endian) ‖ sealed`, where sealed is the AES-256-GCM format of
 /// `AES256GCMKey` over up to 64 KiB of JSON Lines (one memo per line), with additional data
@@ -65,7 +65,8 @@ public final class MemoArchiveWriter {
   private let encoder = JSONEncoder()
   public private(set) var count = 0
 
-  public init(fd: Int32, destination: String, passphrase: SecureBytes, parameters: ScryptParameters = .standard) throws {
+  public init(fd: Int32, destination: String, passphrase: SecureBytes, parameters: ScryptParameters = .standard) throws
+  {
     self.fd = fd
     self.destination = destination
     let salt = try SystemRandom.bytes(16)
@@ -102,12 +103,14 @@ public final class MemoArchiveWriter {
   private func emit(_ plaintext: [UInt8], final: Bool) throws {
     let sealed: [UInt8]
     do {
-      sealed = try key.seal(plaintext, associatedData: MemoArchive.associatedData(header: header, index: index, final: final))
+      sealed = try key.seal(
+        plaintext, associatedData: MemoArchive.associatedData(header: header, index: index, final: final))
     } catch {
       throw MemoPeerError(.crypto, "sealing the archive failed", diagnostics: "\(error)")
     }
     index += 1
-    try PrivateFiles.writeAll(fd, withUnsafeBytes(of: UInt32(sealed.count).bigEndian, Array.init) + sealed, path: destination)
+    try PrivateFiles.writeAll(
+      fd, withUnsafeBytes(of: UInt32(sealed.count).bigEndian, Array.init) + sealed, path: destination)
   }
 }
 
@@ -134,7 +137,8 @@ public final class MemoArchiveReader {
         hint: "upgrade memo-peer")
     }
     let log2N = bytes[10]
-    let parameters = ScryptParameters(n: log2N < 64 ? 1 << UInt64(log2N) : 0, r: UInt32(bytes[11]), p: UInt32(bytes[12]))
+    let parameters = ScryptParameters(
+      n: log2N < 64 ? 1 << UInt64(log2N) : 0, r: UInt32(bytes[11]), p: UInt32(bytes[12]))
     guard parameters.isAcceptable else {
       throw MemoPeerError(.archive, "\(source) asks for key-derivation costs outside the accepted range")
     }
@@ -157,7 +161,8 @@ public final class MemoArchiveReader {
       let isLast = offset == bytes.count
       let plaintext: [UInt8]
       do {
-        plaintext = try key.open(sealed, associatedData: MemoArchive.associatedData(header: header, index: index, final: isLast))
+        plaintext = try key.open(
+          sealed, associatedData: MemoArchive.associatedData(header: header, index: index, final: isLast))
       } catch {
         // A last chunk that opens as a non-final one means the file was cut at a boundary.
         let notFinal = MemoArchive.associatedData(header: header, index: index, final: false)

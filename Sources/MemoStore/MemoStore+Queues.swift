@@ -37,7 +37,8 @@ extension MemoStore {
   /// Adds a payload, sealed with additional data binding its entry id and peer.
   public func enqueue(_ entry: QueuedPayload, in queue: Queue) throws {
     let sealed: [UInt8]
-    do { sealed = try sealer.seal(entry.payload, associatedData: queue.context(id: entry.id, peer: entry.peer)) } catch {
+    do { sealed = try sealer.seal(entry.payload, associatedData: queue.context(id: entry.id, peer: entry.peer)) } catch
+    {
       throw MemoPeerError(.crypto, "sealing a queued entry failed", diagnostics: "\(error)")
     }
     try sql {

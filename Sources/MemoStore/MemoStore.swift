@@ -58,7 +58,9 @@ public final class MemoStore {
       let isNew = version == 0
       let key: SecureBytes
       if try isNew || !hasKeyCheck(db) {
-        key = PrivateFiles.exists(paths.deviceKeyPath) ? try DeviceKey.load(paths: paths) : try DeviceKey.create(paths: paths)
+        key =
+          PrivateFiles.exists(paths.deviceKeyPath)
+          ? try DeviceKey.load(paths: paths) : try DeviceKey.create(paths: paths)
       } else {
         guard PrivateFiles.exists(paths.deviceKeyPath) else {
           throw MemoPeerError(

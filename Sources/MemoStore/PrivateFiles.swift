@@ -92,7 +92,8 @@ public enum PrivateFiles {
       result.append(contentsOf: chunk[0..<count])
       if result.count > limit {
         throw MemoPeerError(
-          .tooLarge, "\(what) is larger than \(limit) bytes", hint: "memos are limited to \(MemoRules.maxBodyBytes) bytes")
+          .tooLarge, "\(what) is larger than \(limit) bytes",
+          hint: "memos are limited to \(MemoRules.maxBodyBytes) bytes")
       }
     }
   }

@@ -1,6 +1,6 @@
 /// The database schema and its forward migrations.
 ///
-/// Rules (docs/PRIVACY.md, "On-disk formats"): a migration only adds; it never drops or
+/// Rules (docs/FORMATS.md, "Migrations"): a migration only adds; it never drops or
 /// rewrites a row, so no undelivered outbox entry or unsynced change can be lost. Each runs
 /// in its own transaction together with its `user_version` bump, so a crash mid-migration
 /// leaves the previous version intact. Every released version has a fixture under
@@ -50,11 +50,13 @@ enum Schema {
       received INTEGER NOT NULL
     );
     """,
-    // Version 2: a pinned flag (the status-bar widget shows a pinned memo first) and an
-    // index so `list`, newest first, needs no sort of the whole table.
+    // Version 2: a pinned flag (the status-bar widget shows a pinned memo first) and a
+    // covering index for `list`: newest first with no sort, and without reading the table's
+    // rows, whose sealed bodies would make a listing read every page of the file. The index
+    // holds only sealed values, like the table.
     """
     ALTER TABLE memos ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
-    CREATE INDEX memos_by_updated ON memos(updated DESC);
+    CREATE INDEX memos_for_listing ON memos(deleted, updated DESC, id, title, tags, created, private, revision);
     """,
   ]
 

@@ -17,7 +17,8 @@ final class ArgumentParserTests: XCTestCase {
     XCTAssertEqual(parsed.all("tag"), ["x", "y"])
     XCTAssertTrue(parsed.has("json"))
     XCTAssertEqual(parsed.positionals, ["abc"])
-    let short = try ArgumentParser.parse(["-t", "T", "--", "--json"], options: options, positionals: positionals, command: "t")
+    let short = try ArgumentParser.parse(
+      ["-t", "T", "--", "--json"], options: options, positionals: positionals, command: "t")
     XCTAssertEqual(short.value("title"), "T")
     XCTAssertEqual(short.positionals, ["--json"])
     XCTAssertFalse(short.has("json"))

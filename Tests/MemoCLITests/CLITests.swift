@@ -64,7 +64,11 @@ final class CLIMemoTests: XCTestCase {
     XCTAssertEqual(memo["tags"] as? [String], ["home", "todo"])
     XCTAssertEqual(memo["revision"] as? Int, 1)
     XCTAssertEqual(memo["private"] as? Bool, false)
-    XCTAssertNotNil((memo["created"] as? String).flatMap { ISO8601DateFormatter().date(from: $0.replacingOccurrences(of: ".\\d{3}Z", with: "Z", options: .regularExpression)) })
+    XCTAssertNotNil(
+      (memo["created"] as? String).flatMap {
+        ISO8601DateFormatter().date(
+          from: $0.replacingOccurrences(of: ".\\d{3}Z", with: "Z", options: .regularExpression))
+      })
 
     XCTAssertEqual(try cli.run(["edit", first, "--stdin"], stdin: Array("Plumber booked".utf8)).status, 0)
     XCTAssertEqual(try cli.run(["edit", first, "--title", "Plumber", "--no-tags", "--private"]).status, 0)
@@ -253,15 +257,18 @@ final class CLIBadInputTests: XCTestCase {
       "\(CLIProcess.binary)" list --json > "\(cli.home)/after.json" 2> "\(cli.home)/list-err"; echo "list=$?"
       cat "\(cli.home)/err"
       """)
-    let result = try cli.run(executable: "/usr/bin/unshare", ["--mount", "--propagation", "private", script], stdin: nil)
+    let result = try cli.run(
+      executable: "/usr/bin/unshare", ["--mount", "--propagation", "private", script], stdin: nil)
     XCTAssertEqual(result.status, 0, result.output)
     XCTAssertTrue(result.stdout.contains("status=7"), result.stdout)
     XCTAssertTrue(result.stdout.contains("disk"), result.stdout)
     XCTAssertTrue(result.stdout.contains("list=0"), result.stdout)
     let ok = Int(result.stdout.split(separator: "\n").first { $0.hasPrefix("ok=") }?.dropFirst(3) ?? "") ?? -1
     XCTAssertGreaterThan(ok, 0)
-    let listed = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: cli.home + "/after.json")))
-    XCTAssertEqual(((listed as? [String: Any])?["memos"] as? [Any])?.count, ok, "every memo saved before the disk filled is intact")
+    let listed = try JSONSerialization.jsonObject(
+      with: Data(contentsOf: URL(fileURLWithPath: cli.home + "/after.json")))
+    XCTAssertEqual(
+      ((listed as? [String: Any])?["memos"] as? [Any])?.count, ok, "every memo saved before the disk filled is intact")
   }
 }
 

@@ -28,7 +28,8 @@ final class MemoRulesTests: XCTestCase {
   }
 
   func testTagsAreNormalisedAndCheckedWithoutEcho() throws {
-    XCTAssertEqual(try MemoRules.normalizeTags(["Work", "work", " home ", "a/b.c-d_e"]), ["work", "home", "a/b.c-d_e"])
+    XCTAssertEqual(
+      try MemoRules.normalizeTags(["Work", "work", " home ", "a/b.c-d_e"]), ["work", "home", "a/b.c-d_e"])
     for bad in ["", "two words", "comma,tag", String(repeating: "x", count: 65), "new\nline"] {
       XCTAssertThrowsError(try MemoRules.normalizeTags(["ok", bad])) { error in
         XCTAssertEqual((error as? MemoPeerError)?.code, .invalidInput)

@@ -11,7 +11,8 @@ final class AES256GCMTests: XCTestCase {
 
   /// Reads Vectors/aes-256-gcm.txt: blank-line separated `key = hex` blocks.
   func loadVectors() throws -> [Vector] {
-    let url = try XCTUnwrap(Bundle.module.url(forResource: "aes-256-gcm", withExtension: "txt", subdirectory: "Vectors"))
+    let url = try XCTUnwrap(
+      Bundle.module.url(forResource: "aes-256-gcm", withExtension: "txt", subdirectory: "Vectors"))
     let text = try String(contentsOf: url, encoding: .utf8)
     var vectors: [Vector] = []
     var current: Vector?
@@ -39,7 +40,8 @@ final class AES256GCMTests: XCTestCase {
     XCTAssertEqual(vectors.count, 4)
     for vector in vectors {
       let key = try AES256GCMKey(SecureBytes(copying: vector["key"]))
-      let sealed = try key.sealForTestVector(nonce: vector["iv"], plaintext: vector["plaintext"], associatedData: vector["aad"])
+      let sealed = try key.sealForTestVector(
+        nonce: vector["iv"], plaintext: vector["plaintext"], associatedData: vector["aad"])
       XCTAssertEqual(sealed.ciphertext, vector["ciphertext"], vector.name)
       XCTAssertEqual(sealed.tag, vector["tag"], vector.name)
       let opened = try key.openForTestVector(

@@ -41,14 +41,17 @@ final class ArchiveTests: XCTestCase {
     let targetNode = try TemporaryNode()
     let target = try targetNode.open()
     var outcomes: [MemoStore.ImportOutcome] = []
-    try target.batch { try read(bytes, passphrase: passphrase).forEach { outcomes.append(try target.importMemo($0)) } }
+    try target.batch {
+      for memo in try read(bytes, passphrase: passphrase) { outcomes.append(try target.importMemo(memo)) }
+    }
     XCTAssertEqual(outcomes, Array(repeating: .added, count: 20))
     var original: [Memo] = []
     try source.forEachMemo { original.append($0) }
     var imported: [Memo] = []
     try target.forEachMemo { imported.append($0) }
     XCTAssertEqual(imported, original)
-    XCTAssertEqual(try read(bytes, passphrase: passphrase).map { try target.importMemo($0) }.filter { $0 != .unchanged }, [])
+    XCTAssertEqual(
+      try read(bytes, passphrase: passphrase).map { try target.importMemo($0) }.filter { $0 != .unchanged }, [])
   }
 
   func testWrongPassphraseTruncationAndTamperingAreDetected() throws {
@@ -56,21 +59,22 @@ final class ArchiveTests: XCTestCase {
     let store = try node.open()
     try store.createMany((0..<30).map { MemoDraft(title: "m\($0)", body: String(repeating: "x", count: 5000)) }, now: 1)
     let bytes = try export(store, passphrase: passphrase)
-    XCTAssertMemoError(.passphrase, try read(bytes, passphrase: SecureBytes(copying: Array("wrong passphrase".utf8))))
+    assertMemoError(.passphrase, try read(bytes, passphrase: SecureBytes(copying: Array("wrong passphrase".utf8))))
     // Cut anywhere: mid-chunk, or exactly at a chunk boundary.
     for cut in [bytes.count - 1, bytes.count / 2, MemoArchive.headerSize + 2] {
-      XCTAssertMemoError(.archive, try read(Array(bytes.prefix(cut)), passphrase: passphrase)) {
+      assertMemoError(.archive, try read(Array(bytes.prefix(cut)), passphrase: passphrase)) {
         XCTAssertTrue($0.message.contains("truncated"), "cut at \(cut): \($0.message)")
       }
     }
-    let firstChunkEnd = MemoArchive.headerSize + 4
+    let firstChunkEnd =
+      MemoArchive.headerSize + 4
       + Int(bytes[MemoArchive.headerSize..<(MemoArchive.headerSize + 4)].reduce(0) { $0 << 8 | UInt32($1) })
-    XCTAssertMemoError(.archive, try read(Array(bytes.prefix(firstChunkEnd)), passphrase: passphrase)) {
+    assertMemoError(.archive, try read(Array(bytes.prefix(firstChunkEnd)), passphrase: passphrase)) {
       XCTAssertTrue($0.message.contains("truncated"), $0.message)
     }
     var tampered = bytes
     tampered[bytes.count - 40] ^= 1
-    XCTAssertMemoError(.archive, try read(tampered, passphrase: passphrase))
-    XCTAssertMemoError(.archive, try read(Array("not an archive at all, sorry".utf8), passphrase: passphrase))
+    assertMemoError(.archive, try read(tampered, passphrase: passphrase))
+    assertMemoError(.archive, try read(Array("not an archive at all, sorry".utf8), passphrase: passphrase))
   }
 }

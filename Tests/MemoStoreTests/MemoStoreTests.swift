@@ -23,12 +23,22 @@ final class MemoStoreTests: XCTestCase {
     XCTAssertEqual(try store.update(first.id, MemoChange(body: "Buy oat milk"), now: 4_000).revision, 2)
 
     try store.delete(second.id, now: 5_000)
-    XCTAssertMemoError(.notFound, try store.memo(second.id))
+    assertMemoError(.notFound, try store.memo(second.id))
     XCTAssertEqual(try store.count(), 1)
     // Reopening finds the same data, with the same key.
     let reopened = try node.open()
     XCTAssertEqual(try reopened.memo(first.id), edited)
     XCTAssertEqual(reopened.replicaID, store.replicaID)
+  }
+
+  func testListingReadsOnlyTheCoveringIndex() throws {
+    let node = try TemporaryNode()
+    _ = try node.open()
+    let db = try SQLiteConnection(path: node.paths.databasePath, create: false)
+    let plan = try db.prepare("EXPLAIN QUERY PLAN " + MemoStore.listingQuery)
+    var steps: [String] = []
+    while try plan.step() { steps.append(plan.text(3)) }
+    XCTAssertEqual(steps, ["SEARCH memos USING COVERING INDEX memos_for_listing (deleted=?)"])
   }
 
   func testSearchIsCaseInsensitiveOverTitleTagsAndBody() throws {
@@ -54,12 +64,12 @@ final class MemoStoreTests: XCTestCase {
     // With 40 memos, some one-hex-digit prefix is shared; the error lists the candidates.
     let counts = Dictionary(grouping: memos) { $0.id.rawValue.prefix(1) }
     let (digit, shared) = try XCTUnwrap(counts.first { $0.value.count > 1 })
-    XCTAssertMemoError(.ambiguousID, try store.resolve(String(digit))) { error in
+    assertMemoError(.ambiguousID, try store.resolve(String(digit))) { error in
       for memo in shared.prefix(10) { XCTAssertTrue(error.message.contains(memo.id.rawValue), error.message) }
       XCTAssertFalse(error.message.contains("m0 "))
     }
     let unused = try XCTUnwrap("0123456789abcdef".map(String.init).first { counts[Substring($0)] == nil } ?? "ffffffff")
-    XCTAssertMemoError(.notFound, try store.resolve(unused + "0000000"))
+    assertMemoError(.notFound, try store.resolve(unused + "0000000"))
   }
 
   func testUniqueBodyNeverAppearsInRawDataFiles() throws {
@@ -83,7 +93,7 @@ final class MemoStoreTests: XCTestCase {
     var body = try node.column("body", of: memo.id)
     body[20] ^= 0x01
     try node.setColumn("body", of: memo.id, to: body)
-    XCTAssertMemoError(.integrity, try node.open().memo(memo.id)) { error in
+    assertMemoError(.integrity, try node.open().memo(memo.id)) { error in
       XCTAssertTrue(error.message.contains(memo.id.rawValue))
       XCTAssertFalse(error.message.contains("the body"))
     }
@@ -95,10 +105,10 @@ final class MemoStoreTests: XCTestCase {
     let a = try store.create(MemoDraft(title: "A title", body: "A body"), now: 1)
     let b = try store.create(MemoDraft(title: "B title", body: "B body"), now: 2)
     try node.tamper("UPDATE memos SET body = (SELECT body FROM memos WHERE id = '\(a.id)') WHERE id = '\(b.id)'")
-    XCTAssertMemoError(.integrity, try node.open().memo(b.id)) { XCTAssertTrue($0.message.contains(b.id.rawValue)) }
+    assertMemoError(.integrity, try node.open().memo(b.id)) { XCTAssertTrue($0.message.contains(b.id.rawValue)) }
     XCTAssertEqual(try node.open().memo(a.id).body, "A body", "other memos are unaffected")
     try node.tamper("UPDATE memos SET title = body WHERE id = '\(a.id)'")
-    XCTAssertMemoError(.integrity, try node.open().summaries()) { XCTAssertTrue($0.message.contains("title")) }
+    assertMemoError(.integrity, try node.open().summaries()) { XCTAssertTrue($0.message.contains("title")) }
   }
 
   func testOlderRevisionCiphertextFailsAfterEdit() throws {
@@ -108,16 +118,16 @@ final class MemoStoreTests: XCTestCase {
     let oldBody = try node.column("body", of: memo.id)
     try store.update(memo.id, MemoChange(body: "version two"), now: 2)
     try node.setColumn("body", of: memo.id, to: oldBody)
-    XCTAssertMemoError(.integrity, try node.open().memo(memo.id))
+    assertMemoError(.integrity, try node.open().memo(memo.id))
   }
 
   func testTruncatedCiphertextFails() throws {
     let node = try TemporaryNode()
     let memo = try node.open().create(MemoDraft(title: "t", body: "a longer body to cut"), now: 1)
     try node.tamper("UPDATE memos SET body = substr(body, 1, length(body) - 3)")
-    XCTAssertMemoError(.integrity, try node.open().memo(memo.id))
+    assertMemoError(.integrity, try node.open().memo(memo.id))
     try node.tamper("UPDATE memos SET body = X'01'")
-    XCTAssertMemoError(.integrity, try node.open().memo(memo.id))
+    assertMemoError(.integrity, try node.open().memo(memo.id))
   }
 
   // MARK: - Keys and files
@@ -127,8 +137,9 @@ final class MemoStoreTests: XCTestCase {
     try node.open().create(MemoDraft(title: "t", body: "b"), now: 1)
     let other = try TemporaryNode()
     _ = try other.open()
-    try PrivateFiles.writeAtomically(try PrivateFiles.read(other.paths.deviceKeyPath, limit: 64), to: node.paths.deviceKeyPath)
-    XCTAssertMemoError(.wrongKey, try node.open()) { XCTAssertNotNil($0.hint) }
+    try PrivateFiles.writeAtomically(
+      try PrivateFiles.read(other.paths.deviceKeyPath, limit: 64), to: node.paths.deviceKeyPath)
+    assertMemoError(.wrongKey, try node.open()) { XCTAssertNotNil($0.hint) }
   }
 
   func testCopiedDataDirectoryWithoutKeyIsUnreadable() throws {
@@ -136,7 +147,7 @@ final class MemoStoreTests: XCTestCase {
     try node.open().create(MemoDraft(title: "t", body: "b"), now: 1)
     let copy = try TemporaryNode()
     try FileManager.default.copyItem(atPath: node.paths.dataDirectory, toPath: copy.paths.dataDirectory)
-    XCTAssertMemoError(.keyMissing, try copy.open()) { error in
+    assertMemoError(.keyMissing, try copy.open()) { error in
       XCTAssertTrue(error.message.contains(copy.paths.deviceKeyPath))
       XCTAssertTrue(error.hint?.contains("export") ?? false)
     }
@@ -152,7 +163,7 @@ final class MemoStoreTests: XCTestCase {
     ] {
       let original: mode_t = path == node.paths.deviceKeyPath ? 0o600 : 0o700
       chmod(path, mode_t(mode))
-      XCTAssertMemoError(.permissionsTooOpen, try node.open()) { error in
+      assertMemoError(.permissionsTooOpen, try node.open()) { error in
         XCTAssertTrue(error.message.contains(role), error.message)
         XCTAssertTrue(error.hint?.contains("chmod \(String(original, radix: 8))") ?? false, error.hint ?? "")
       }
@@ -206,7 +217,7 @@ final class MemoStoreTests: XCTestCase {
       let node = try TemporaryNode()
       try prepare(node)
       let before = try PrivateFiles.read(node.paths.databasePath, limit: 1 << 20)
-      XCTAssertMemoError(code, try node.open()) { error in
+      assertMemoError(code, try node.open()) { error in
         XCTAssertTrue(error.message.contains("untouched") || error.hint?.contains("untouched") == true, name)
       }
       XCTAssertEqual(try PrivateFiles.read(node.paths.databasePath, limit: 1 << 20), before, name)
@@ -235,6 +246,6 @@ final class MemoStoreTests: XCTestCase {
     XCTAssertEqual(try store.entries(in: .outbox), [entry])
     XCTAssertFalse(try node.rawDataBytes().contains(bytes: Array("QUEUED-SECRET".utf8)))
     try node.tamper("UPDATE outbox SET recipient = 'device-c'")
-    XCTAssertMemoError(.integrity, try node.open().entries(in: .outbox))
+    assertMemoError(.integrity, try node.open().entries(in: .outbox))
   }
 }

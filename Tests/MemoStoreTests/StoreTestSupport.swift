@@ -55,7 +55,7 @@ final class TemporaryNode {
   }
 }
 
-func XCTAssertMemoError<T>(
+func assertMemoError<T>(
   _ code: MemoPeerError.Code, _ expression: @autoclosure () throws -> T, file: StaticString = #filePath,
   line: UInt = #line, _ check: (MemoPeerError) -> Void = { _ in }
 ) {
@@ -129,7 +129,8 @@ enum SchemaFixture {
     }
     lines.append("COMMIT;")
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    try (lines.joined(separator: "\n") + "\n").write(toFile: directory + "/memos.sql", atomically: true, encoding: .utf8)
+    try (lines.joined(separator: "\n") + "\n").write(
+      toFile: directory + "/memos.sql", atomically: true, encoding: .utf8)
     let key = try PrivateFiles.read(node.paths.deviceKeyPath, limit: 64)
     try (key[6...].map { String(format: "%02x", $0) }.joined() + "\n")
       .write(toFile: directory + "/device.key.hex", atomically: true, encoding: .utf8)

@@ -33,7 +33,9 @@ final class SQLiteConnection {
   func prepare(_ sql: String) throws(SQLiteError) -> SQLiteStatement {
     var statement: OpaquePointer?
     try check(sqlite3_prepare_v2(handle, sql, -1, &statement, nil), "sqlite3_prepare_v2")
-    guard let statement else { throw SQLiteError(code: SQLITE_MISUSE, call: "sqlite3_prepare_v2", message: "empty SQL") }
+    guard let statement else {
+      throw SQLiteError(code: SQLITE_MISUSE, call: "sqlite3_prepare_v2", message: "empty SQL")
+    }
     return SQLiteStatement(statement, connection: self)
   }
 
@@ -92,7 +94,8 @@ final class SQLiteStatement {
 
   func bind(_ index: Int32, _ value: [UInt8]) throws(SQLiteError) {
     let result = value.withUnsafeBytes {
-      sqlite3_bind_blob64(handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64($0.count), memo_sqlite_transient())
+      sqlite3_bind_blob64(
+        handle, index, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64($0.count), memo_sqlite_transient())
     }
     try connection.check(result, "sqlite3_bind_blob64")
   }

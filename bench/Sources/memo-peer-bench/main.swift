@@ -1,1 +1,23 @@
-print("stub")
+import Foundation
+import MemoCore
+import MemoCrypto
+import MemoStore
+
+// memo-peer benchmarks (`make bench`). Every figure is reported next to a baseline measured
+// in the same run on the same machine, because these machines are shared and noisy:
+//  - store: insert 100,000 memos of 1 KiB, then `memo-peer list` and `search` over them,
+//    as real processes; baseline: the same rows read or written by plain SQLite, unsealed;
+//  - AEAD: seal/open throughput at 1 KiB and 16 KiB; baseline: `openssl speed -evp
+//    aes-256-gcm` at the same sizes.
+// Targets (issue 2): `list` of 100,000 memos under 0.5 s; seal/open at 16 KiB at least
+// 80% of openssl's figure. Exit status 1 when a target is missed.
+
+let options = BenchOptions.parse(CommandLine.arguments.dropFirst())
+var report = BenchReport()
+
+print("memo-peer benchmarks (\(options.memoCount) memos; best of \(options.repeats) runs per figure)")
+try StoreBench(options: options).run(into: &report)
+try AEADBench(options: options).run(into: &report)
+report.printSummary()
+try report.save(to: options.resultsPath)
+exit(report.allTargetsMet ? 0 : 1)
