@@ -99,8 +99,10 @@ public enum MemoPeerCLI {
 
   private static func unknownCommand(_ name: String) -> MemoPeerError {
     let suggestion = ArgumentParser.closest(to: name, among: commands.map(\.name) + ["help"])
+    // Echo only what looks like a command word: a mistaken argument might be memo text.
+    let looksLikeCommand = name.count <= 20 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0 == "-") }
     return MemoPeerError(
-      .usage, "unknown command \(name.prefix(40))",
+      .usage, looksLikeCommand ? "unknown command \(name)" : "unknown command (not echoed: it is not a command word)",
       hint: (suggestion.map { "did you mean `memo-peer \($0)`? " } ?? "") + "see `memo-peer --help`")
   }
 

@@ -18,14 +18,11 @@ public final class SecureBytes: @unchecked Sendable {
     self.count = count
   }
 
-  public convenience init(copying bytes: some Sequence<UInt8>) {
-    let array = Array(bytes)
-    self.init(zeroedCount: array.count)
-    array.withUnsafeBytes { source in
-      if let base = source.baseAddress, source.count > 0 {
-        storage.baseAddress!.copyMemory(from: base, byteCount: source.count)
-      }
-    }
+  /// Copies secret bytes in without an intermediate array (which could not be wiped).
+  public convenience init(copying bytes: some Collection<UInt8>) {
+    self.init(zeroedCount: bytes.count)
+    let target = storage.bindMemory(to: UInt8.self)
+    for (index, byte) in bytes.enumerated() { target[index] = byte }
   }
 
   /// Fresh bytes from OpenSSL's CSPRNG.

@@ -17,7 +17,8 @@ public enum DeviceKey {
   public static func load(paths: NodePaths) throws -> SecureBytes {
     try PrivateFiles.checkPrivate(paths.keyDirectory, role: "key directory", expectedMode: "700")
     try PrivateFiles.checkPrivate(paths.deviceKeyPath, role: "device key", expectedMode: "600")
-    let bytes = try PrivateFiles.read(paths.deviceKeyPath, limit: 4096)
+    var bytes = try PrivateFiles.read(paths.deviceKeyPath, limit: 4096)
+    defer { for index in bytes.indices { bytes[index] = 0 } }
     guard bytes.count == fileSize, Array(bytes[0..<4]) == magic else {
       throw MemoPeerError(
         .wrongKey, "\(paths.deviceKeyPath) is not a memo-peer device key",
@@ -28,8 +29,7 @@ public enum DeviceKey {
         .newerDatabase, "the device key uses a format this memo-peer does not know (version \(bytes[4]))",
         hint: "upgrade memo-peer")
     }
-    let key = SecureBytes(copying: bytes[6...])
-    return key
+    return SecureBytes(copying: bytes[6...])
   }
 
   /// Creates a fresh key from OpenSSL's CSPRNG, never replacing an existing one.

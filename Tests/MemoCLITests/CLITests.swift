@@ -151,6 +151,9 @@ final class CLIMemoTests: XCTestCase {
     let json = try cli.run(["show", "ffff", "--json"])
     let error = try JSONSerialization.jsonObject(with: Data(json.stderr.utf8)) as? [String: Any]
     XCTAssertEqual((error?["error"] as? [String: Any])?["code"] as? String, "not-found")
+    let notACommand = try cli.run(["my secret plan"])
+    XCTAssertEqual(notACommand.status, 2)
+    XCTAssertFalse(notACommand.stderr.contains("secret"))
     let notAnID = try cli.run(["show", "my secret plan"])
     XCTAssertEqual(notAnID.status, 2)
     XCTAssertFalse(notAnID.stderr.contains("secret"))

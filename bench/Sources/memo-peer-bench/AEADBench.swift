@@ -19,7 +19,8 @@ struct AEADBench {
       for _ in 0..<3 {
         bestOpenSSL = max(bestOpenSSL, try openSSLSpeed(bytes: size))
         bestSeal = max(bestSeal, try throughput(size) { _ = try key.seal(plaintext, associatedData: associatedData) })
-        bestOpen = max(bestOpen, try throughput(size) { _ = try key.open(sealedSample, associatedData: associatedData) })
+        bestOpen = max(
+          bestOpen, try throughput(size) { _ = try key.open(sealedSample, associatedData: associatedData) })
       }
       let label = size >= 1024 * 16 ? "16 KiB" : "1 KiB"
       let target = size == 16 * 1024 ? "≥ 80% of openssl" : nil

@@ -54,7 +54,8 @@ struct BenchReport {
       name: name, value: value, unit: unit, baselineName: baselineName, baseline: baseline,
       ratio: baseline > 0 ? value / baseline : 0, target: target, met: met)
     figures.append(figure)
-    var line = "  \(name): \(format(value)) \(unit)  (\(baselineName): \(format(baseline)) \(unit), ratio \(format(figure.ratio)))"
+    var line =
+      "  \(name): \(format(value)) \(unit)  (\(baselineName): \(format(baseline)) \(unit), ratio \(format(figure.ratio)))"
     if let target, let met { line += "  target \(target): \(met ? "met" : "MISSED")" }
     print(line)
   }

@@ -39,12 +39,18 @@ struct StoreBench {
       "memo-peer list (process)", value: list, unit: "s", baselineName: "plain SQLite read of id+title",
       baseline: plainRead, target: "< 0.5 s", met: list < 0.5)
     report.add("memo-peer list peak RSS", value: Double(listRSS) / 1024, unit: "MiB", baselineName: "none", baseline: 0)
-    let listJSON = try best(options.repeats) { try runProcess(options.memoPeer, ["list", "--json"], environment: environment).0 }
-    report.add("memo-peer list --json (process)", value: listJSON, unit: "s", baselineName: "plain SQLite read", baseline: plainRead)
+    let listJSON = try best(options.repeats) {
+      try runProcess(options.memoPeer, ["list", "--json"], environment: environment).0
+    }
+    report.add(
+      "memo-peer list --json (process)", value: listJSON, unit: "s", baselineName: "plain SQLite read",
+      baseline: plainRead)
     let search = try best(options.repeats) {
       try runProcess(options.memoPeer, ["search", "needle"], environment: environment).0
     }
-    let plainFull = try best(options.repeats) { try PlainSQLite.readAll(root + "/plain.sqlite", columns: "id, title, body") }
+    let plainFull = try best(options.repeats) {
+      try PlainSQLite.readAll(root + "/plain.sqlite", columns: "id, title, body")
+    }
     report.add(
       "memo-peer search (process, decrypts every body)", value: search, unit: "s",
       baselineName: "plain SQLite read of all bodies", baseline: plainFull)
