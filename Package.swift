@@ -22,6 +22,9 @@ let package = Package(
     .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
     // statfs(2), which Swift's Glibc module does not export (memory-backed editor files).
     .target(name: "CSystemShims"),
+    // avahi-client, only to ask the daemon for its version over D-Bus (`memo-peer doctor`).
+    .target(
+      name: "CAvahiProbe", linkerSettings: [.linkedLibrary("avahi-client"), .linkedLibrary("avahi-common")]),
 
     // Pure logic: no I/O, no C.
     .target(name: "MemoCore", swiftSettings: strict),
@@ -31,9 +34,14 @@ let package = Package(
     .target(name: "MemoStore", dependencies: ["MemoCore", "MemoCrypto", "CSQLite"], swiftSettings: strict),
     // dns_sd.h (Avahi compat): typed errors now; register/browse/resolve with the discovery issue.
     .target(name: "MemoDiscovery", dependencies: ["MemoCore", "CDNSSD"], swiftSettings: strict),
+    // The engine: advertising, browsing, the doctor's checks, wiring core to I/O.
+    .target(
+      name: "MemoNode", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "CAvahiProbe"],
+      swiftSettings: strict),
     // The command line as a library, so it is testable.
     .target(
-      name: "MemoCLI", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "CSystemShims"], swiftSettings: strict),
+      name: "MemoCLI", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode", "CSystemShims"],
+      swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
     .executableTarget(
       name: "memo-peer-bench", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "CSQLite"],

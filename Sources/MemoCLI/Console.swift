@@ -1,3 +1,4 @@
+import Foundation
 import MemoCore
 import MemoCrypto
 import MemoStore
@@ -58,6 +59,14 @@ final class Console {
       return try readTerminalLine(tty)
     }
     return ["y", "yes"].contains(answer.trimmingWhitespace.lowercased())
+  }
+
+  /// Asks a question on the controlling terminal and returns the answer line.
+  func ask(_ question: String) throws -> String {
+    try withTerminal { tty in
+      try writeTerminal(tty, question)
+      return try readTerminalLine(tty)
+    }
   }
 
   /// Reads a passphrase without echo from the terminal, or one line from a descriptor the
@@ -140,6 +149,19 @@ final class Console {
       bytes.append(byte)
     }
     return SecureBytes(copying: bytes)
+  }
+}
+
+/// Whole lines to stdout from any thread (streaming commands such as `browse`).
+struct LinePrinter: Sendable {
+  private static let lock = NSLock()
+
+  func print(_ line: String) {
+    Self.lock.withLock { try? PrivateFiles.writeAll(1, Array((line + "\n").utf8), path: "stdout") }
+  }
+
+  func error(_ line: String) {
+    Self.lock.withLock { try? PrivateFiles.writeAll(2, Array((line + "\n").utf8), path: "stderr") }
   }
 }
 

@@ -11,7 +11,8 @@ public enum MemoPeerCLI {
 
   static let commands: [Command] = [
     NodeCommands.initialize, MemoCommands.new, MemoCommands.list, MemoCommands.show, MemoCommands.edit,
-    MemoCommands.delete, MemoCommands.search, NodeCommands.export, NodeCommands.import,
+    MemoCommands.delete, MemoCommands.search, NodeCommands.export, NodeCommands.import, NetworkCommands.consent,
+    NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status,
   ]
 
   public static func main(arguments: [String], environment: [String: String]) -> Int32 {
@@ -118,7 +119,8 @@ public enum MemoPeerCLI {
       return 1
     }
     if json {
-      let detail = OutputFormat.ErrorJSON.Detail(code: error.code.rawValue, message: error.message, hint: error.hint)
+      let detail = OutputFormat.ErrorJSON.Detail(
+        code: error.code.rawValue, message: error.message, hint: error.hint, dnsServiceCode: error.dnsServiceCode)
       console.error(
         String(decoding: OutputFormat.json(OutputFormat.ErrorJSON(error: detail)).dropLast(), as: UTF8.self))
     } else {

@@ -76,6 +76,13 @@ enum OutputFormat {
       let code: String
       let message: String
       let hint: String?
+      /// dns_sd.h's code (NoAuth -65555, PolicyDenied -65570, …) where there is one.
+      let dnsServiceCode: Int32?
+
+      enum CodingKeys: String, CodingKey {
+        case code, message, hint
+        case dnsServiceCode = "dns_sd_error"
+      }
     }
     let schema = OutputFormat.jsonSchema
     let error: Detail

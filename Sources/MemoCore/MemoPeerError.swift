@@ -49,6 +49,16 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case passphrase
     /// An export archive was damaged, truncated, or of an unknown version.
     case archive
+    /// A local-network use needs a consent nobody has given yet, and nobody can be asked.
+    case consentRequired = "consent-required"
+    /// The user denied (or revoked) local-network access: dns_sd's PolicyDenied.
+    case policyDenied = "policy-denied"
+    /// A DNS-SD service type was used without being declared: dns_sd's NoAuth.
+    case noAuth = "no-auth"
+    /// The system's mDNS daemon (avahi-daemon) cannot be reached.
+    case daemonUnavailable = "daemon-unavailable"
+    /// DNS-SD failed for another reason.
+    case discovery
   }
 
   public let code: Code
@@ -59,11 +69,17 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
   /// Technical detail for `--debug` logs only (C call names, errno, SQLite codes).
   public let diagnostics: String?
 
-  public init(_ code: Code, _ message: String, hint: String? = nil, diagnostics: String? = nil) {
+  /// The dns_sd.h error code, for errors that have one (NoAuth, PolicyDenied, …).
+  public let dnsServiceCode: Int32?
+
+  public init(
+    _ code: Code, _ message: String, hint: String? = nil, diagnostics: String? = nil, dnsServiceCode: Int32? = nil
+  ) {
     self.code = code
     self.message = message
     self.hint = hint
     self.diagnostics = diagnostics
+    self.dnsServiceCode = dnsServiceCode
   }
 
   public var description: String { "\(code.rawValue): \(message)" }
@@ -80,6 +96,11 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .crypto: 8
     case .editor: 9
     case .cancelled: 10
+    case .consentRequired: 11
+    case .policyDenied: 12
+    case .noAuth: 13
+    case .daemonUnavailable: 14
+    case .discovery: 15
     }
   }
 }

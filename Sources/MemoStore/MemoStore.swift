@@ -58,9 +58,7 @@ public final class MemoStore {
       let isNew = version == 0
       let key: SecureBytes
       if try isNew || !hasKeyCheck(db) {
-        key =
-          PrivateFiles.exists(paths.deviceKeyPath)
-          ? try DeviceKey.load(paths: paths) : try DeviceKey.create(paths: paths)
+        key = try KeyFile.device(paths).loadOrCreate()
       } else {
         guard PrivateFiles.exists(paths.deviceKeyPath) else {
           throw MemoPeerError(
@@ -68,7 +66,7 @@ public final class MemoStore {
             hint: "restore the key file from this device; a data directory copied from another device "
               + "cannot be opened here (move memos with `memo-peer export` and `import`)")
         }
-        key = try DeviceKey.load(paths: paths)
+        key = try KeyFile.device(paths).load()
       }
       let sealer: AES256GCMKey
       do { sealer = try AES256GCMKey(key) } catch {

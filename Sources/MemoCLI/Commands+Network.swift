@@ -1,0 +1,303 @@
+import Foundation
+import MemoCore
+import MemoDiscovery
+import MemoNode
+import MemoStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Commands that use the local network, all behind the consent gate.
+enum NetworkCommands {
+  static let browse = Command(
+    name: "browse", summary: "Find memo-peer devices on the local network (asks for consent first).",
+    details: """
+      The first use asks on the terminal, showing why memo-peer wants local-network access,
+      and records the answer. Without a terminal and without a decision it sends nothing and
+      exits with status 11; a denied consent exits with status 12 (PolicyDenied). Peers are
+      printed as they come (+) and go (-) until the timeout.
+      """,
+    options: [
+      OptionSpec("timeout", value: "SECONDS", "how long to watch (default 5)"),
+      OptionSpec("all-types", "list every service type on the network (needs the all-service-types scope)"),
+      OptionSpec("type", value: "TYPE", "browse another declared service type (default _memo-peer._tcp)"),
+      OptionSpec("json", "one JSON object per line for each peer event"),
+    ],
+    positionals: []
+  ) { context in
+    let paths = try context.paths()
+    let gate = try ConsentGate(paths: paths)
+    let allTypes = context.arguments.has("all-types")
+    let type =
+      allTypes
+      ? LocalNetworkManifest.allTypesQuery : context.arguments.value("type") ?? LocalNetworkManifest.memoPeerServiceType
+    let timeout = try seconds(context.arguments.value("timeout"), default: 5, option: "timeout")
+    let use: LocalNetworkUse = allTypes ? .browseAllTypes : .browse(serviceType: type)
+    try obtainConsent(for: use, gate: gate, context: context)
+
+    let identity = try AdvertisementIdentity.load(paths: paths, rotationSeconds: Advertisement.defaultRotationSeconds)
+    let printer = LinePrinter()
+    let json = context.wantsJSON
+    let found = Counter()
+    try runBlocking {
+      let sightings = try PeerBrowser.sightings(
+        discovery: gate.discovery, type: type, resolve: !allTypes, ownIdentity: identity, clock: { wallClock() })
+      try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask {
+          for try await sighting in sightings {
+            found.increment()
+            let text =
+              json
+              ? String(decoding: OutputFormat.json(sighting).dropLast(), as: UTF8.self)
+              : line(sighting, allTypes: allTypes)
+            printer.print(text)
+          }
+        }
+        group.addTask { try await Task.sleep(for: .milliseconds(Int(timeout * 1000))) }
+        // Whichever ends first (the timeout, or the browse failing) ends the command.
+        try await group.next()
+        group.cancelAll()
+      }
+    }
+    if found.value == 0 && !json {
+      printer.error("no memo-peer device answered within \(formatSeconds(timeout)) (`memo-peer doctor` checks why)")
+    }
+  }
+
+  static let consent = Command(
+    name: "consent", summary: "Show, grant, deny or revoke local-network consent.",
+    details: """
+      ACTION is status, grant, deny or revoke. Scopes: local-network (find and connect to
+      devices), all-service-types (browse --all-types), background-sync (sync on a schedule).
+      Every decision is appended to the node's consent log with the usage text that applied,
+      who decided, when and how. --provisioning marks a decision made while setting up a
+      trusted host (for example from a systemd unit's setup step).
+      """,
+    options: [
+      OptionSpec("scope", value: "SCOPE", "local-network (default), all-service-types or background-sync"),
+      OptionSpec("note", value: "TEXT", "a note stored with the decision"),
+      OptionSpec("provisioning", "record the decision as made by provisioning"),
+      OptionSpec("json", "print the consent state as JSON"),
+    ],
+    positionals: [PositionalSpec(name: "ACTION", optional: true, help: "status (default), grant, deny or revoke")]
+  ) { context in
+    let gate = try ConsentGate(paths: try context.paths())
+    let action = context.arguments.positional(0) ?? "status"
+    let scopeName = context.arguments.value("scope") ?? ConsentScope.localNetwork.rawValue
+    guard let scope = ConsentScope(rawValue: scopeName) else {
+      throw ArgumentParser.usage(
+        "unknown consent scope \(scopeName.prefix(30))",
+        suggestion: ArgumentParser.closest(to: scopeName, among: ConsentScope.allCases.map(\.rawValue)),
+        command: "consent")
+    }
+    let decision: ConsentDecision
+    switch action {
+    case "status":
+      printConsentStatus(gate: gate, context: context)
+      return
+    case "grant": decision = .granted
+    case "deny": decision = .denied
+    case "revoke":
+      guard try gate.state(scope).isGranted else {
+        context.console.print("\(scope.rawValue) is not granted; nothing to revoke")
+        return
+      }
+      decision = .revoked
+    default:
+      throw ArgumentParser.usage(
+        "unknown consent action \(action.prefix(20))",
+        suggestion: ArgumentParser.closest(to: action, among: ["status", "grant", "deny", "revoke"]), command: "consent"
+      )
+    }
+    let record = try gate.record(
+      decision, scope: scope, method: context.arguments.has("provisioning") ? .provisioning : .command,
+      note: context.arguments.value("note"), now: context.now)
+    if context.wantsJSON {
+      context.printJSON(record)
+    } else {
+      context.console.print("\(scope.rawValue): \(decision.rawValue)")
+      context.console.print("usage description: \(record.usageText)")
+    }
+  }
+
+  static let serve = Command(
+    name: "serve", summary: "Advertise this node on the local network, while consent allows (a daemon).",
+    details: """
+      Never browses and never asks. Without local-network consent it waits, says so once,
+      and starts advertising within 2 s of a grant; a revoke withdraws the advertisement
+      within 2 s. The advertisement is a pseudonym and a tag that change every rotation
+      period. SIGTERM or SIGINT withdraws it and exits 0.
+      """,
+    options: [
+      OptionSpec("port", value: "PORT", "TCP port to listen on (default: any free port)"),
+      OptionSpec("interface", value: "NAME", repeatable: true, "advertise only on this interface (repeatable)"),
+      OptionSpec("rotation", value: "SECONDS", "rotation period of the pseudonym and tag (default 900)"),
+    ],
+    positionals: []
+  ) { context in
+    let paths = try context.paths()
+    let gate = try ConsentGate(paths: paths)
+    let rotation = try seconds(context.arguments.value("rotation"), default: 900, option: "rotation")
+    guard rotation >= 1 else {
+      throw ArgumentParser.usage("--rotation must be at least 1 second", suggestion: nil, command: "serve")
+    }
+    let identity = try AdvertisementIdentity.load(paths: paths, rotationSeconds: Int64(rotation))
+    let interfaces = try selectedInterfaces(context.arguments.all("interface"))
+    guard let port = UInt16(context.arguments.value("port") ?? "0") else {
+      throw ArgumentParser.usage("--port needs a number from 0 to 65535", suggestion: nil, command: "serve")
+    }
+    let listener = try TCPListener(port: port)
+    let stop = StopFlag()
+    let signals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
+      signal(number, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+      source.setEventHandler { stop.set() }
+      source.resume()
+      return source
+    }
+    let printer = LinePrinter()
+    let engine = ServeEngine(
+      paths: paths, gate: gate, identity: identity, port: listener.port, interfaces: interfaces,
+      logger: context.logger.scoped("serve"), clock: { wallClock() },
+      report: { printer.error("memo-peer serve: \($0)") })
+    printer.error("memo-peer serve: listening on TCP port \(listener.port)")
+    try runBlocking { try await engine.run(until: stop) }
+    withExtendedLifetime((listener, signals)) {}
+  }
+
+  static let status = Command(
+    name: "status", summary: "Show this node's consent and what its daemon is doing.",
+    details:
+      "The daemon state comes from `serve`: waiting (and for what), advertising (as what, where), or not running.",
+    options: [OptionSpec("json", "print the status as JSON")],
+    positionals: []
+  ) { context in
+    let paths = try context.paths()
+    let gate = try ConsentGate(paths: paths)
+    var consent: [String: String] = [:]
+    for scope in ConsentScope.allCases { consent[scope.rawValue] = try gate.state(scope).name }
+    let serve = ServeStatus.read(paths)
+    let running = serve?.isRunning ?? false
+    if context.wantsJSON {
+      struct StatusJSON: Encodable {
+        let schema = OutputFormat.jsonSchema
+        let consent: [String: String]
+        let running: Bool
+        let serve: ServeStatus?
+      }
+      context.printJSON(StatusJSON(consent: consent, running: running, serve: running ? serve : nil))
+      return
+    }
+    for scope in ConsentScope.allCases {
+      context.console.print("consent \(scope.rawValue): \(consent[scope.rawValue]!)")
+    }
+    context.console.print("daemon: " + (running ? serve!.summary : "not running (start it with `memo-peer serve`)"))
+  }
+
+  // MARK: - Helpers
+
+  /// Asks for consent on a terminal when none is recorded; refuses otherwise.
+  static func obtainConsent(for use: LocalNetworkUse, gate: ConsentGate, context: CommandContext) throws {
+    switch try gate.verdict(for: use) {
+    case .allowed: return
+    case .refused(let error): throw error
+    case .needsConsent(let scope):
+      guard context.console.stdinIsTerminal else { throw ConsentGate.consentRequired(scope, manifest: gate.manifest) }
+      let answer = try context.console.ask("\(gate.manifest.promptText)\nAllow / Don't Allow? ")
+      let normalized = answer.trimmingWhitespace.lowercased()
+      let allowed = ["allow", "a", "y", "yes"].contains(normalized)
+      try gate.record(allowed ? .granted : .denied, scope: scope, method: .prompt, note: nil, now: context.now)
+      if !allowed {
+        if case .refused(let error) = try gate.verdict(for: use) { throw error }
+      }
+    }
+  }
+
+  static func printConsentStatus(gate: ConsentGate, context: CommandContext) {
+    let records = (try? gate.log.records()) ?? []
+    if context.wantsJSON {
+      struct ScopeJSON: Encodable {
+        let state: String
+        let last: ConsentRecord?
+      }
+      struct ConsentJSON: Encodable {
+        let schema = OutputFormat.jsonSchema
+        let scopes: [String: ScopeJSON]
+        let usageText: String
+        let serviceTypes: [String]
+        enum CodingKeys: String, CodingKey {
+          case schema, scopes
+          case usageText = "usage_text"
+          case serviceTypes = "service_types"
+        }
+      }
+      var scopes: [String: ScopeJSON] = [:]
+      for scope in ConsentScope.allCases {
+        scopes[scope.rawValue] = ScopeJSON(
+          state: ConsentState.of(scope, in: records).name, last: records.last { $0.scope == scope })
+      }
+      context.printJSON(
+        ConsentJSON(scopes: scopes, usageText: gate.manifest.promptText, serviceTypes: gate.manifest.serviceTypes))
+      return
+    }
+    for scope in ConsentScope.allCases {
+      var line = "\(scope.rawValue): \(ConsentState.of(scope, in: records).name)"
+      if let last = records.last(where: { $0.scope == scope }) {
+        line += " (\(OutputFormat.localTime(last.time)), by \(last.user), via \(last.method.rawValue))"
+      }
+      context.console.print(line)
+    }
+    context.console.print("usage description: \(gate.manifest.usageDescription)")
+    context.console.print("declared service types: \(gate.manifest.serviceTypes.joined(separator: ", "))")
+  }
+
+  static func line(_ sighting: PeerSighting, allTypes: Bool) -> String {
+    if allTypes { return "\(sighting.event == .added ? "+" : "-") \(sighting.instance).\(sighting.type)" }
+    guard sighting.event == .added else { return "- \(sighting.instance)  left (\(sighting.interface))" }
+    var text = "+ \(sighting.instance)"
+    if let port = sighting.port {
+      text += "  " + (sighting.addresses.first.map { "\($0) port \(port)" } ?? "port \(port)")
+    }
+    text += "  \(sighting.interface)"
+    if let tag = sighting.tag { text += "  tag=\(tag)" }
+    if sighting.own { text += "  (this node)" }
+    return text
+  }
+
+  static func seconds(_ text: String?, default value: Double, option: String) throws -> Double {
+    guard let text else { return value }
+    guard let number = Double(text), number > 0, number <= 86400 else {
+      throw ArgumentParser.usage("--\(option) needs a number of seconds", suggestion: nil, command: nil)
+    }
+    return number
+  }
+
+  static func formatSeconds(_ value: Double) -> String {
+    value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+  }
+
+  static func selectedInterfaces(_ names: [String]) throws -> [NetworkInterface] {
+    guard !names.isEmpty else { return [] }
+    let available = NetworkInterfaces.all()
+    return try names.map { name in
+      guard let interface = available.first(where: { $0.name == name }) else {
+        throw MemoPeerError(
+          .usage, "there is no interface named \(name.prefix(20))",
+          hint: "interfaces here: " + available.map(\.name).joined(separator: ", "))
+      }
+      return interface
+    }
+  }
+}
+
+/// A count shared between tasks.
+final class Counter: @unchecked Sendable {
+  private let lock = NSLock()
+  private var count = 0
+  var value: Int { lock.withLock { count } }
+  func increment() { lock.withLock { count += 1 } }
+}
+
+/// Milliseconds since the epoch, now.
+func wallClock() -> Timestamp { Timestamp((Date().timeIntervalSince1970 * 1000).rounded()) }

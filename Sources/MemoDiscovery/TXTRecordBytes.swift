@@ -1,0 +1,43 @@
+internal import CDNSSD
+import MemoCore
+
+/// TXT records through dns_sd's own TXTRecord* functions (no hand-written codec).
+enum TXTRecordBytes {
+  static func encode(_ values: [String: String]) throws -> [UInt8] {
+    var record = TXTRecordRef()
+    TXTRecordCreate(&record, 0, nil)
+    defer { TXTRecordDeallocate(&record) }
+    for key in values.keys.sorted() {
+      let value = Array(values[key]!.utf8)
+      let code = value.withUnsafeBytes { TXTRecordSetValue(&record, key, UInt8(value.count), $0.baseAddress) }
+      guard code == DNSServiceErrorType(kDNSServiceErr_NoError) else {
+        throw MemoPeerError(.discovery, "a TXT record entry is too long", dnsServiceCode: code)
+      }
+    }
+    let length = Int(TXTRecordGetLength(&record))
+    guard length > 0, let bytes = TXTRecordGetBytesPtr(&record) else { return [0] }
+    return Array(UnsafeRawBufferPointer(start: bytes, count: length))
+  }
+
+  static func decode(_ bytes: [UInt8]) -> [String: String] {
+    guard !bytes.isEmpty else { return [:] }
+    var result: [String: String] = [:]
+    bytes.withUnsafeBytes { raw in
+      let count = TXTRecordGetCount(UInt16(raw.count), raw.baseAddress)
+      for index in 0..<count {
+        var key = [CChar](repeating: 0, count: 256)
+        var valueLength: UInt8 = 0
+        var value: UnsafeRawPointer?
+        let code = TXTRecordGetItemAtIndex(
+          UInt16(raw.count), raw.baseAddress, index, UInt16(key.count), &key, &valueLength, &value)
+        guard code == DNSServiceErrorType(kDNSServiceErr_NoError) else { continue }
+        let name = String(decoding: key.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let text = value.map {
+          String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(valueLength)), as: UTF8.self)
+        }
+        result[name] = text ?? ""
+      }
+    }
+    return result
+  }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import MemoCore
+import MemoDiscovery
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A peer coming or going, as `browse` reports it (one JSON object per line with --json).
+public struct PeerSighting: Sendable, Codable, Equatable {
+  public enum Event: String, Codable, Sendable {
+    case added, removed
+  }
+
+  public var event: Event
+  public var instance: String
+  public var type: String
+  public var interface: String
+  /// Protocol version from TXT `v`.
+  public var version: String?
+  /// The rotating tag from TXT `tag`.
+  public var tag: String?
+  public var host: String?
+  public var addresses: [String]
+  public var port: UInt16?
+  /// This node's own advertisement (its tag is ours).
+  public var own: Bool
+  /// The paired device's name, once trusted devices exist (trusted-connections issue).
+  public var trustedName: String?
+
+  enum CodingKeys: String, CodingKey {
+    case event, instance, type, interface, version, tag, host, addresses, port, own
+    case trustedName = "trusted_name"
+  }
+}
+
+/// Browses through the consent gate and turns raw DNS-SD events into sightings: each added
+/// instance is resolved (host, port, TXT) and its addresses looked up, concurrently.
+public enum PeerBrowser {
+  public static func sightings(
+    discovery: GatedDiscovery, type: String, resolve: Bool, ownIdentity: AdvertisementIdentity?,
+    clock: @escaping @Sendable () -> Timestamp
+  ) throws -> AsyncThrowingStream<PeerSighting, any Error> {
+    let events = try discovery.browse(type: type)
+    return AsyncThrowingStream { continuation in
+      let task = Task {
+        var seen = Set<ServiceInstance>()
+        await withTaskGroup(of: Void.self) { group in
+          do {
+            for try await event in events {
+              switch event {
+              case .added(let instance):
+                guard seen.insert(instance).inserted else { continue }
+                group.addTask {
+                  continuation.yield(
+                    await sighting(
+                      for: instance, discovery: discovery, resolve: resolve, own: ownIdentity, clock: clock))
+                }
+              case .removed(let instance):
+                guard seen.remove(instance) != nil else { continue }
+                continuation.yield(
+                  PeerSighting(
+                    event: .removed, instance: instance.name, type: instance.type,
+                    interface: interfaceName(instance.interfaceIndex), addresses: [], own: false))
+              }
+            }
+            continuation.finish()
+          } catch {
+            continuation.finish(throwing: error)
+          }
+          group.cancelAll()
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+
+  static func sighting(
+    for instance: ServiceInstance, discovery: GatedDiscovery, resolve: Bool, own: AdvertisementIdentity?,
+    clock: @Sendable () -> Timestamp
+  ) async -> PeerSighting {
+    var sighting = PeerSighting(
+      event: .added, instance: instance.name, type: instance.type, interface: interfaceName(instance.interfaceIndex),
+      addresses: [], own: false)
+    guard resolve, let service = try? await discovery.resolve(instance) else { return sighting }
+    sighting.host = service.hostTarget
+    sighting.port = service.port
+    sighting.version = service.txt["v"]
+    sighting.tag = service.txt["tag"]
+    if let tag = sighting.tag, let own { sighting.own = own.recognizes(tag: tag, at: clock()) }
+    sighting.addresses = (try? await discovery.addresses(of: service)) ?? []
+    return sighting
+  }
+
+  static func interfaceName(_ index: UInt32) -> String {
+    var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+    guard index != 0, if_indextoname(index, &name) != nil else { return index == 0 ? "any" : "#\(index)" }
+    return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  }
+}

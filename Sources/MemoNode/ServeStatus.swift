@@ -1,0 +1,74 @@
+import Foundation
+import MemoCore
+import MemoStore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What `serve` is doing, written to `state/serve.json` (0600) on every change so that
+/// `memo-peer status` and `doctor` can report it. Format version 1.
+public struct ServeStatus: Codable, Sendable, Equatable {
+  public enum State: String, Codable, Sendable {
+    /// Not advertising; `waitingFor` says why.
+    case waiting
+    case advertising
+    case stopped
+  }
+
+  public var schema = 1
+  public var pid: Int32
+  public var state: State
+  public var waitingFor: String?
+  public var instance: String?
+  public var port: UInt16
+  /// Interface names advertised on, or empty for all.
+  public var interfaces: [String]
+  public var updated: Timestamp
+
+  public init(
+    pid: Int32, state: State, waitingFor: String?, instance: String?, port: UInt16, interfaces: [String],
+    updated: Timestamp
+  ) {
+    self.pid = pid
+    self.state = state
+    self.waitingFor = waitingFor
+    self.instance = instance
+    self.port = port
+    self.interfaces = interfaces
+    self.updated = updated
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case schema, pid, state, instance, port, interfaces, updated
+    case waitingFor = "waiting_for"
+  }
+
+  /// Whether the process that wrote the status still runs.
+  public var isRunning: Bool { state != .stopped && kill(pid, 0) == 0 }
+
+  public static func path(_ paths: NodePaths) -> String { paths.stateDirectory + "/serve.json" }
+
+  public static func read(_ paths: NodePaths) -> ServeStatus? {
+    guard let bytes = try? PrivateFiles.read(path(paths), limit: 1 << 16) else { return nil }
+    return try? JSONDecoder().decode(ServeStatus.self, from: Data(bytes))
+  }
+
+  public func write(_ paths: NodePaths) throws {
+    try PrivateFiles.ensureDirectory(paths.stateDirectory, role: "state directory")
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    try PrivateFiles.writeAtomically(Array(try encoder.encode(self)), to: Self.path(paths))
+  }
+
+  /// One line for people: `advertising as memo-peer-1a2b3c4d on eth0 (port 7410)`.
+  public var summary: String {
+    switch state {
+    case .waiting: "waiting (\(waitingFor ?? "unknown"))"
+    case .advertising:
+      "advertising as \(instance ?? "?") on \(interfaces.isEmpty ? "all interfaces" : interfaces.joined(separator: ", "))"
+        + " (port \(port))"
+    case .stopped: "stopped"
+    }
+  }
+}

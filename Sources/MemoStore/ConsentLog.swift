@@ -1,0 +1,92 @@
+import Foundation
+import MemoCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The append-only consent log: `state/consent.jsonl`, 0600, one JSON record per line
+/// (docs/FORMATS.md). Records are only ever appended, with O_APPEND and fsync, so the log is
+/// an audit trail of every decision and how it was made.
+public struct ConsentLog: Sendable {
+  public let path: String
+  let directory: String
+
+  public init(paths: NodePaths) {
+    directory = paths.stateDirectory
+    path = paths.stateDirectory + "/consent.jsonl"
+  }
+
+  /// Every record, oldest first. An unterminated last line (a write cut by a crash) is
+  /// ignored; any other damage is an error, so a damaged log never reads as a grant.
+  public func records() throws -> [ConsentRecord] {
+    guard PrivateFiles.exists(path) else { return [] }
+    try PrivateFiles.checkPrivate(path, role: "consent log", expectedMode: "600")
+    let bytes = try PrivateFiles.read(path, limit: 16 << 20)
+    var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
+    if let last = lines.last, bytes.last != 0x0A || last.isEmpty { lines.removeLast() }
+    let decoder = JSONDecoder()
+    return try lines.enumerated().map { index, line in
+      guard let record = try? decoder.decode(ConsentRecord.self, from: Data(line)), record.version == 1 else {
+        throw MemoPeerError(
+          .storage,
+          "the consent log \(path) is damaged at line \(index + 1); nothing uses the network until it is fixed",
+          hint: "move it aside and record your decision again with `memo-peer consent grant` or `deny`")
+      }
+      return record
+    }
+  }
+
+  /// Appends one record durably.
+  public func append(_ record: ConsentRecord) throws {
+    try PrivateFiles.ensureDirectory(directory, role: "state directory")
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    let line = Array(try encoder.encode(record)) + [0x0A]
+    let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw PrivateFiles.ioError(errno, "cannot write the consent log \(path)") }
+    defer { close(fd) }
+    try PrivateFiles.checkPrivate(path, role: "consent log", expectedMode: "600")
+    try PrivateFiles.writeAll(fd, line, path: path)
+    guard fsync(fd) == 0 else { throw PrivateFiles.ioError(errno, "cannot flush the consent log") }
+  }
+
+  /// A cheap change marker (size and modification time), so a daemon can poll the log.
+  public func fingerprint() -> String {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return "absent" }
+    return "\(info.st_size)-\(info.st_mtim.tv_sec)-\(info.st_mtim.tv_nsec)"
+  }
+}
+
+/// The node's configuration file `config/config.json`; today only extra DNS-SD types.
+public struct NodeConfig: Sendable {
+  public var serviceTypes: [String] = []
+
+  struct File: Decodable {
+    var serviceTypes: [String]?
+
+    enum CodingKeys: String, CodingKey { case serviceTypes = "service_types" }
+  }
+
+  public static func load(paths: NodePaths) throws -> NodeConfig {
+    let path = paths.configDirectory + "/config.json"
+    guard PrivateFiles.exists(path) else { return NodeConfig() }
+    let bytes = try PrivateFiles.read(path, limit: 1 << 20)
+    guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)) else {
+      throw MemoPeerError(
+        .invalidInput, "\(path) is not valid JSON of the expected shape",
+        hint: "it holds {\"service_types\": [\"_name._tcp\", …]}")
+    }
+    let types = file.serviceTypes ?? []
+    if let bad = types.first(where: { !LocalNetworkManifest.isWellFormed(serviceType: $0) }) {
+      throw MemoPeerError(
+        .invalidInput, "\(path) declares \(bad.prefix(40)), which is not a DNS-SD service type",
+        hint: "service types look like _name._tcp or _name._udp")
+    }
+    return NodeConfig(serviceTypes: types)
+  }
+
+  /// The manifest in force: memo-peer's own declarations plus the config's types.
+  public var manifest: LocalNetworkManifest { LocalNetworkManifest.builtIn.adding(serviceTypes: serviceTypes) }
+}
