@@ -55,6 +55,9 @@ let package = Package(
       name: "MemoStoreTests", dependencies: ["MemoStore", "MemoCrypto", "MemoCore"],
       resources: [.copy("Fixtures")], swiftSettings: strict),
     .testTarget(name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery"], swiftSettings: strict),
+    .testTarget(name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto"], swiftSettings: strict),
+    // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
+    .testTarget(name: "LabTests", dependencies: ["memo-peer"], swiftSettings: strict),
     .testTarget(name: "MemoCLITests", dependencies: ["MemoCLI", "MemoStore", "memo-peer"], swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]

@@ -8,8 +8,14 @@ packages=(
   openssl                # `openssl speed`, the benchmark's baseline
   libsqlite3-dev         # the memo store
   libavahi-compat-libdnssd-dev  # dns_sd.h over Avahi
+  libavahi-client-dev    # avahi-client: `doctor` asks the daemon for its version over D-Bus
   pkg-config             # how SwiftPM finds the libraries above
-  util-linux             # unshare/mount for the full-disk test
+  util-linux             # unshare/mount for the full-disk test and the lab
+  bsdutils               # `script`: a pseudo-terminal for the consent-prompt lab test
+  iproute2               # `ip netns`: the virtual home lab
+  dbus                   # each lab host's own system bus
+  avahi-daemon           # each lab host's mDNS daemon (never started in the root namespace)
+  avahi-utils            # avahi-browse: the lab's independent client
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done
@@ -28,8 +34,21 @@ if ((${#missing[@]})); then
   fi
   echo "installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
+  # Package scripts must not start avahi-daemon (or anything) in the root namespace, whose
+  # network is shared: a policy-rc.d that refuses every start, only for this install.
+  guard=""
+  if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+    guard=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"$guard"
+    chmod 755 "$guard"
+  fi
+  avahi_before=$(avahi-daemon --check 2>/dev/null && echo running || echo stopped)
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  [[ -n $guard ]] && rm -f "$guard"
+  if [[ $avahi_before == stopped ]] && avahi-daemon --check 2>/dev/null; then
+    avahi-daemon --kill || true  # started by a package script despite the guard: undo it
+  fi
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

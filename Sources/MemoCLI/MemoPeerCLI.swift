@@ -12,7 +12,7 @@ public enum MemoPeerCLI {
   static let commands: [Command] = [
     NodeCommands.initialize, MemoCommands.new, MemoCommands.list, MemoCommands.show, MemoCommands.edit,
     MemoCommands.delete, MemoCommands.search, NodeCommands.export, NodeCommands.import, NetworkCommands.consent,
-    NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status,
+    NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, DoctorCommand.doctor,
   ]
 
   public static func main(arguments: [String], environment: [String: String]) -> Int32 {
@@ -114,6 +114,7 @@ public enum MemoPeerCLI {
 
   /// Prints an error for a person (or as JSON on stderr with --json) and returns its status.
   private static func report(_ error: any Error, _ console: Console, json: Bool) -> Int32 {
+    if error is DoctorFound { return 1 }
     guard let error = error as? MemoPeerError else {
       console.error("memo-peer: internal error (\(Logger.describeType(of: error))); nothing was changed")
       return 1

@@ -9,6 +9,9 @@ enum TXTRecordBytes {
     defer { TXTRecordDeallocate(&record) }
     for key in values.keys.sorted() {
       let value = Array(values[key]!.utf8)
+      guard value.count + key.utf8.count < 255 else {
+        throw MemoPeerError(.discovery, "a TXT record entry is longer than 255 bytes")
+      }
       let code = value.withUnsafeBytes { TXTRecordSetValue(&record, key, UInt8(value.count), $0.baseAddress) }
       guard code == DNSServiceErrorType(kDNSServiceErr_NoError) else {
         throw MemoPeerError(.discovery, "a TXT record entry is too long", dnsServiceCode: code)

@@ -1,0 +1,38 @@
+import MemoCore
+import MemoNode
+
+/// `memo-peer doctor`: discovery failing in silence, explained.
+enum DoctorCommand {
+  static let doctor = Command(
+    name: "doctor", summary: "Explain why discovery finds nothing, and how to fix it.",
+    details: """
+      Checks consent, the D-Bus system bus, avahi-daemon, the network interfaces, the daemon
+      (`serve`) and its port, and (only with consent) whether this node sees its own
+      advertisement. Exits 0 when every check passes, 1 otherwise.
+      """,
+    options: [OptionSpec("json", "print {schema, ok, checks: [{name, ok, detail, fix}]} as JSON")],
+    positionals: []
+  ) { context in
+    let paths = try context.paths()
+    let environment = context.environment
+    let checks = try runBlocking { await Doctor.run(paths: paths, environment: environment) }
+    let ok = checks.allSatisfy(\.ok)
+    if context.wantsJSON {
+      struct DoctorJSON: Encodable {
+        let schema = OutputFormat.jsonSchema
+        let ok: Bool
+        let checks: [DoctorCheck]
+      }
+      context.printJSON(DoctorJSON(ok: ok, checks: checks))
+    } else {
+      for check in checks {
+        context.console.print("\(check.ok ? "ok  " : "FAIL") \(check.name): \(check.detail)")
+        if let fix = check.fix { context.console.print("     fix: \(fix)") }
+      }
+    }
+    if !ok { throw DoctorFound() }
+  }
+}
+
+/// `doctor` found a problem: exit status 1, its findings already printed.
+struct DoctorFound: Error {}

@@ -1,0 +1,66 @@
+import Foundation
+import MemoCore
+import XCTest
+
+@testable import MemoStore
+
+final class ConsentLogTests: XCTestCase {
+  func record(_ decision: ConsentDecision, note: String? = nil) -> ConsentRecord {
+    ConsentRecord(
+      decision: decision, scope: .localNetwork, usageText: LocalNetworkManifest.builtIn.promptText,
+      serviceTypes: ["_memo-peer._tcp"], user: "ana", uid: 1000, time: 5, method: .prompt, note: note)
+  }
+
+  func testAppendsAndReadsBackEveryRecord() throws {
+    let node = try TemporaryNode()
+    let log = ConsentLog(paths: node.paths)
+    XCTAssertEqual(try log.records(), [])
+    let before = log.fingerprint()
+    try log.append(record(.granted, note: "set up by ana"))
+    try log.append(record(.revoked))
+    XCTAssertNotEqual(log.fingerprint(), before)
+    XCTAssertEqual(try log.records(), [record(.granted, note: "set up by ana"), record(.revoked)])
+    var info = stat()
+    stat(log.path, &info)
+    XCTAssertEqual(info.st_mode & 0o777, 0o600)
+    let text = try String(contentsOfFile: log.path, encoding: .utf8)
+    XCTAssertEqual(text.split(separator: "\n").count, 2)
+    XCTAssertTrue(text.contains("\"usage_text\":\"memo-peer would like"))
+    XCTAssertTrue(text.contains("\"method\":\"prompt\""))
+  }
+
+  func testATornLastLineIsIgnoredButDamageIsAnError() throws {
+    let node = try TemporaryNode()
+    let log = ConsentLog(paths: node.paths)
+    try log.append(record(.granted))
+    let handle = try XCTUnwrap(FileHandle(forWritingAtPath: log.path))
+    try handle.seekToEnd()
+    try handle.write(contentsOf: Data("{\"version\":1,\"decis".utf8))
+    try handle.close()
+    XCTAssertEqual(try log.records(), [record(.granted)])
+    try Data("garbage\n".utf8 + Array(try Data(contentsOf: URL(fileURLWithPath: log.path)))).write(
+      to: URL(fileURLWithPath: log.path))
+    assertMemoError(.storage, try log.records()) { XCTAssertTrue($0.message.contains("line 1")) }
+  }
+
+  func testConfigAddsServiceTypesAndRejectsBadOnes() throws {
+    let node = try TemporaryNode()
+    XCTAssertEqual(try NodeConfig.load(paths: node.paths).manifest, LocalNetworkManifest.builtIn)
+    try FileManager.default.createDirectory(atPath: node.paths.configDirectory, withIntermediateDirectories: true)
+    let path = node.paths.configDirectory + "/config.json"
+    try Data(#"{"service_types": ["_ipp._tcp"]}"#.utf8).write(to: URL(fileURLWithPath: path))
+    XCTAssertEqual(try NodeConfig.load(paths: node.paths).manifest.serviceTypes, ["_memo-peer._tcp", "_ipp._tcp"])
+    try Data(#"{"service_types": ["printer"]}"#.utf8).write(to: URL(fileURLWithPath: path))
+    assertMemoError(.invalidInput, try NodeConfig.load(paths: node.paths))
+  }
+
+  func testDiscoveryKeyIsSeparateFromTheDeviceKey() throws {
+    let node = try TemporaryNode()
+    _ = try node.open()
+    let discovery = try KeyFile.discovery(node.paths).loadOrCreate()
+    XCTAssertTrue(discovery.constantTimeEquals(try KeyFile.discovery(node.paths).load()))
+    XCTAssertFalse(discovery.constantTimeEquals(try KeyFile.device(node.paths).load()))
+    XCTAssertEqual(
+      Array(try PrivateFiles.read(KeyFile.discovery(node.paths).path, limit: 64)[0..<4]), Array("MPDS".utf8))
+  }
+}
