@@ -3,6 +3,9 @@
 SWIFT ?= swift
 PREFIX ?= /usr/local
 RELEASE_BIN := .build/release/memo-peer
+# Release builds link the Swift runtime statically (a third less start-up time for every
+# command) with lld (GNU ld warns about mktemp inside the static Foundation).
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld
 
 .PHONY: deps build test lint format demo bench install clean
 
@@ -10,7 +13,7 @@ deps:
 	@scripts/deps.sh
 
 build: deps
-	$(SWIFT) build -c release --product memo-peer
+	$(SWIFT) build $(RELEASE_FLAGS) --product memo-peer
 
 lint: deps
 	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests bench
@@ -27,8 +30,9 @@ demo: build
 	scripts/demo.sh $(RELEASE_BIN)
 
 bench: deps
-	$(SWIFT) build -c release --product memo-peer --product memo-peer-bench
-	.build/release/memo-peer-bench --memo-peer $(RELEASE_BIN)
+	$(SWIFT) build $(RELEASE_FLAGS) --product memo-peer
+	$(SWIFT) build $(RELEASE_FLAGS) --product memo-peer-bench
+	.build/release/memo-peer-bench --memo-peer $(CURDIR)/$(RELEASE_BIN) --lab $(CURDIR)/scripts/lab
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin

@@ -24,10 +24,12 @@ final class RegisterContext: Sendable {
   init(once: OnceBox<String>) { self.once = once }
 }
 
-/// Gathers A and AAAA answers, finishing `window` after the first.
+/// Gathers A and AAAA answers: done as soon as both kinds have answered (usually at once,
+/// from the daemon's cache), or `window` after the first answer when a host lacks one kind.
 final class AddressCollector: @unchecked Sendable {
   // Mutated only on `queue` (the DNS-SD callbacks and the timer run there).
   private var addresses: [String] = []
+  private var answeredTypes = Set<UInt16>()
   private var timerStarted = false
   private var owners: [ServiceRefOwner] = []
   let interfaceIndex: UInt32
@@ -44,14 +46,18 @@ final class AddressCollector: @unchecked Sendable {
 
   func keepAlive(_ owner: ServiceRefOwner) { owners.append(owner) }
 
-  func add(_ address: String) {
+  func add(_ address: String, type: UInt16) {
     if !addresses.contains(address) { addresses.append(address) }
+    answeredTypes.insert(type)
+    if answeredTypes.count == 2 { return finish() }
     guard !timerStarted else { return }
     timerStarted = true
-    queue.asyncAfter(deadline: .now() + window.seconds) { [self] in
-      once.finish(.success(addresses))
-      for owner in owners { owner.cancel() }
-    }
+    queue.asyncAfter(deadline: .now() + window.seconds) { [self] in finish() }
+  }
+
+  private func finish() {
+    once.finish(.success(addresses))
+    for owner in owners { owner.cancel() }
   }
 }
 
@@ -98,7 +104,7 @@ let queryReply: DNSServiceQueryRecordReply = {
   else { return }
   let box = Unmanaged<AddressCollector>.fromOpaque(context).takeUnretainedValue()
   let bytes = Array(UnsafeRawBufferPointer(start: data, count: Int(length)))
-  if let address = formatAddress(bytes, type: type, interfaceIndex: interfaceIndex) { box.add(address) }
+  if let address = formatAddress(bytes, type: type, interfaceIndex: interfaceIndex) { box.add(address, type: type) }
 }
 
 /// Presentation form of an A or AAAA rdata; IPv6 link-local gets `%interface`.

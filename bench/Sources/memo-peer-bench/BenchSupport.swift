@@ -2,10 +2,15 @@ import Foundation
 
 /// Command-line options of the benchmark runner.
 struct BenchOptions {
+  func wants(_ group: String) -> Bool { only.isEmpty || only.contains(group) }
+
   var memoPeer = ".build/release/memo-peer"
   var memoCount = 100_000
   var repeats = 5
   var resultsPath = "bench/results/latest.json"
+  var labScript = "scripts/lab"
+  /// Which groups to run: store, aead, discovery (default all).
+  var only: Set<String> = []
   /// Keep the benchmark node in this directory (for profiling) instead of a temporary one.
   var keepHome: String?
 
@@ -19,8 +24,12 @@ struct BenchOptions {
       case "--repeats": options.repeats = max(1, Int(iterator.next() ?? "") ?? options.repeats)
       case "--results": options.resultsPath = iterator.next() ?? options.resultsPath
       case "--keep-home": options.keepHome = iterator.next()
+      case "--lab": options.labScript = iterator.next() ?? options.labScript
+      case "--only": options.only.insert(iterator.next() ?? "")
       default:
-        print("usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR]")
+        print(
+          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--only store|aead|discovery]"
+        )
         exit(argument == "--help" ? 0 : 2)
       }
     }

@@ -9,15 +9,19 @@ import MemoStore
 //    as real processes; baseline: the same rows read or written by plain SQLite, unsealed;
 //  - AEAD: seal/open throughput at 1 KiB and 16 KiB; baseline: `openssl speed -evp
 //    aes-256-gcm` at the same sizes.
-// Targets (issue 2): `list` of 100,000 memos under 0.5 s; seal/open at 16 KiB at least
-// 80% of openssl's figure. Exit status 1 when a target is missed.
+//  - discovery: time to the first result of `memo-peer browse` vs `avahi-browse -r` on the
+//    virtual lab (needs root).
+// Targets: `list` of 100,000 memos under 0.5 s; seal/open at 16 KiB at least 80% of
+// openssl's figure; browse's first result at most 1.2 × avahi-browse's. Exit status 1 when
+// a target is missed.
 
 let options = BenchOptions.parse(CommandLine.arguments.dropFirst())
 var report = BenchReport()
 
 print("memo-peer benchmarks (\(options.memoCount) memos; best of \(options.repeats) runs per figure)")
-try StoreBench(options: options).run(into: &report)
-try AEADBench(options: options).run(into: &report)
+if options.wants("store") { try StoreBench(options: options).run(into: &report) }
+if options.wants("aead") { try AEADBench(options: options).run(into: &report) }
+if options.wants("discovery") { try BrowseBench(options: options).run(into: &report) }
 report.printSummary()
 try report.save(to: options.resultsPath)
 exit(report.allTargetsMet ? 0 : 1)
