@@ -37,6 +37,11 @@ bench: deps
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/memo-peer
+	install -D -m 0644 Services/memo-peer.service $(DESTDIR)$(PREFIX)/lib/systemd/system/memo-peer.service
+	install -D -m 0644 Services/memo-peer-user.service $(DESTDIR)$(PREFIX)/lib/systemd/user/memo-peer.service
+	install -D -m 0644 Services/sysusers.d/memo-peer.conf $(DESTDIR)$(PREFIX)/lib/sysusers.d/memo-peer.conf
+	install -D -m 0644 Services/tmpfiles.d/memo-peer.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/memo-peer.conf
+	install -D -m 0644 Services/README.md $(DESTDIR)$(PREFIX)/share/doc/memo-peer/README.md
 
 clean:
 	rm -rf .build

@@ -16,6 +16,7 @@ packages=(
   dbus                   # each lab host's own system bus
   avahi-daemon           # each lab host's mDNS daemon (never started in the root namespace)
   avahi-utils            # avahi-browse: the lab's independent client
+  systemd                # systemd-analyze verify for the units in Services/
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done
