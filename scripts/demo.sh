@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# The memo-peer demo. For now it shows one node: an encrypted store in a temporary home,
-# memos added, listed, searched, moved to a second node through a passphrase archive.
-# Later issues extend it to the virtual home lab (several hosts, discovery, sync).
+# The memo-peer demo. First one node: an encrypted store in a temporary home, memos added,
+# listed, searched, moved to a second node through a passphrase archive. Then the virtual
+# home lab (scripts/lab, needs root): a home server that advertises under provisioned
+# consent, a laptop whose user is asked before anything touches the network, and a laptop
+# that waits because nobody has said yes. Later issues add pairing, sending and sync.
 set -euo pipefail
 
 bin=${1:-.build/release/memo-peer}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 demo=$(mktemp -d /tmp/memo-peer-demo.XXXXXX)
-trap 'rm -rf "$demo"' EXIT
+lab=$(cd "$(dirname "$0")" && pwd)/lab
+export MEMO_PEER_LAB_DIR=$demo/lab
+trap '[[ $(id -u) -eq 0 ]] && "$lab" down >/dev/null 2>&1; rm -rf "$demo"' EXIT
 export TZ=UTC
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -44,4 +48,39 @@ export MEMO_PEER_HOME=$demo/desktop
 printf 'correct horse battery staple\n' | run "$bin" import "$demo/memos.mpa" --passphrase-fd 0
 run "$bin" list
 
-step "Done: the demo home is removed on exit"
+if [[ $(id -u) -ne 0 ]]; then
+  step "The virtual home lab needs root: run \`make demo\` as root to see discovery"
+  exit 0
+fi
+
+step "The virtual home lab: three hosts on a private link (network namespaces, own avahi-daemons)"
+run "$lab" up 3
+echo "a = home server, b = laptop, c = another laptop; no route out, link-local addresses only"
+
+step "Home server a: consent provisioned by its administrator, then \`serve\`"
+run "$lab" exec a "$bin" consent grant --provisioning --note "home server"
+"$lab" exec a "$bin" serve --rotation 900 2>"$demo/serve-a.log" &
+for _ in $(seq 1 50); do grep -q advertising "$demo/serve-a.log" && break; sleep 0.1; done
+cat "$demo/serve-a.log"
+run "$lab" exec a "$bin" status
+
+step "Laptop b: the user runs \`browse\`; memo-peer asks first (the answer is typed for the demo)"
+printf 'allow\n' | "$lab" exec b script -qec "$bin browse --timeout 3" /dev/null
+echo
+echo "What b recorded:"
+"$lab" exec b "$bin" consent status --json | python3 -m json.tool 2>/dev/null \
+  || "$lab" exec b "$bin" consent status --json
+
+step "Laptop c, unattended (no terminal, no consent): nothing is sent, it says why"
+"$lab" exec c "$bin" browse </dev/null || echo "(exit status $?)"
+
+step "A plain mDNS client on c sees exactly what a publishes: a pseudonym, v=1 and a rotating tag"
+run "$lab" exec c avahi-browse -rpt _memo-peer._tcp
+
+step "The home server's administrator revokes consent: a withdraws its advertisement"
+run "$lab" exec a "$bin" consent revoke
+sleep 1
+run "$lab" exec a "$bin" status
+run "$lab" exec b "$bin" browse --timeout 2 || true
+
+step "Done: the lab and the demo home are removed on exit"
