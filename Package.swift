@@ -47,6 +47,9 @@ let package = Package(
       name: "memo-peer-bench", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "CSQLite"],
       path: "bench/Sources/memo-peer-bench", swiftSettings: strict),
 
+    // Helpers shared by the test targets (real processes, their output).
+    .target(name: "MemoTestSupport", swiftSettings: strict),
+
     .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore"], swiftSettings: strict),
     .testTarget(
       name: "MemoCryptoTests", dependencies: ["MemoCrypto"], resources: [.copy("Vectors")],
@@ -57,8 +60,10 @@ let package = Package(
     .testTarget(name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery"], swiftSettings: strict),
     .testTarget(name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto"], swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
-    .testTarget(name: "LabTests", dependencies: ["memo-peer"], swiftSettings: strict),
-    .testTarget(name: "MemoCLITests", dependencies: ["MemoCLI", "MemoStore", "memo-peer"], swiftSettings: strict),
+    .testTarget(name: "LabTests", dependencies: ["memo-peer", "MemoTestSupport"], swiftSettings: strict),
+    .testTarget(
+      name: "MemoCLITests", dependencies: ["MemoCLI", "MemoStore", "memo-peer", "MemoTestSupport"],
+      swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import MemoTestSupport
 import XCTest
 
 /// Drives the virtual home lab (scripts/lab) from tests: hosts a, b, c with real
@@ -12,16 +13,7 @@ enum Lab {
     URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("memo-peer").path
   }
 
-  struct Result {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-    var jsonLines: [[String: Any]] {
-      stdout.split(separator: "\n").compactMap {
-        try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-      }
-    }
-  }
+  typealias Result = ProcessOutput
 
   /// The lab needs root. Under CI=true it must run, so a missing lab fails the test there.
   static func require() throws {
@@ -92,26 +84,9 @@ enum Lab {
   static func run(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String])
     throws -> Result
   {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let scratch = NSTemporaryDirectory() + "lab-\(UUID().uuidString)"
-    let out = scratch + ".out"
-    let err = scratch + ".err"
-    let input = scratch + ".in"
-    _ = FileManager.default.createFile(atPath: out, contents: nil)
-    _ = FileManager.default.createFile(atPath: err, contents: nil)
-    _ = FileManager.default.createFile(atPath: input, contents: Data((stdin ?? "").utf8))
-    defer { for path in [out, err, input] { unlink(path) } }
-    process.standardOutput = FileHandle(forWritingAtPath: out)
-    process.standardError = FileHandle(forWritingAtPath: err)
-    process.standardInput = FileHandle(forReadingAtPath: input)
-    try process.run()
-    process.waitUntilExit()
-    return Result(
-      status: process.terminationStatus, stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
-      stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+    try ProcessRunner.run(
+      executable, arguments, stdin: Array((stdin ?? "").utf8),
+      environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
   }
 }
 

@@ -1,14 +1,10 @@
 import Foundation
+import MemoTestSupport
 import XCTest
 
 /// Runs the real `memo-peer` binary in a temporary node home, as a user would.
 final class CLIProcess {
-  struct Result {
-    let status: Int32
-    let stdout: String
-    let stderr: String
-    var output: String { stdout + stderr }
-  }
+  typealias Result = ProcessOutput
 
   let home: String
   var environment: [String: String]
@@ -42,26 +38,8 @@ final class CLIProcess {
   func run(executable: String, _ arguments: [String], stdin: [UInt8]?, extraEnvironment: [String: String] = [:])
     throws -> Result
   {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = environment.merging(extraEnvironment) { $1 }
-    let outPath = home + "/stdout-\(UUID().uuidString)"
-    let errPath = home + "/stderr-\(UUID().uuidString)"
-    let inPath = home + "/stdin-\(UUID().uuidString)"
-    _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-    _ = FileManager.default.createFile(atPath: inPath, contents: Data(stdin ?? []))
-    defer { for path in [outPath, errPath, inPath] { unlink(path) } }
-    process.standardOutput = FileHandle(forWritingAtPath: outPath)
-    process.standardError = FileHandle(forWritingAtPath: errPath)
-    process.standardInput = FileHandle(forReadingAtPath: inPath)
-    try process.run()
-    process.waitUntilExit()
-    return Result(
-      status: process.terminationStatus,
-      stdout: (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "",
-      stderr: (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "")
+    try ProcessRunner.run(
+      executable, arguments, stdin: stdin ?? [], environment: environment.merging(extraEnvironment) { $1 })
   }
 
   /// Creates a memo from `body` and returns its id.
