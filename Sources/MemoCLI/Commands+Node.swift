@@ -69,8 +69,12 @@ enum NodeCommands {
       prompt: "Passphrase for the archive: ", confirm: true, fd: try passphraseFD(context))
     let file = output == "-" ? nil : try AtomicFile(path: output)
     let writer = try MemoArchiveWriter(fd: file?.fd ?? 1, destination: output, passphrase: passphrase)
-    try store.forEachMemo { try writer.append($0) }
+    try store.forEachMemo { memo in
+      try writer.append(memo)
+      if writer.count % 500 == 0 { context.console.progress("exporting… \(writer.count) memos") }
+    }
     try writer.finish()
+    context.console.endProgress()
     try file?.commit()
     if output == "-" { return }
     if context.wantsJSON {
@@ -106,9 +110,15 @@ enum NodeCommands {
     let reader = try MemoArchiveReader(bytes: bytes, source: path, passphrase: passphrase)
     try reader.forEachMemo { _ in }  // authenticate every chunk before writing anything
     var counts: [MemoStore.ImportOutcome: Int] = [:]
+    var done = 0
     try store.batch {
-      try reader.forEachMemo { counts[try store.importMemo($0), default: 0] += 1 }
+      try reader.forEachMemo { memo in
+        counts[try store.importMemo(memo), default: 0] += 1
+        done += 1
+        if done % 500 == 0 { context.console.progress("importing… \(done) memos") }
+      }
     }
+    context.console.endProgress()
     if context.wantsJSON {
       struct Imported: Encodable {
         let schema = OutputFormat.jsonSchema

@@ -41,6 +41,23 @@ final class Console {
     try? PrivateFiles.writeAll(2, bytes, path: "stderr")
   }
 
+  /// A progress line on stderr for long work, only when stderr is a terminal (never on a
+  /// pipe or in a log). Counts only: never memo content.
+  func progress(_ text: String) {
+    guard isatty(2) == 1 else { return }
+    try? PrivateFiles.writeAll(2, Array(("\r\u{1B}[K" + text).utf8), path: "stderr")
+    showingProgress = true
+  }
+
+  /// Clears the progress line, if one is shown.
+  func endProgress() {
+    guard showingProgress else { return }
+    try? PrivateFiles.writeAll(2, Array("\r\u{1B}[K".utf8), path: "stderr")
+    showingProgress = false
+  }
+
+  private var showingProgress = false
+
   /// Reads all of stdin, refusing more than `limit` bytes.
   func readStdin(limit: Int) throws -> [UInt8] {
     do { return try PrivateFiles.readAll(0, limit: limit, what: "stdin") } catch let error as MemoPeerError
