@@ -126,8 +126,9 @@ enum NetworkCommands {
     details: """
       Never browses and never asks. Without local-network consent it waits, says so once,
       and starts advertising within 2 s of a grant; a revoke withdraws the advertisement
-      within 2 s. The advertisement is a pseudonym and a tag that change every rotation
-      period. SIGTERM or SIGINT withdraws it and exits 0.
+      within 2 s. The TCP port is open only while advertising. The advertisement is a
+      pseudonym and a tag that change every rotation period. SIGTERM or SIGINT withdraws it
+      and exits 0.
       """,
     options: [
       OptionSpec("port", value: "PORT", "TCP port to listen on (default: any free port)"),
@@ -147,7 +148,6 @@ enum NetworkCommands {
     guard let port = UInt16(context.arguments.value("port") ?? "0") else {
       throw ArgumentParser.usage("--port needs a number from 0 to 65535", suggestion: nil, command: "serve")
     }
-    let listener = try TCPListener(port: port)
     let stop = StopFlag()
     let signals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
       signal(number, SIG_IGN)
@@ -158,12 +158,11 @@ enum NetworkCommands {
     }
     let printer = LinePrinter()
     let engine = ServeEngine(
-      paths: paths, gate: gate, identity: identity, port: listener.port, interfaces: interfaces,
+      paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
       logger: context.logger.scoped("serve"), clock: { wallClock() },
       report: { printer.error("memo-peer serve: \($0)") })
-    printer.error("memo-peer serve: listening on TCP port \(listener.port)")
     try runBlocking { try await engine.run(until: stop) }
-    withExtendedLifetime((listener, signals)) {}
+    withExtendedLifetime(signals) {}
   }
 
   static let status = Command(

@@ -9,7 +9,8 @@ import MemoStore
 
 /// `memo-peer serve`: advertises the node, only while local-network consent is on record.
 ///
-/// It never browses and never prompts. Every 200 ms it re-reads the consent decision (a
+/// It never browses and never prompts, and it opens its TCP listener only while allowed:
+/// without consent the node neither sends nor accepts anything on the network. Every 200 ms it re-reads the consent decision (a
 /// cheap fingerprint check first), so a grant starts the advertisement and a revoke
 /// withdraws it well within 2 s, without a restart. The advertisement rotates with the
 /// period (new pseudonym, new tag). A missing mDNS daemon is a waiting state, retried.
@@ -17,7 +18,8 @@ public actor ServeEngine {
   let paths: NodePaths
   let gate: ConsentGate
   let identity: AdvertisementIdentity
-  let port: UInt16
+  /// The TCP port asked for (0: any free port).
+  let requestedPort: UInt16
   /// Interfaces to advertise on; empty means all.
   let interfaces: [NetworkInterface]
   let logger: Logger
@@ -26,6 +28,7 @@ public actor ServeEngine {
   let clock: @Sendable () -> Timestamp
 
   private var registrations: [DNSServiceRegistration] = []
+  private var listener: TCPListener?
   private var currentPlan: AdvertisementPlan?
   private var status: ServeStatus
   private var retryAfter: Timestamp = 0
@@ -33,19 +36,20 @@ public actor ServeEngine {
   public static let pollInterval: Duration = .milliseconds(200)
 
   public init(
-    paths: NodePaths, gate: ConsentGate, identity: AdvertisementIdentity, port: UInt16, interfaces: [NetworkInterface],
+    paths: NodePaths, gate: ConsentGate, identity: AdvertisementIdentity, port: UInt16,
+    interfaces: [NetworkInterface],
     logger: Logger, clock: @escaping @Sendable () -> Timestamp, report: @escaping @Sendable (String) -> Void
   ) {
     self.paths = paths
     self.gate = gate
     self.identity = identity
-    self.port = port
+    self.requestedPort = port
     self.interfaces = interfaces
     self.logger = logger
     self.clock = clock
     self.report = report
     status = ServeStatus(
-      pid: getpid(), state: .stopped, waitingFor: nil, instance: nil, port: port, interfaces: interfaces.map(\.name),
+      pid: getpid(), state: .stopped, waitingFor: nil, instance: nil, port: 0, interfaces: interfaces.map(\.name),
       updated: clock())
   }
 
@@ -55,7 +59,7 @@ public actor ServeEngine {
       await step()
       try? await Task.sleep(for: Self.pollInterval)
     }
-    withdraw()
+    stopServing()
     try publish(.stopped, waitingFor: nil)
   }
 
@@ -65,16 +69,16 @@ public actor ServeEngine {
       verdict = try gate.verdict(for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType))
     } catch {
       logger.error(error, while: "reading the consent log")
-      withdraw()
+      stopServing()
       try? publish(.waiting, waitingFor: "a readable consent log")
       return
     }
     switch verdict {
     case .needsConsent:
-      withdraw()
+      stopServing()
       try? publish(.waiting, waitingFor: "local-network consent")
     case .refused(let error):
-      withdraw()
+      stopServing()
       let state = (try? gate.state(.localNetwork).name) ?? "denied"
       try? publish(
         .waiting, waitingFor: error.code == .policyDenied ? "local-network consent (\(state))" : error.message)
@@ -89,42 +93,58 @@ public actor ServeEngine {
     do {
       let plan = try identity.plan(at: now)
       if plan == currentPlan && !registrations.isEmpty { return }
-      withdraw()
+      withdrawAdvertisement()
+      let listener = try self.listener ?? TCPListener(port: requestedPort)
+      self.listener = listener
       let discovery = gate.discovery
       var made: [DNSServiceRegistration] = []
       for index in interfaces.isEmpty ? [UInt32(0)] : interfaces.map(\.index) {
         made.append(
           try await discovery.register(
-            name: plan.instanceName, type: LocalNetworkManifest.memoPeerServiceType, port: port, txt: plan.txt,
+            name: plan.instanceName, type: LocalNetworkManifest.memoPeerServiceType, port: listener.port,
+            txt: plan.txt,
             interfaceIndex: index))
       }
       registrations = made
       currentPlan = plan
-      try publish(.advertising, waitingFor: nil, instance: made.first?.name)
+      try publish(.advertising, waitingFor: nil, instance: made.first?.name, port: listener.port)
     } catch {
-      withdraw()
+      stopServing()
       retryAfter = now + 2000
-      let reason =
-        (error as? MemoPeerError)?.code == .daemonUnavailable
-        ? "the mDNS daemon (avahi-daemon) to be reachable" : "DNS-SD registration to succeed"
+      let reason: String
+      switch (error as? MemoPeerError)?.code {
+      case .daemonUnavailable: reason = "the mDNS daemon (avahi-daemon) to be reachable"
+      case .io: reason = "TCP port \(requestedPort) to be free"
+      default: reason = "DNS-SD registration to succeed"
+      }
       logger.error(error, while: "advertising")
       try? publish(.waiting, waitingFor: reason)
     }
   }
 
-  private func withdraw() {
+  /// Takes the advertisement down and closes the listener: nothing on the network.
+  private func stopServing() {
+    listener = nil
+    withdrawAdvertisement()
+  }
+
+  private func withdrawAdvertisement() {
     guard !registrations.isEmpty else { return }
     for registration in registrations { registration.withdraw() }
     registrations = []
     currentPlan = nil
   }
 
-  private func publish(_ state: ServeStatus.State, waitingFor: String?, instance: String? = nil) throws {
-    let changed = state != status.state || waitingFor != status.waitingFor || instance != status.instance
+  private func publish(_ state: ServeStatus.State, waitingFor: String?, instance: String? = nil, port: UInt16 = 0)
+    throws
+  {
+    let changed =
+      state != status.state || waitingFor != status.waitingFor || instance != status.instance || port != status.port
     guard changed else { return }
     status.state = state
     status.waitingFor = waitingFor
     status.instance = instance
+    status.port = port
     status.updated = clock()
     try status.write(paths)
     report(status.summary)

@@ -99,6 +99,7 @@ final class DiscoveryLabTests: XCTestCase {
         (try status("a")["serve"] as? [String: Any])?["waiting_for"] as? String == "local-network consent"
       }, server.text)
     XCTAssertEqual(server.text.components(separatedBy: "waiting (local-network consent)").count - 1, 1, "says so once")
+    XCTAssertEqual((try status("a")["serve"] as? [String: Any])?["port"] as? Int, 0, "no listener without consent")
     let human = try Lab.exec("a", ["status"])
     XCTAssertTrue(human.stdout.contains("daemon: waiting (local-network consent)"), human.stdout)
 
