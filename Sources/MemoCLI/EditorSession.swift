@@ -49,11 +49,7 @@ enum EditorSession {
     if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { candidates.append(runtime) }
     candidates.append("/dev/shm")
     for base in candidates where isMemoryFileSystem(base) {
-      var template = Array((base + "/memo-peer-XXXXXX").utf8CString)
-      guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { continue }
-      let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-      chmod(path, 0o700)
-      return path
+      if let path = try? PrivateFiles.makeUniqueDirectory(in: base, prefix: "memo-peer") { return path }
     }
     throw MemoPeerError(
       .editor,

@@ -32,11 +32,11 @@ public enum Advertisement {
   }
 
   /// `tag` TXT value: the first 8 bytes of the tag HMAC in lowercase hex.
-  public static func tag(fromMAC mac: [UInt8]) -> String { hex(mac.prefix(tagBytes)) }
+  public static func tag(fromMAC mac: [UInt8]) -> String { Hex.encode(mac.prefix(tagBytes)) }
 
   /// Instance name: `memo-peer-` and 8 hex digits of the name HMAC; says nothing about
   /// the person or the machine.
-  public static func instanceName(fromMAC mac: [UInt8]) -> String { "memo-peer-" + hex(mac.prefix(4)) }
+  public static func instanceName(fromMAC mac: [UInt8]) -> String { "memo-peer-" + Hex.encode(mac.prefix(4)) }
 
   /// The TXT record: protocol version and the rotating tag, nothing else.
   public static func txtRecord(tag: String) -> [String: String] { ["v": protocolVersion, "tag": tag] }
@@ -46,15 +46,5 @@ public enum Advertisement {
   public static func candidatePeriods(at time: Timestamp, rotationSeconds: Int64) -> [UInt64] {
     let current = period(at: time, rotationSeconds: rotationSeconds)
     return current == 0 ? [0, 1] : [current - 1, current, current + 1]
-  }
-
-  static func hex(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    for byte in bytes {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 0xF)])
-    }
-    return String(decoding: out, as: UTF8.self)
   }
 }

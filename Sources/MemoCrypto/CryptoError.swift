@@ -1,4 +1,5 @@
 internal import COpenSSL
+import MemoCore
 
 /// Failures of the cryptographic layer. The store turns these into `MemoPeerError`s that
 /// name the affected memo; this layer knows nothing about memos.
@@ -29,7 +30,7 @@ enum OpenSSLCall {
       if code == 0 { break }
       var buffer = [CChar](repeating: 0, count: 256)
       ERR_error_string_n(code, &buffer, buffer.count)
-      messages.append(String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+      messages.append(String(nulTerminated: buffer))
     }
     return messages
   }

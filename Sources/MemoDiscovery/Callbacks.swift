@@ -117,11 +117,11 @@ func formatAddress(_ bytes: [UInt8], type: UInt16, interfaceIndex: UInt32) -> St
   }
   var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
   guard inet_ntop(family, bytes, &text, socklen_t(text.count)) != nil else { return nil }
-  var address = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  var address = String(nulTerminated: text)
   if family == AF_INET6 && bytes[0] == 0xFE && (bytes[1] & 0xC0) == 0x80 {
     var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
     if if_indextoname(interfaceIndex, &name) != nil {
-      address += "%" + String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      address += "%" + String(nulTerminated: name)
     }
   }
   return address

@@ -34,7 +34,7 @@ enum TXTRecordBytes {
         let code = TXTRecordGetItemAtIndex(
           UInt16(raw.count), raw.baseAddress, index, UInt16(key.count), &key, &valueLength, &value)
         guard code == DNSServiceErrorType(kDNSServiceErr_NoError) else { continue }
-        let name = String(decoding: key.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let name = String(nulTerminated: key)
         let text = value.map {
           String(decoding: UnsafeRawBufferPointer(start: $0, count: Int(valueLength)), as: UTF8.self)
         }

@@ -138,7 +138,7 @@ public enum Doctor {
     var error = [CChar](repeating: 0, count: 256)
     let ok = memo_avahi_probe(&version, version.count, &error, error.count) == 1
     func text(_ chars: [CChar]) -> String {
-      String(decoding: chars.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      String(nulTerminated: chars)
     }
     return ok ? (text(version), "") : (nil, text(error))
   }

@@ -95,6 +95,6 @@ public enum PeerBrowser {
   static func interfaceName(_ index: UInt32) -> String {
     var name = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
     guard index != 0, if_indextoname(index, &name) != nil else { return index == 0 ? "any" : "#\(index)" }
-    return String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return String(nulTerminated: name)
   }
 }

@@ -10,9 +10,9 @@ import MemoStore
 /// `memo-peer serve`: advertises the node, only while local-network consent is on record.
 ///
 /// It never browses and never prompts, and it opens its TCP listener only while allowed:
-/// without consent the node neither sends nor accepts anything on the network. Every 200 ms it re-reads the consent decision (a
-/// cheap fingerprint check first), so a grant starts the advertisement and a revoke
-/// withdraws it well within 2 s, without a restart. The advertisement rotates with the
+/// without consent the node neither sends nor accepts anything on the network. Every 200 ms
+/// it re-reads the consent log (a few hundred bytes), so a grant starts the advertisement
+/// and a revoke withdraws it well within 2 s, without a restart. The advertisement rotates with the
 /// period (new pseudonym, new tag). A missing mDNS daemon is a waiting state, retried.
 public actor ServeEngine {
   let paths: NodePaths

@@ -50,13 +50,6 @@ public struct ConsentLog: Sendable {
     try PrivateFiles.writeAll(fd, line, path: path)
     guard fsync(fd) == 0 else { throw PrivateFiles.ioError(errno, "cannot flush the consent log") }
   }
-
-  /// A cheap change marker (size and modification time), so a daemon can poll the log.
-  public func fingerprint() -> String {
-    var info = stat()
-    guard stat(path, &info) == 0 else { return "absent" }
-    return "\(info.st_size)-\(info.st_mtim.tv_sec)-\(info.st_mtim.tv_nsec)"
-  }
 }
 
 /// The node's configuration file `config/config.json`; today only extra DNS-SD types.

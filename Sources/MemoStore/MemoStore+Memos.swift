@@ -9,6 +9,9 @@ extension MemoStore {
     "SELECT id, title, tags, created, updated, private, revision FROM memos WHERE deleted = 0 "
     + "ORDER BY updated DESC, id"
 
+  private static let insertMemo =
+    "INSERT INTO memos (\(memoColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
   private static let memoColumns =
     "id, title, body, tags, created, updated, private, revision, origin, deleted"
 
@@ -29,8 +32,7 @@ extension MemoStore {
     }
     try sql {
       try db.transaction {
-        let insert = try db.prepare(
-          "INSERT INTO memos (\(Self.memoColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        let insert = try db.prepare(Self.insertMemo)
         for memo in memos {
           try insert.bind(try row(for: memo))
           try insert.step()
@@ -166,7 +168,7 @@ extension MemoStore {
     guard let existing = try loadRow(memo.id) else {
       try sql {
         try db.transaction {
-          let insert = try db.prepare("INSERT INTO memos (\(Self.memoColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+          let insert = try db.prepare(Self.insertMemo)
           try insert.bind(try row(for: memo))
           try insert.step()
         }

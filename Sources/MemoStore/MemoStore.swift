@@ -136,7 +136,7 @@ public final class MemoStore {
     read.reset()
     try read.bind(1, "replica_id")
     if try read.step() { return String(decoding: read.blob(0), as: UTF8.self) }
-    let replica = try SystemRandom.bytes(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    let replica = Hex.encode(try SystemRandom.bytes(16))
     let insert = try db.prepare("INSERT INTO meta (key, value) VALUES ('replica_id', ?)")
     try insert.bind(1, Array(replica.utf8))
     try insert.step()
@@ -159,11 +159,5 @@ public final class MemoStore {
 
   func sql<R>(_ body: () throws -> R) throws -> R {
     try Self.translatingSQLiteErrors(paths.databasePath, body)
-  }
-}
-
-extension String {
-  func leftPadded(to width: Int) -> String {
-    count >= width ? self : String(repeating: "0", count: width - count) + self
   }
 }

@@ -29,6 +29,16 @@ public enum PrivateFiles {
     _ = chmod(path, 0o700)
   }
 
+  /// Makes a fresh directory `parent/prefix-XXXXXX` that only the user can enter (mkdtemp
+  /// creates it 0700 and fails rather than reuse an existing one).
+  public static func makeUniqueDirectory(in parent: String, prefix: String) throws -> String {
+    var template = Array((parent + "/" + prefix + "-XXXXXX").utf8CString)
+    guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+      throw ioError(errno, "cannot create a private directory in \(parent)")
+    }
+    return String(nulTerminated: template)
+  }
+
   /// Refuses a file or directory that other users can read, write or enter, or that
   /// belongs to someone else.
   public static func checkPrivate(_ path: String, role: String, expectedMode: String) throws {
@@ -150,7 +160,7 @@ public final class AtomicFile {
       throw PrivateFiles.ioError(errno, "cannot write in \((path as NSString).deletingLastPathComponent)")
     }
     self.fd = fd
-    temporary = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    temporary = String(nulTerminated: template)
     guard fchmod(fd, 0o600) == 0 else { throw PrivateFiles.ioError(errno, "cannot set permissions on \(temporary)") }
   }
 

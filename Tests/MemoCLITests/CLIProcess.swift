@@ -1,4 +1,5 @@
 import Foundation
+import MemoStore
 import MemoTestSupport
 import XCTest
 
@@ -14,11 +15,7 @@ final class CLIProcess {
   }
 
   init() throws {
-    var template = Array((NSTemporaryDirectory() + "memo-peer-cli-XXXXXX").utf8CString)
-    guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-      throw CocoaError(.fileWriteUnknown)
-    }
-    home = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    home = try PrivateFiles.makeUniqueDirectory(in: NSTemporaryDirectory(), prefix: "memo-peer-cli")
     environment = [
       "MEMO_PEER_HOME": home + "/node", "PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8", "TZ": "UTC",
     ]

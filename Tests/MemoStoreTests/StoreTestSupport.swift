@@ -11,10 +11,7 @@ final class TemporaryNode {
   let paths: NodePaths
 
   init() throws {
-    var template = Array((NSTemporaryDirectory() + "memo-peer-test-XXXXXX").utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    guard made != nil else { throw MemoPeerError(.io, "mkdtemp failed") }
-    root = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    root = try PrivateFiles.makeUniqueDirectory(in: NSTemporaryDirectory(), prefix: "memo-peer-test")
     paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": root])
   }
 
