@@ -8,7 +8,11 @@ enum Lab {
   static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent().path
   static let script = repository + "/scripts/lab"
-  static let directory = "/tmp/memo-peer-lab-tests"
+  /// Where the test lab lives and how its namespaces are named; overridable so that two
+  /// checkouts can run their lab tests side by side.
+  static let directory = ProcessInfo.processInfo.environment["MEMO_PEER_LAB_TEST_DIR"] ?? "/tmp/memo-peer-lab-tests"
+  static let prefix = ProcessInfo.processInfo.environment["MEMO_PEER_LAB_TEST_PREFIX"] ?? "mplabt"
+  static let labEnvironment = ["MEMO_PEER_LAB_DIR": directory, "MEMO_PEER_LAB_PREFIX": prefix]
   static var binary: String {
     URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("memo-peer").path
   }
@@ -27,13 +31,13 @@ enum Lab {
   }
 
   static func up(_ hosts: Int) throws {
-    let result = try run(script, ["up", String(hosts)], environment: ["MEMO_PEER_LAB_DIR": directory])
+    let result = try run(script, ["up", String(hosts)], environment: labEnvironment)
     guard result.status == 0 else {
       throw LabError("scripts/lab up failed (\(result.status)): \(result.stderr)\(result.stdout)")
     }
   }
 
-  static func down() { _ = try? run(script, ["down"], environment: ["MEMO_PEER_LAB_DIR": directory]) }
+  static func down() { _ = try? run(script, ["down"], environment: labEnvironment) }
 
   /// Empties every host's memo-peer home (consent, keys, state), for a fresh node.
   static func resetHomes() throws {
@@ -53,7 +57,7 @@ enum Lab {
     var command = ["exec", host]
     if !environment.isEmpty { command += ["env"] + environment.map { "\($0.key)=\($0.value)" } }
     command += [tool ?? binary] + arguments
-    return try run(script, command, stdin: stdin, environment: ["MEMO_PEER_LAB_DIR": directory])
+    return try run(script, command, stdin: stdin, environment: labEnvironment)
   }
 
   /// Starts memo-peer on a host in the background; its output goes to a file.
@@ -63,7 +67,7 @@ enum Lab {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: script)
     process.arguments = ["exec", host, binary] + arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(["MEMO_PEER_LAB_DIR": directory]) { $1 }
+    process.environment = ProcessInfo.processInfo.environment.merging(labEnvironment) { $1 }
     process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
     process.standardOutput = FileHandle(forWritingAtPath: output)
     process.standardError = process.standardOutput
