@@ -34,13 +34,18 @@ let package = Package(
     .target(name: "MemoStore", dependencies: ["MemoCore", "MemoCrypto", "CSQLite"], swiftSettings: strict),
     // dns_sd.h (Avahi compat): typed errors now; register/browse/resolve with the discovery issue.
     .target(name: "MemoDiscovery", dependencies: ["MemoCore", "CDNSSD"], swiftSettings: strict),
+    // TLS 1.3 between devices: identity keys, pinned-key verification, frames on sockets.
+    .target(
+      name: "MemoTransport", dependencies: ["MemoCore", "MemoCrypto", "COpenSSL", "COpenSSLShims"],
+      swiftSettings: strict),
     // The engine: advertising, browsing, the doctor's checks, wiring core to I/O.
     .target(
-      name: "MemoNode", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "CAvahiProbe"],
+      name: "MemoNode", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe"],
       swiftSettings: strict),
     // The command line as a library, so it is testable.
     .target(
-      name: "MemoCLI", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode", "CSystemShims"],
+      name: "MemoCLI",
+      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "CSystemShims"],
       swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
     .executableTarget(
@@ -58,6 +63,7 @@ let package = Package(
       name: "MemoStoreTests", dependencies: ["MemoStore", "MemoCrypto", "MemoCore"],
       resources: [.copy("Fixtures")], swiftSettings: strict),
     .testTarget(name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery"], swiftSettings: strict),
+    .testTarget(name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto"], swiftSettings: strict),
     .testTarget(name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto"], swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(name: "LabTests", dependencies: ["memo-peer", "MemoTestSupport"], swiftSettings: strict),

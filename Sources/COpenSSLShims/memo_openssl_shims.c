@@ -29,3 +29,12 @@ int memo_kdf_scrypt(const unsigned char *passphrase, size_t passphrase_len,
   EVP_KDF_CTX_free(ctx);
   return ok == 1 ? 1 : 0;
 }
+
+int memo_ssl_ctx_tls13_without_resumption(SSL_CTX *ctx) {
+  if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1) return 0;
+  if (SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1) return 0;
+  SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
+  SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+  if (SSL_CTX_set_num_tickets(ctx, 0) != 1) return 0;
+  return 1;
+}

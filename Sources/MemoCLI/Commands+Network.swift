@@ -37,6 +37,7 @@ enum NetworkCommands {
     try obtainConsent(for: use, gate: gate, context: context)
 
     let identity = try AdvertisementIdentity.load(paths: paths, rotationSeconds: Advertisement.defaultRotationSeconds)
+    let recognizer = PeerRecognizer(trust: try TrustStore(paths: paths).load())
     let printer = LinePrinter()
     let json = context.wantsJSON
     let found = Counter()
@@ -45,7 +46,8 @@ enum NetworkCommands {
         discovery: gate.discovery, type: type, resolve: !allTypes, ownIdentity: identity, clock: { wallClock() })
       try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
-          for try await sighting in sightings {
+          for try await raw in sightings {
+            let sighting = recognizer.annotate(raw, at: wallClock())
             found.increment()
             let text =
               json
@@ -133,17 +135,19 @@ enum NetworkCommands {
     options: [
       OptionSpec("port", value: "PORT", "TCP port to listen on (default: any free port)"),
       OptionSpec("interface", value: "NAME", repeatable: true, "advertise only on this interface (repeatable)"),
-      OptionSpec("rotation", value: "SECONDS", "rotation period of the pseudonym and tag (default 900)"),
+      OptionSpec("rotation", value: "SECONDS", "rotation period of the pseudonym and tag (default: config, or 900)"),
     ],
     positionals: []
   ) { context in
     let paths = try context.paths()
     let gate = try ConsentGate(paths: paths)
-    let rotation = try seconds(context.arguments.value("rotation"), default: 900, option: "rotation")
-    guard rotation >= 1 else {
+    let rotation = try context.arguments.value("rotation").map {
+      Int64(try seconds($0, default: 900, option: "rotation"))
+    }
+    guard rotation.map({ $0 >= 1 }) ?? true else {
       throw ArgumentParser.usage("--rotation must be at least 1 second", suggestion: nil, command: "serve")
     }
-    let identity = try AdvertisementIdentity.load(paths: paths, rotationSeconds: Int64(rotation))
+    let identity = try NodeIdentity.load(paths: paths, rotationSeconds: rotation)
     let interfaces = try selectedInterfaces(context.arguments.all("interface"))
     guard let port = UInt16(context.arguments.value("port") ?? "0") else {
       throw ArgumentParser.usage("--port needs a number from 0 to 65535", suggestion: nil, command: "serve")
@@ -157,7 +161,7 @@ enum NetworkCommands {
       return source
     }
     let printer = LinePrinter()
-    let engine = ServeEngine(
+    let engine = try ServeEngine(
       paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
       logger: context.logger.scoped("serve"), clock: { wallClock() },
       report: { printer.error("memo-peer serve: \($0)") })
@@ -261,6 +265,8 @@ enum NetworkCommands {
     text += "  \(sighting.interface)"
     if let tag = sighting.tag { text += "  tag=\(tag)" }
     if sighting.own { text += "  (this node)" }
+    if let name = sighting.trustedName { text += "  trusted: \(name)" }
+    if let name = sighting.pairingName { text += "  pairing window open: “\(name)”" }
     return text
   }
 

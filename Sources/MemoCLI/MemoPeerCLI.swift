@@ -12,7 +12,8 @@ public enum MemoPeerCLI {
   static let commands: [Command] = [
     NodeCommands.initialize, MemoCommands.new, MemoCommands.list, MemoCommands.show, MemoCommands.edit,
     MemoCommands.delete, MemoCommands.search, NodeCommands.export, NodeCommands.import, NetworkCommands.consent,
-    NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, DoctorCommand.doctor,
+    NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, TrustCommands.id, TrustCommands.trust,
+    PairingCommands.pair, PairingCommands.ping, DoctorCommand.doctor,
   ]
 
   public static func main(arguments: [String], environment: [String: String]) -> Int32 {

@@ -59,6 +59,11 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case daemonUnavailable = "daemon-unavailable"
     /// DNS-SD failed for another reason.
     case discovery
+    /// A peer is not in the trust store, or presented a key other than the one pinned.
+    case untrustedPeer = "untrusted-peer"
+    /// A connection to a peer could not be made or was lost: unreachable, handshake failed,
+    /// timed out, closed, or the peer broke the protocol.
+    case connection
   }
 
   public let code: Code
@@ -101,6 +106,8 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .noAuth: 13
     case .daemonUnavailable: 14
     case .discovery: 15
+    case .untrustedPeer: 16
+    case .connection: 17
     }
   }
 }

@@ -35,3 +35,10 @@ enum OpenSSLCall {
     return messages
   }
 }
+
+/// The calling thread's OpenSSL error queue, for modules that make their own OpenSSL calls
+/// (the TLS transport) and must report and clear errors the same way.
+public enum OpenSSLErrorQueue {
+  /// Every queued error as text, oldest first; the queue is left empty.
+  public static func drain() -> [String] { OpenSSLCall.drainErrorQueue() }
+}

@@ -25,12 +25,15 @@ public struct PeerSighting: Sendable, Codable, Equatable {
   public var port: UInt16?
   /// This node's own advertisement (its tag is ours).
   public var own: Bool
-  /// The paired device's name, once trusted devices exist (trusted-connections issue).
+  /// The trusted device's name, when the tag is that of a device in the trust store.
   public var trustedName: String?
+  /// The name a device offers while its pairing window is open (TXT `pair=1`, `name`).
+  public var pairingName: String?
 
   enum CodingKeys: String, CodingKey {
     case event, instance, type, interface, version, tag, host, addresses, port, own
     case trustedName = "trusted_name"
+    case pairingName = "pairing_name"
   }
 }
 
@@ -87,6 +90,7 @@ public enum PeerBrowser {
     sighting.port = service.port
     sighting.version = service.txt["v"]
     sighting.tag = service.txt["tag"]
+    if service.txt["pair"] == "1" { sighting.pairingName = service.txt["name"] ?? "" }
     if let tag = sighting.tag, let own { sighting.own = own.recognizes(tag: tag, at: clock()) }
     sighting.addresses = (try? await discovery.addresses(of: service)) ?? []
     return sighting

@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoDiscovery
 import MemoStore
+import MemoTransport
 
 #if canImport(Glibc)
   import Glibc
@@ -9,15 +10,19 @@ import MemoStore
 
 /// `memo-peer serve`: advertises the node, only while local-network consent is on record.
 ///
-/// It never browses and never prompts, and it opens its TCP listener only while allowed:
-/// without consent the node neither sends nor accepts anything on the network. Every 200 ms
+/// It never browses and never prompts, and it opens its TLS listener only while allowed:
+/// without consent the node neither sends nor accepts anything on the network. Only
+/// trusted devices get past the handshake; removing one from the trust store closes its
+/// live connections at the next poll. Every 200 ms
 /// it re-reads the consent log (a few hundred bytes), so a grant starts the advertisement
 /// and a revoke withdraws it well within 2 s, without a restart. The advertisement rotates with the
 /// period (new pseudonym, new tag). A missing mDNS daemon is a waiting state, retried.
 public actor ServeEngine {
   let paths: NodePaths
   let gate: ConsentGate
-  let identity: AdvertisementIdentity
+  let identity: NodeIdentity
+  let trusted: TrustedDevices
+  let limits: ConnectionLimits
   /// The TCP port asked for (0: any free port).
   let requestedPort: UInt16
   /// Interfaces to advertise on; empty means all.
@@ -28,7 +33,7 @@ public actor ServeEngine {
   let clock: @Sendable () -> Timestamp
 
   private var registrations: [DNSServiceRegistration] = []
-  private var listener: TCPListener?
+  private var server: TLSServer?
   private var currentPlan: AdvertisementPlan?
   private var status: ServeStatus
   private var retryAfter: Timestamp = 0
@@ -36,13 +41,15 @@ public actor ServeEngine {
   public static let pollInterval: Duration = .milliseconds(200)
 
   public init(
-    paths: NodePaths, gate: ConsentGate, identity: AdvertisementIdentity, port: UInt16,
-    interfaces: [NetworkInterface],
+    paths: NodePaths, gate: ConsentGate, identity: NodeIdentity, port: UInt16,
+    interfaces: [NetworkInterface], limits: ConnectionLimits = ConnectionLimits(),
     logger: Logger, clock: @escaping @Sendable () -> Timestamp, report: @escaping @Sendable (String) -> Void
-  ) {
+  ) throws {
     self.paths = paths
     self.gate = gate
     self.identity = identity
+    trusted = try TrustedDevices(store: TrustStore(paths: paths))
+    self.limits = limits
     self.requestedPort = port
     self.interfaces = interfaces
     self.logger = logger
@@ -64,6 +71,7 @@ public actor ServeEngine {
   }
 
   func step() async {
+    followTrustStore()
     let verdict: LocalNetworkVerdict
     do {
       verdict = try gate.verdict(for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType))
@@ -91,11 +99,11 @@ public actor ServeEngine {
     let now = clock()
     guard now >= retryAfter else { return }
     do {
-      let plan = try identity.plan(at: now)
+      let plan = try identity.advertisement.plan(at: now)
       if plan == currentPlan && !registrations.isEmpty { return }
       withdrawAdvertisement()
-      let listener = try self.listener ?? TCPListener(port: requestedPort)
-      self.listener = listener
+      let listener = try self.server ?? makeServer()
+      self.server = listener
       let discovery = gate.discovery
       var made: [DNSServiceRegistration] = []
       for index in interfaces.isEmpty ? [UInt32(0)] : interfaces.map(\.index) {
@@ -122,10 +130,47 @@ public actor ServeEngine {
     }
   }
 
-  /// Takes the advertisement down and closes the listener: nothing on the network.
+  /// Takes the advertisement down and closes the listener and every connection: nothing
+  /// on the network.
   private func stopServing() {
-    listener = nil
+    server?.stop()
+    server = nil
     withdrawAdvertisement()
+  }
+
+  private func makeServer() throws -> TLSServer {
+    let (identity, trusted, logger) = (self.identity, self.trusted, self.logger)
+    let store = trusted.store
+    return try TLSServer(
+      port: requestedPort, context: TLSContext(identity: identity.device, role: .server), limits: limits,
+      accepts: { trusted.contains($0) },
+      events: { event in
+        switch event {
+        case .accepted(let peer, _): logger.info("trusted connection from \(peer.short, privacy: .public)")
+        case .refused(let error, _): logger.warning("connection refused: \(error.kind.rawValue, privacy: .public)")
+        case .closed: break
+        }
+      },
+      handler: { connection in
+        do throws(TransportError) {
+          try PeerSession.serve(connection, identity: identity, trust: store, logger: logger)
+          connection.shutdown()
+        } catch {
+          logger.warning("connection closed: \(error.kind.rawValue, privacy: .public)")
+        }
+      })
+  }
+
+  /// Notices trust store changes; a removed device loses its live connections at once.
+  private func followTrustStore() {
+    do {
+      let removed = try trusted.reloadIfChanged()
+      guard !removed.isEmpty else { return }
+      server?.closeConnections { peer in peer.map(removed.contains) ?? false }
+      logger.info("closed the connections of \(removed.count, privacy: .public) removed peer(s)")
+    } catch {
+      logger.error(error, while: "reloading the trust store")
+    }
   }
 
   private func withdrawAdvertisement() {

@@ -52,14 +52,21 @@ public struct ConsentLog: Sendable {
   }
 }
 
-/// The node's configuration file `config/config.json`; today only extra DNS-SD types.
+/// The node's configuration file `config/config.json`: extra DNS-SD types, and the
+/// rotation period of the advertisement.
 public struct NodeConfig: Sendable {
   public var serviceTypes: [String] = []
+  /// Seconds per advertisement rotation period; nil means the default (900).
+  public var rotationSeconds: Int64?
 
   struct File: Decodable {
     var serviceTypes: [String]?
+    var rotationSeconds: Int64?
 
-    enum CodingKeys: String, CodingKey { case serviceTypes = "service_types" }
+    enum CodingKeys: String, CodingKey {
+      case serviceTypes = "service_types"
+      case rotationSeconds = "rotation_seconds"
+    }
   }
 
   public static func load(paths: NodePaths) throws -> NodeConfig {
@@ -69,7 +76,7 @@ public struct NodeConfig: Sendable {
     guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)) else {
       throw MemoPeerError(
         .invalidInput, "\(path) is not valid JSON of the expected shape",
-        hint: "it holds {\"service_types\": [\"_name._tcp\", …]}")
+        hint: "it holds {\"service_types\": [\"_name._tcp\", …], \"rotation_seconds\": 900}")
     }
     let types = file.serviceTypes ?? []
     if let bad = types.first(where: { !LocalNetworkManifest.isWellFormed(serviceType: $0) }) {
@@ -77,7 +84,11 @@ public struct NodeConfig: Sendable {
         .invalidInput, "\(path) declares \(bad.prefix(40)), which is not a DNS-SD service type",
         hint: "service types look like _name._tcp or _name._udp")
     }
-    return NodeConfig(serviceTypes: types)
+    if let rotation = file.rotationSeconds, !(1...604_800).contains(rotation) {
+      throw MemoPeerError(
+        .invalidInput, "\(path): rotation_seconds must be from 1 to 604800", hint: "the default is 900 (15 minutes)")
+    }
+    return NodeConfig(serviceTypes: types, rotationSeconds: file.rotationSeconds)
   }
 
   /// The manifest in force: memo-peer's own declarations plus the config's types.

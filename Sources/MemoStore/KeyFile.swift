@@ -19,6 +19,12 @@ public struct KeyFile: Sendable {
       path: paths.keyDirectory + "/discovery.key", directory: paths.keyDirectory, magic: "MPDS", role: "discovery key")
   }
 
+  /// The identity key: the Ed25519 seed behind the device ID and the TLS certificate.
+  public static func identity(_ paths: NodePaths) -> KeyFile {
+    KeyFile(
+      path: paths.keyDirectory + "/identity.key", directory: paths.keyDirectory, magic: "MPID", role: "identity key")
+  }
+
   public let path: String
   let directory: String
   let magic: [UInt8]

@@ -75,6 +75,41 @@ enum Lab {
     return Background(process: process, output: output)
   }
 
+  /// Starts another program (not memo-peer) on a host in the background.
+  static func startTool(_ host: String, _ tool: String, _ arguments: [String]) -> Background? {
+    let output = "\(directory)/\(host)-\(tool)-\(UUID().uuidString).log"
+    _ = FileManager.default.createFile(atPath: output, contents: nil)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: script)
+    process.arguments = ["exec", host, tool] + arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(labEnvironment) { $1 }
+    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+    process.standardOutput = FileHandle(forWritingAtPath: output)
+    process.standardError = process.standardOutput
+    guard (try? process.run()) != nil else { return nil }
+    Thread.sleep(forTimeInterval: 1)
+    return Background(process: process, output: output)
+  }
+
+  /// Starts memo-peer on a host under a pseudo-terminal (`script`), so it prompts as it
+  /// would for a person; the returned handle types the person's answers.
+  static func startOnTerminal(_ host: String, _ arguments: [String]) throws -> (Background, FileHandle) {
+    let output = "\(directory)/\(host)-\(UUID().uuidString).log"
+    _ = FileManager.default.createFile(atPath: output, contents: nil)
+    let command = ([binary] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+      .joined(separator: " ")
+    let input = Pipe()
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: script)
+    process.arguments = ["exec", host, "script", "-qfec", command, "/dev/null"]
+    process.environment = ProcessInfo.processInfo.environment.merging(labEnvironment) { $1 }
+    process.standardInput = input
+    process.standardOutput = FileHandle(forWritingAtPath: output)
+    process.standardError = process.standardOutput
+    try process.run()
+    return (Background(process: process, output: output), input.fileHandleForWriting)
+  }
+
   /// Polls `condition` every 100 ms for at most `seconds`; true if it held.
   static func waitUntil(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
@@ -112,6 +147,13 @@ final class Background {
 
   /// SIGTERM (the process is memo-peer itself: `lab exec` and `ip netns exec` exec it), then
   /// the exit status.
+  /// Waits at most `seconds` for the process to exit by itself; its status, or nil.
+  func exitStatus(within seconds: Double) -> Int32? {
+    let deadline = Date().addingTimeInterval(seconds)
+    while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+    return process.isRunning ? nil : process.terminationStatus
+  }
+
   @discardableResult
   func terminate() -> Int32 {
     if process.isRunning {

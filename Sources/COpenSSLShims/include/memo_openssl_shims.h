@@ -2,6 +2,7 @@
 #define MEMO_PEER_OPENSSL_SHIMS_H
 #include <stddef.h>
 #include <stdint.h>
+#include <openssl/ssl.h>
 
 /// scrypt through OpenSSL's EVP_KDF API. OSSL_PARAM arrays keep pointers to their key
 /// names and values, which is awkward and unsafe to build from Swift, so they are built
@@ -10,5 +11,10 @@ int memo_kdf_scrypt(const unsigned char *passphrase, size_t passphrase_len,
                     const unsigned char *salt, size_t salt_len,
                     uint64_t n, uint32_t r, uint32_t p, uint64_t max_memory,
                     unsigned char *out, size_t out_len);
+
+/// Restricts a context to TLS 1.3 and turns off everything that would keep session state:
+/// session tickets (none issued, none accepted) and the session cache. These are macros
+/// over SSL_CTX_ctrl and 64-bit option bits, which Swift cannot import. Returns 1 on success.
+int memo_ssl_ctx_tls13_without_resumption(SSL_CTX *ctx);
 
 #endif

@@ -1,0 +1,200 @@
+import Foundation
+import MemoCore
+import MemoNode
+import MemoStore
+import MemoTransport
+
+/// Pairing two devices by code, and checking a trusted connection.
+enum PairingCommands {
+  static let pair = Command(
+    name: "pair", summary: "Pair with another device by comparing a six-digit code.",
+    details: """
+      On one device run `memo-peer pair --accept`: it opens a pairing window (2 minutes by
+      default) and advertises the name you choose. On the other run `memo-peer pair` and
+      pick that device. Both screens then show a code derived from the encrypted connection
+      and both device IDs; a device in the middle cannot make the codes match. Confirm on
+      both only if the codes are the same: then each device trusts the other. A refusal or
+      mismatch on either side stores nothing. Needs a person at a terminal on both sides;
+      for headless hosts use `memo-peer trust add`.
+      """,
+    options: [
+      OptionSpec("accept", "open a pairing window on this device and wait for the other"),
+      OptionSpec("name", value: "NAME", "the name the other device will know this one by (default: host name)"),
+      OptionSpec("window", value: "SECONDS", "how long the pairing window stays open (default 120)"),
+      OptionSpec("timeout", value: "SECONDS", "how long to look for devices with an open window (default 10)"),
+    ],
+    positionals: [PositionalSpec(name: "DEVICE", optional: true, help: "the name the other device shows (pair)")]
+  ) { context in
+    let paths = try context.paths()
+    let gate = try ConsentGate(paths: paths)
+    let displayName = try context.arguments.value("name") ?? defaultDisplayName()
+    try TrustList.validate(name: displayName)
+    guard context.console.stdinIsTerminal else {
+      throw MemoPeerError(
+        .usage, "pairing needs a person at a terminal to compare codes",
+        hint: "on a headless host use `memo-peer trust add DEVICE-ID --name NAME` (see `memo-peer id`)")
+    }
+    let identity = try NodeIdentity.load(paths: paths)
+    let trust = TrustStore(paths: paths)
+    let prompt = SharedConsole(context.console)
+    let confirm: @Sendable (PairingOffer) throws -> Bool = { offer in try prompt.confirm(offer) }
+    let printer = LinePrinter()
+    let peer: TrustedPeer
+    if context.arguments.has("accept") {
+      try NetworkCommands.obtainConsent(
+        for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
+      let window = try NetworkCommands.seconds(context.arguments.value("window"), default: 120, option: "window")
+      let host = PairingHost(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
+      peer = try runBlocking {
+        try await host.run(
+          window: window, displayName: displayName,
+          onOpen: { _ in
+            printer.print(
+              "Pairing window open for \(NetworkCommands.formatSeconds(window)) as “\(displayName)”.")
+            printer.print("On the other device run: memo-peer pair")
+          }, confirm: confirm)
+      }
+    } else {
+      try NetworkCommands.obtainConsent(
+        for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
+      let timeout = try NetworkCommands.seconds(context.arguments.value("timeout"), default: 10, option: "timeout")
+      let wanted = context.arguments.positional(0)
+      let guest = PairingGuest(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
+      printer.error("looking for devices with an open pairing window…")
+      let candidates = try runBlocking { try await guest.candidates(timeout: timeout, wanted: wanted) }
+      let chosen = try choose(among: candidates, wanted: wanted, console: context.console)
+      peer = try guest.pair(with: chosen, displayName: displayName, confirm: confirm)
+    }
+    context.console.print("Paired: this device now trusts \(peer.name) (\(peer.id?.short ?? "?")…).")
+  }
+
+  static let ping = Command(
+    name: "ping", summary: "Connect to a trusted device and measure round trips.",
+    details: """
+      Finds PEER on the local network by its rotating tag, connects over TLS with its pinned
+      key, and exchanges pings. While local-network consent is missing or the peer is not
+      visible it waits (and says for what) until --timeout, then fails with status 17. A
+      device that advertises as PEER with another key is refused (status 16).
+      """,
+    options: [
+      OptionSpec("count", value: "N", "pings to send (default 3)"),
+      OptionSpec("interval", value: "SECONDS", "pause between pings (default 0.5)"),
+      OptionSpec("timeout", value: "SECONDS", "how long to wait for the connection (default 30)"),
+      OptionSpec("json", "print a JSON summary"),
+    ],
+    positionals: [PositionalSpec(name: "PEER", optional: false, help: "a trusted device's name or device-ID prefix")]
+  ) { context in
+    let paths = try context.paths()
+    let gate = try ConsentGate(paths: paths)
+    guard let reference = context.arguments.positional(0) else {
+      throw ArgumentParser.usage("ping needs a trusted device", suggestion: nil, command: "ping")
+    }
+    let trust = TrustStore(paths: paths)
+    let peer = try trust.load().find(reference)
+    guard let count = Int(context.arguments.value("count") ?? "3"), (1...10_000).contains(count) else {
+      throw ArgumentParser.usage("--count needs a number from 1 to 10000", suggestion: nil, command: "ping")
+    }
+    let interval = try NetworkCommands.seconds(context.arguments.value("interval"), default: 0.5, option: "interval")
+    let timeout = try NetworkCommands.seconds(context.arguments.value("timeout"), default: 30, option: "timeout")
+    if context.console.stdinIsTerminal {
+      try NetworkCommands.obtainConsent(
+        for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
+    }
+    let connector = PeerConnector(
+      gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() })
+    let printer = LinePrinter()
+    let name = peer.name
+    let link = try runBlocking {
+      try await connector.connect(to: peer, timeout: timeout) { state in
+        printer.error("memo-peer: \(name): \(state)")
+      }
+    }
+    var times: [Double] = []
+    for index in 0..<count {
+      let started = Deadline.now()
+      do throws(TransportError) {
+        try link.connection.send(Frame(.ping, payload: Array(String(index).utf8)))
+        guard let answer = try link.connection.receive(), answer.kind == .pong else {
+          throw TransportError(.closed, "no pong")
+        }
+      } catch {
+        throw MemoPeerError(
+          .connection, "\(name) closed the connection after \(index) of \(count) pings",
+          hint: "it may have removed this device from its trusted devices", diagnostics: error.description)
+      }
+      let milliseconds = Double(Deadline.now().milliseconds(since: started))
+      times.append(milliseconds)
+      if !context.wantsJSON { printer.print("pong from \(name): time=\(milliseconds) ms") }
+      if index + 1 < count { Thread.sleep(forTimeInterval: interval) }
+    }
+    try? link.connection.send(Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "done"))))
+    link.connection.shutdown()
+    if context.wantsJSON {
+      struct PingJSON: Encodable {
+        let schema = OutputFormat.jsonSchema
+        let peer: String
+        let deviceID: String
+        let received: Int
+        let milliseconds: [Double]
+        enum CodingKeys: String, CodingKey {
+          case schema, peer, received, milliseconds
+          case deviceID = "device_id"
+        }
+      }
+      context.printJSON(
+        PingJSON(peer: name, deviceID: link.peer.id?.description ?? "", received: times.count, milliseconds: times))
+    }
+  }
+
+  /// The device to pair with: the one named, the only one, or the person's pick.
+  static func choose(among candidates: [PeerSighting], wanted: String?, console: Console) throws -> PeerSighting {
+    if let wanted {
+      guard let match = candidates.first(where: { $0.pairingName?.lowercased() == wanted.lowercased() }) else {
+        throw MemoPeerError(
+          .notFound, "no device named \(wanted.prefix(64)) has an open pairing window",
+          hint: "run `memo-peer pair --accept` on it first; devices seen: "
+            + (candidates.compactMap(\.pairingName).joined(separator: ", ").nonEmpty ?? "none"))
+      }
+      return match
+    }
+    guard !candidates.isEmpty else {
+      throw MemoPeerError(
+        .notFound, "no device has an open pairing window", hint: "run `memo-peer pair --accept` on the other device")
+    }
+    if candidates.count == 1 { return candidates[0] }
+    for (index, candidate) in candidates.enumerated() {
+      console.print("  \(index + 1). \(candidate.pairingName ?? candidate.instance)")
+    }
+    let answer = try console.ask("Pair with which device (1-\(candidates.count))? ")
+    guard let number = Int(answer.trimmingWhitespace), (1...candidates.count).contains(number) else {
+      throw MemoPeerError(.cancelled, "no device chosen; nothing was stored")
+    }
+    return candidates[number - 1]
+  }
+
+  static func defaultDisplayName() throws -> String {
+    var name = [CChar](repeating: 0, count: 256)
+    guard gethostname(&name, name.count) == 0 else { return "memo-peer device" }
+    let host = String(nulTerminated: name)
+    return host.isEmpty ? "memo-peer device" : String(host.prefix(TrustList.maximumNameLength))
+  }
+}
+
+/// The console, for a prompt asked from the pairing connection's thread. Safe because the
+/// command's own thread is blocked waiting for that pairing while the prompt runs.
+final class SharedConsole: @unchecked Sendable {
+  private let console: Console
+  init(_ console: Console) { self.console = console }
+
+  func confirm(_ offer: PairingOffer) throws -> Bool {
+    console.print("")
+    console.print("  this device:   \(offer.ownID)")
+    console.print("  other device:  \(offer.peerID)" + (offer.peerName.map { " (“\($0)”)" } ?? ""))
+    console.print("  code:          \(PairingCode.display(offer.code))")
+    return try console.confirm("Does the other device show the same code?")
+  }
+}
+
+extension String {
+  var nonEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import MemoCore
+import MemoNode
+import MemoStore
+
+/// This device's identity and the devices it trusts.
+enum TrustCommands {
+  static let id = Command(
+    name: "id", summary: "Show this device's ID (the fingerprint peers pin).",
+    details: """
+      The device ID is the SHA-256 of this device's Ed25519 public key, in base32, grouped
+      by four. Give it to `memo-peer trust add` on another device to trust this one without
+      pairing. The identity key is created on first use and never leaves this device.
+      """,
+    options: [
+      OptionSpec("certificate", "print this device's self-signed TLS certificate (PEM) instead"),
+      OptionSpec("json", "print the ID as JSON"),
+    ],
+    positionals: []
+  ) { context in
+    let identity = try NodeIdentity.load(paths: try context.paths())
+    if context.arguments.has("certificate") {
+      context.console.write(Array(try identity.device.certificatePEM().utf8))
+    } else if context.wantsJSON {
+      struct IDJSON: Encodable {
+        let schema = OutputFormat.jsonSchema
+        let deviceID: String
+        enum CodingKeys: String, CodingKey {
+          case schema
+          case deviceID = "device_id"
+        }
+      }
+      context.printJSON(IDJSON(deviceID: identity.deviceID.description))
+    } else {
+      context.console.print(identity.deviceID.description)
+    }
+  }
+
+  static let trust = Command(
+    name: "trust", summary: "List, add, rename or remove trusted devices.",
+    details: """
+      ACTION is list (default), add, rename or remove.
+        trust add DEVICE-ID --name NAME   trust a device without pairing (do it on both)
+        trust rename PEER NEW-NAME        PEER is a name or a device-ID prefix
+        trust remove PEER                 its live connections close at once
+      Only trusted devices get past the TLS handshake; everyone else learns nothing.
+      """,
+    options: [
+      OptionSpec("name", value: "NAME", "the name for `trust add`"),
+      OptionSpec("json", "print the trusted devices as JSON"),
+    ],
+    positionals: [
+      PositionalSpec(name: "ACTION", optional: true, help: "list, add, rename or remove"),
+      PositionalSpec(name: "PEER", optional: true, help: "a device ID (add), or a name or ID prefix"),
+      PositionalSpec(name: "NEW-NAME", optional: true, help: "the new name (rename)"),
+    ]
+  ) { context in
+    let store = TrustStore(paths: try context.paths())
+    let action = context.arguments.positional(0) ?? "list"
+    func peerArgument() throws -> String {
+      guard let peer = context.arguments.positional(1) else {
+        throw ArgumentParser.usage("trust \(action) needs a device", suggestion: nil, command: "trust")
+      }
+      return peer
+    }
+    switch action {
+    case "list":
+      printTrustList(try store.load(), context: context)
+    case "add":
+      let text = try peerArgument()
+      guard let id = DeviceID(text) else {
+        throw MemoPeerError(
+          .invalidInput, "that is not a device ID (52 base32 characters, as `memo-peer id` prints)",
+          hint: "copy the whole ID from `memo-peer id` on the other device")
+      }
+      guard let name = context.arguments.value("name") else {
+        throw ArgumentParser.usage("trust add needs --name NAME", suggestion: nil, command: "trust")
+      }
+      let peer = TrustedPeer(deviceID: id, name: name, discoveryKey: nil, source: .command, added: context.now)
+      try store.update { try $0.trust(peer) }
+      context.console.print("trusted \(name) (\(id.short)…); do the same on that device for this one")
+    case "rename":
+      let reference = try peerArgument()
+      guard let name = context.arguments.positional(2) else {
+        throw ArgumentParser.usage("trust rename needs a new name", suggestion: nil, command: "trust")
+      }
+      let renamed = try store.update { try $0.rename(reference, to: name) }
+      context.console.print("renamed \(renamed.id?.short ?? "?")… to \(renamed.name)")
+    case "remove":
+      let removed = try store.update { try $0.remove(try peerArgument()) }
+      context.console.print("removed \(removed.name) (\(removed.id?.short ?? "?")…); it can no longer connect")
+    default:
+      throw ArgumentParser.usage(
+        "unknown trust action \(action.prefix(20))",
+        suggestion: ArgumentParser.closest(to: action, among: ["list", "add", "rename", "remove"]), command: "trust")
+    }
+  }
+
+  static func printTrustList(_ list: TrustList, context: CommandContext) {
+    if context.wantsJSON {
+      struct PeerJSON: Encodable {
+        let name: String
+        let deviceID: String
+        let source: String
+        let added: String
+        let recognizable: Bool
+        enum CodingKeys: String, CodingKey {
+          case name, source, added, recognizable
+          case deviceID = "device_id"
+        }
+      }
+      struct ListJSON: Encodable {
+        let schema = OutputFormat.jsonSchema
+        let peers: [PeerJSON]
+      }
+      context.printJSON(
+        ListJSON(
+          peers: list.peers.map {
+            PeerJSON(
+              name: $0.name, deviceID: $0.id?.description ?? $0.deviceID, source: $0.source.rawValue,
+              added: OutputFormat.isoTime($0.added), recognizable: $0.discoveryKey != nil)
+          }))
+      return
+    }
+    guard !list.peers.isEmpty else {
+      context.console.print("no trusted devices yet (`memo-peer pair` or `memo-peer trust add`)")
+      return
+    }
+    for peer in list.peers {
+      let how = peer.source == .pairing ? "paired" : "added by ID"
+      context.console.print(
+        "\(peer.name)  \(peer.id?.description ?? peer.deviceID)  \(how) \(OutputFormat.localTime(peer.added))")
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/// The frames of the memo-peer protocol, version 1 (docs/PROTOCOL.md), inside TLS.
+///
+/// Header (6 bytes): version u8, type u8, payload length u32 big-endian; then the payload.
+/// A length above the receiver's maximum is refused from the header alone, before any
+/// payload is read or buffered, so a peer cannot make us allocate.
+public struct Frame: Equatable, Sendable {
+  public static let version: UInt8 = 1
+  public static let headerSize = 6
+  /// Default maximum payload: 1 MiB (a memo is at most 64 KiB of text; batches stay small).
+  public static let defaultMaximumPayload = 1 << 20
+
+  public enum Kind: UInt8, Sendable, CaseIterable {
+    /// First frame each side sends on a trusted connection: protocol and discovery key.
+    case hello = 1
+    case ping = 2
+    case pong = 3
+    /// Pairing: "my user confirmed the code", with the name and discovery key to store.
+    case pairConfirm = 4
+    /// Pairing: "my user refused, or the codes differ"; nothing is stored.
+    case pairRefuse = 5
+    /// A reason for closing, sent before the close.
+    case goodbye = 6
+  }
+
+  public let kind: Kind
+  public let payload: [UInt8]
+
+  public init(_ kind: Kind, payload: [UInt8] = []) {
+    self.kind = kind
+    self.payload = payload
+  }
+
+  /// The bytes on the wire.
+  public func encoded() -> [UInt8] {
+    let length = UInt32(payload.count)
+    var bytes: [UInt8] = [Self.version, kind.rawValue]
+    bytes.reserveCapacity(Self.headerSize + payload.count)
+    withUnsafeBytes(of: length.bigEndian) { bytes.append(contentsOf: $0) }
+    bytes.append(contentsOf: payload)
+    return bytes
+  }
+}
+
+/// Why a frame was refused. Each closes the connection; none is ever retried as is.
+public enum FrameError: Error, Equatable, Sendable, CustomStringConvertible {
+  case unsupportedVersion(UInt8)
+  case unknownType(UInt8)
+  case oversized(length: Int, maximum: Int)
+  /// The stream ended inside a frame.
+  case truncated(have: Int, need: Int)
+
+  public var description: String {
+    switch self {
+    case .unsupportedVersion(let version): "frame version \(version) is not supported (this node speaks 1)"
+    case .unknownType(let type): "unknown frame type \(type)"
+    case .oversized(let length, let maximum): "frame of \(length) bytes exceeds the maximum of \(maximum)"
+    case .truncated(let have, let need): "connection ended inside a frame (\(have) of \(need) bytes)"
+    }
+  }
+}
+
+/// A parsed header: what the reader must read next.
+public struct FrameHeader: Equatable, Sendable {
+  public let kind: Frame.Kind
+  public let length: Int
+
+  /// Checks a 6-byte header against the protocol and the receiver's maximum.
+  public static func parse(_ bytes: some Collection<UInt8>, maximumPayload: Int) throws(FrameError) -> FrameHeader {
+    let header = Array(bytes.prefix(Frame.headerSize))
+    guard header.count == Frame.headerSize else { throw .truncated(have: header.count, need: Frame.headerSize) }
+    guard header[0] == Frame.version else { throw .unsupportedVersion(header[0]) }
+    guard let kind = Frame.Kind(rawValue: header[1]) else { throw .unknownType(header[1]) }
+    let length = header[2...5].reduce(0) { ($0 << 8) | Int($1) }
+    guard length <= maximumPayload else { throw .oversized(length: length, maximum: maximumPayload) }
+    return FrameHeader(kind: kind, length: length)
+  }
+}
+
+/// Incremental decoder for a byte stream: feed what arrived, take whole frames out.
+public struct FrameDecoder: Sendable {
+  public let maximumPayload: Int
+  private var buffer: [UInt8] = []
+  private var header: FrameHeader?
+
+  public init(maximumPayload: Int = Frame.defaultMaximumPayload) { self.maximumPayload = maximumPayload }
+
+  /// Bytes held that do not yet form a frame.
+  public var pendingCount: Int { buffer.count }
+
+  public mutating func append(_ bytes: some Sequence<UInt8>) { buffer.append(contentsOf: bytes) }
+
+  /// The next whole frame, or nil when more bytes are needed.
+  public mutating func next() throws(FrameError) -> Frame? {
+    if header == nil {
+      guard buffer.count >= Frame.headerSize else { return nil }
+      header = try FrameHeader.parse(buffer.prefix(Frame.headerSize), maximumPayload: maximumPayload)
+      buffer.removeFirst(Frame.headerSize)
+    }
+    guard let current = header, buffer.count >= current.length else { return nil }
+    let payload = Array(buffer.prefix(current.length))
+    buffer.removeFirst(current.length)
+    header = nil
+    return Frame(current.kind, payload: payload)
+  }
+
+  /// Call at end of stream: an error if it ended inside a frame.
+  public func finish() throws(FrameError) {
+    if let header { throw .truncated(have: buffer.count, need: header.length) }
+    if !buffer.isEmpty { throw .truncated(have: buffer.count, need: Frame.headerSize) }
+  }
+}

@@ -1,0 +1,154 @@
+/// One device this node trusts: pinned by the fingerprint of its key, as SSH pins host keys.
+public struct TrustedPeer: Codable, Sendable, Equatable {
+  /// How the peer came to be trusted (shown in `trust list`, kept in the file for audit).
+  public enum Source: String, Codable, Sendable {
+    /// Both people compared the six-digit code.
+    case pairing
+    /// `memo-peer trust add DEVICE-ID` (headless hosts).
+    case command
+  }
+
+  /// Device ID in compact base32 (52 characters).
+  public var deviceID: String
+  public var name: String
+  /// The peer's discovery key (32 bytes, base64): recognises its rotating advertisement.
+  /// Nil until pairing, or the first trusted connection, delivers it.
+  public var discoveryKey: String?
+  /// The peer's advertisement rotation period (seconds), learned with its discovery key.
+  public var rotationSeconds: Int64?
+  public var source: Source
+  public var added: Timestamp
+
+  public init(
+    deviceID: DeviceID, name: String, discoveryKey: String?, rotationSeconds: Int64? = nil, source: Source,
+    added: Timestamp
+  ) {
+    self.deviceID = deviceID.compact
+    self.name = name
+    self.discoveryKey = discoveryKey
+    self.rotationSeconds = rotationSeconds
+    self.source = source
+    self.added = added
+  }
+
+  public var id: DeviceID? { DeviceID(deviceID) }
+
+  enum CodingKeys: String, CodingKey {
+    case deviceID = "device_id"
+    case name
+    case discoveryKey = "discovery_key"
+    case rotationSeconds = "rotation_seconds"
+    case source
+    case added
+  }
+}
+
+/// The trust store's content and its rules (file format: docs/FORMATS.md, `trusted-peers.json`).
+public struct TrustList: Codable, Sendable, Equatable {
+  public static let currentVersion = 1
+  public static let maximumNameLength = 64
+
+  public var version: Int
+  public private(set) var peers: [TrustedPeer]
+
+  public init(peers: [TrustedPeer] = []) {
+    version = Self.currentVersion
+    self.peers = peers
+  }
+
+  public var deviceIDs: Set<DeviceID> { Set(peers.compactMap(\.id)) }
+
+  public func peer(for id: DeviceID) -> TrustedPeer? { peers.first { $0.deviceID == id.compact } }
+
+  /// Finds a peer by name (exact, any case) or by device ID prefix.
+  public func find(_ reference: String) throws -> TrustedPeer {
+    if let named = peers.first(where: { $0.name.lowercased() == reference.lowercased() }) { return named }
+    let matches = peers.filter { $0.id?.hasPrefix(reference) ?? false }
+    switch matches.count {
+    case 1: return matches[0]
+    case 0:
+      throw MemoPeerError(
+        .notFound, "no trusted peer is named or has a device ID starting with \(Self.quoted(reference))",
+        hint: "`memo-peer trust list` shows the trusted peers")
+    default:
+      throw MemoPeerError(
+        .ambiguousID, "\(Self.quoted(reference)) matches \(matches.count) trusted peers",
+        hint: "give more characters of the device ID, or the peer's name")
+    }
+  }
+
+  /// Adds a peer, or updates the name and discovery key of one already trusted.
+  public mutating func trust(_ peer: TrustedPeer) throws {
+    try Self.validate(name: peer.name)
+    if let other = peers.first(where: { $0.name.lowercased() == peer.name.lowercased() && $0.deviceID != peer.deviceID })
+    {
+      throw MemoPeerError(
+        .invalidInput, "the name \(Self.quoted(peer.name)) is already used by device \(other.id?.short ?? "?")",
+        hint: "choose another name with --name")
+    }
+    if let index = peers.firstIndex(where: { $0.deviceID == peer.deviceID }) {
+      peers[index].name = peer.name
+      peers[index].discoveryKey = peer.discoveryKey ?? peers[index].discoveryKey
+      peers[index].rotationSeconds = peer.rotationSeconds ?? peers[index].rotationSeconds
+    } else {
+      peers.append(peer)
+    }
+  }
+
+  /// Records a discovery key (and rotation period) learned on a trusted connection.
+  /// False if nothing changed.
+  public mutating func learnDiscoveryKey(_ key: String, rotationSeconds: Int64?, for id: DeviceID) -> Bool {
+    guard let index = peers.firstIndex(where: { $0.deviceID == id.compact }),
+      peers[index].discoveryKey != key || peers[index].rotationSeconds != rotationSeconds
+    else { return false }
+    peers[index].discoveryKey = key
+    peers[index].rotationSeconds = rotationSeconds
+    return true
+  }
+
+  public mutating func rename(_ reference: String, to name: String) throws -> TrustedPeer {
+    let peer = try find(reference)
+    var renamed = peer
+    renamed.name = name
+    try trust(renamed)
+    return renamed
+  }
+
+  public mutating func remove(_ reference: String) throws -> TrustedPeer {
+    let peer = try find(reference)
+    peers.removeAll { $0.deviceID == peer.deviceID }
+    return peer
+  }
+
+  /// `name`, or `name (2)`, `name (3)` … if another device already has it.
+  public func availableName(_ name: String, for id: DeviceID) -> String {
+    func taken(_ candidate: String) -> Bool {
+      peers.contains { $0.name.lowercased() == candidate.lowercased() && $0.deviceID != id.compact }
+    }
+    var candidate = name
+    var number = 2
+    while taken(candidate) && number < 1000 {
+      candidate = "\(name.prefix(Self.maximumNameLength - 6)) (\(number))"
+      number += 1
+    }
+    return candidate
+  }
+
+  /// A name people give a device: 1–64 characters, no control characters, not a lone
+  /// dash (it would read as an option).
+  public static func validate(name: String) throws {
+    let edges = [name.unicodeScalars.first, name.unicodeScalars.last].compactMap { $0 }
+    guard !name.isEmpty, !edges.contains(where: \.properties.isWhitespace), name.count <= maximumNameLength, !name.hasPrefix("-"),
+      !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+    else {
+      throw MemoPeerError(
+        .invalidInput,
+        "a peer name must be 1 to \(maximumNameLength) printable characters, without leading or trailing spaces and not starting with -",
+        hint: "for example --name laptop")
+    }
+  }
+
+  static func quoted(_ text: String) -> String {
+    "“" + String(text.prefix(64).unicodeScalars.filter { $0.properties.generalCategory != .control }) + "”"
+  }
+}

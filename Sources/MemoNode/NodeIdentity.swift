@@ -1,0 +1,44 @@
+import Foundation
+import MemoCore
+import MemoCrypto
+import MemoStore
+import MemoTransport
+
+/// Everything that says who this node is: the Ed25519 identity (device ID, TLS
+/// certificate) and the discovery key (rotating advertisement). Both are created together
+/// on first use and never leave the key directory, except that the discovery key is given
+/// to peers this node trusts.
+public struct NodeIdentity: Sendable {
+  public let device: DeviceIdentity
+  public let advertisement: AdvertisementIdentity
+  /// The discovery key in base64, as `hello` and `pair-confirm` carry it.
+  public let discoveryKeyBase64: String
+
+  /// `rotationSeconds` nil: the config's period, or the default.
+  public static func load(paths: NodePaths, rotationSeconds: Int64? = nil) throws -> NodeIdentity {
+    let rotation =
+      try rotationSeconds ?? NodeConfig.load(paths: paths).rotationSeconds ?? Advertisement.defaultRotationSeconds
+    let seed = try KeyFile.identity(paths).loadOrCreate()
+    let discovery = try KeyFile.discovery(paths).loadOrCreate()
+    let device: DeviceIdentity
+    do { device = try DeviceIdentity(seed: seed) } catch {
+      throw MemoPeerError(.crypto, "could not make the device identity", diagnostics: error.description)
+    }
+    let base64 = discovery.withUnsafeBytes { Data($0).base64EncodedString() }
+    return NodeIdentity(
+      device: device, advertisement: AdvertisementIdentity(key: discovery, rotationSeconds: rotation),
+      discoveryKeyBase64: base64)
+  }
+
+  public var deviceID: DeviceID { device.deviceID }
+}
+
+extension AdvertisementIdentity {
+  /// A recogniser for a peer's advertisements, from the discovery key it gave us.
+  public static func peer(_ peer: TrustedPeer) -> AdvertisementIdentity? {
+    guard let text = peer.discoveryKey, let data = Data(base64Encoded: text), data.count == 32 else { return nil }
+    return AdvertisementIdentity(
+      key: SecureBytes(copying: data),
+      rotationSeconds: peer.rotationSeconds ?? Advertisement.defaultRotationSeconds)
+  }
+}

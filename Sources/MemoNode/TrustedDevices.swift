@@ -1,0 +1,36 @@
+import Foundation
+import MemoCore
+import MemoStore
+
+/// The set of trusted device IDs the TLS verify callback consults, shared between the
+/// daemon's loop (which reloads it when the trust store file changes) and connection
+/// threads (which read it during handshakes).
+public final class TrustedDevices: @unchecked Sendable {
+  private let lock = NSLock()
+  private var ids: Set<DeviceID>
+  private var loadedFingerprint: String
+  let store: TrustStore
+
+  public init(store: TrustStore) throws {
+    self.store = store
+    loadedFingerprint = store.fingerprint()
+    ids = try store.load().deviceIDs
+  }
+
+  public func contains(_ id: DeviceID) -> Bool { lock.withLock { ids.contains(id) } }
+
+  public var all: Set<DeviceID> { lock.withLock { ids } }
+
+  /// Re-reads the store if its file changed; returns the devices no longer trusted.
+  public func reloadIfChanged() throws -> Set<DeviceID> {
+    let fingerprint = store.fingerprint()
+    guard lock.withLock({ fingerprint != loadedFingerprint }) else { return [] }
+    let fresh = try store.load().deviceIDs
+    return lock.withLock {
+      let removed = ids.subtracting(fresh)
+      ids = fresh
+      loadedFingerprint = fingerprint
+      return removed
+    }
+  }
+}

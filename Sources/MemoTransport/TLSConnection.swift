@@ -1,0 +1,214 @@
+internal import COpenSSL
+import Foundation
+import MemoCore
+import MemoCrypto
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// One TLS 1.3 connection carrying memo-peer frames. Owns its SSL object and its socket
+/// (non-blocking; every wait is a poll(2) against a deadline, so no peer can hold a thread
+/// longer than the limits allow).
+///
+/// One thread drives a connection; `interrupt()` may be called from any other thread to
+/// close it at once (trust removed, server stopping).
+public final class TLSConnection: @unchecked Sendable {
+  let ssl: OpaquePointer
+  let fd: Int32
+  public let limits: ConnectionLimits
+  /// Which device keys this side accepts from the other.
+  private let accepts: @Sendable (DeviceID) -> Bool
+  private let lock = NSLock()
+  private var presentedID: DeviceID?
+  private var rejection: TransportError?
+  private var interrupted = false
+  private var decoder: FrameDecoder
+  public let remoteAddress: String
+
+  /// Takes ownership of `fd` (closed in deinit, also when init throws).
+  init(
+    fd: Int32, context: TLSContext, limits: ConnectionLimits, remoteAddress: String,
+    accepts: @escaping @Sendable (DeviceID) -> Bool
+  ) throws(TransportError) {
+    guard let ssl = SSL_new(context.context) else {
+      close(fd)
+      throw .openSSL(.library, "SSL_new")
+    }
+    self.ssl = ssl
+    self.fd = fd
+    self.limits = limits
+    self.accepts = accepts
+    self.remoteAddress = remoteAddress
+    decoder = FrameDecoder(maximumPayload: limits.maximumPayload)
+    _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    SSL_set_fd(ssl, fd)
+    if context.role == .server { SSL_set_accept_state(ssl) } else { SSL_set_connect_state(ssl) }
+    // Weak in spirit: the connection outlives every callback, which only runs inside
+    // SSL calls this object makes.
+    SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())
+  }
+
+  deinit {
+    SSL_free(ssl)
+    close(fd)
+  }
+
+  /// The device the other side proved it holds the key of (after a handshake).
+  public var peer: DeviceID? { lock.withLock { rejection == nil ? presentedID : nil } }
+
+  /// Called by OpenSSL during the handshake with the peer's leaf certificate.
+  func verify(certificate: OpaquePointer) -> Bool {
+    let id: DeviceID
+    do { id = try DeviceIdentity.deviceID(ofCertificate: certificate) } catch {
+      lock.withLock { rejection = error }
+      return false
+    }
+    let accepted = accepts(id)
+    lock.withLock {
+      presentedID = id
+      rejection = accepted ? nil : TransportError(.untrustedPeer, "key not trusted", presented: id)
+    }
+    return accepted
+  }
+
+  /// Runs the TLS handshake; afterwards `peer` is the authenticated device.
+  public func handshake(deadline: Deadline) throws(TransportError) {
+    do {
+      try perform(deadline: deadline, timeout: .handshakeTimeout) { SSL_do_handshake(ssl) }
+    } catch {
+      if let rejected = lock.withLock({ rejection }) { throw rejected }
+      throw TransportError(error.kind == .closed ? .handshakeFailed : error.kind, error.detail)
+    }
+    var selected: UnsafePointer<UInt8>?
+    var length: UInt32 = 0
+    SSL_get0_alpn_selected(ssl, &selected, &length)
+    guard length > 0, let presented = peer else {
+      throw TransportError(.handshakeFailed, length == 0 ? "no ALPN protocol agreed" : "no peer certificate")
+    }
+    _ = presented
+  }
+
+  /// Sends one frame within the frame timeout.
+  public func send(_ frame: Frame) throws(TransportError) {
+    let bytes = frame.encoded()
+    let deadline = Deadline.after(seconds: limits.frameSeconds)
+    var offset = 0
+    while offset < bytes.count {
+      var written = 0
+      try bytes.withUnsafeBufferPointer { buffer throws(TransportError) in
+        try perform(deadline: deadline, timeout: .frameTimeout) {
+          SSL_write_ex(ssl, buffer.baseAddress! + offset, buffer.count - offset, &written)
+        }
+      }
+      offset += written
+    }
+  }
+
+  /// The next frame; nil when the peer closed cleanly between frames. Waits at most the
+  /// idle timeout for a frame to start and the frame timeout for it to finish.
+  public func receive() throws(TransportError) -> Frame? {
+    let idle = Deadline.after(seconds: limits.idleSeconds)
+    var frameDeadline: Deadline?
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    while true {
+      do {
+        if let frame = try decoder.next() { return frame }
+      } catch {
+        throw TransportError(.protocolViolation, error.description)
+      }
+      if decoder.pendingCount > 0 && frameDeadline == nil { frameDeadline = .after(seconds: limits.frameSeconds) }
+      var count = 0
+      do {
+        try chunk.withUnsafeMutableBufferPointer { buffer throws(TransportError) in
+          try perform(deadline: frameDeadline ?? idle, timeout: frameDeadline == nil ? .idleTimeout : .frameTimeout) {
+            SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count)
+          }
+        }
+      } catch where error.kind == .closed {
+        do { try decoder.finish() } catch { throw TransportError(.protocolViolation, error.description) }
+        return nil
+      }
+      decoder.append(chunk[0..<count])
+    }
+  }
+
+  /// Keying material bound to this session (RFC 8446 §7.5): both ends get the same bytes
+  /// only if they ran the same handshake.
+  public func exportKeyingMaterial(label: String, length: Int) throws(TransportError) -> [UInt8] {
+    var output = [UInt8](repeating: 0, count: length)
+    let labelBytes = Array(label.utf8)
+    guard SSL_export_keying_material(ssl, &output, length, labelBytes, labelBytes.count, nil, 0, 0) == 1 else {
+      throw .openSSL(.library, "SSL_export_keying_material")
+    }
+    return output
+  }
+
+  /// Sends close_notify (best effort, without waiting) so the peer sees a clean end.
+  public func shutdown() {
+    ERR_clear_error()
+    _ = SSL_shutdown(ssl)
+  }
+
+  /// Closes the connection from another thread: the driving thread's wait ends at once
+  /// and its next call fails with `closed`.
+  public func interrupt() {
+    lock.withLock { interrupted = true }
+    Glibc.shutdown(fd, Int32(SHUT_RDWR))
+  }
+
+  /// Retries an SSL call until it succeeds, waiting in poll(2) for what it needs.
+  func perform(deadline: Deadline, timeout: TransportError.Kind, _ call: () -> Int32) throws(TransportError)
+  {
+    while true {
+      if lock.withLock({ interrupted }) { throw TransportError(.interrupted, "closed by this node") }
+      ERR_clear_error()
+      let result = call()
+      if result > 0 { return }
+      if lock.withLock({ interrupted }) { throw TransportError(.interrupted, "closed by this node") }
+      let reason = SSL_get_error(ssl, result)
+      switch reason {
+      case SSL_ERROR_WANT_READ: try wait(for: Int16(POLLIN), until: deadline, timeout: timeout)
+      case SSL_ERROR_WANT_WRITE: try wait(for: Int16(POLLOUT), until: deadline, timeout: timeout)
+      case SSL_ERROR_ZERO_RETURN: throw TransportError(.closed, "the peer closed the connection")
+      case SSL_ERROR_SYSCALL:
+        let queue = OpenSSLErrorQueueText.drain()
+        throw TransportError(.closed, queue.isEmpty ? "the connection was closed (\(String(cString: strerror(errno))))" : queue)
+      default:
+        throw TransportError(.handshakeFailed, OpenSSLErrorQueueText.drain())
+      }
+    }
+  }
+
+  private func wait(for events: Int16, until deadline: Deadline, timeout: TransportError.Kind) throws(TransportError) {
+    var descriptor = pollfd(fd: fd, events: events, revents: 0)
+    while true {
+      let remaining = deadline.remaining
+      if remaining == 0 { throw TransportError(timeout, "timed out") }
+      let ready = poll(&descriptor, 1, remaining)
+      if ready > 0 { return }
+      if ready < 0 && errno != EINTR { throw TransportError(.closed, "poll failed") }
+    }
+  }
+}
+
+/// OpenSSL's error queue as one line for logs.
+enum OpenSSLErrorQueueText {
+  static func drain() -> String {
+    let queue = OpenSSLErrorQueue.drain()
+    return queue.isEmpty ? "TLS error" : queue.joined(separator: "; ")
+  }
+}
+
+extension TLSConnection {
+  /// Writes bytes that need not be a valid frame: for tests of the peer's frame checks.
+  func sendRaw(_ bytes: [UInt8]) throws(TransportError) {
+    var written = 0
+    let deadline = Deadline.after(seconds: limits.frameSeconds)
+    try bytes.withUnsafeBufferPointer { buffer throws(TransportError) in
+      try perform(deadline: deadline, timeout: .frameTimeout) {
+        SSL_write_ex(ssl, buffer.baseAddress, buffer.count, &written)
+      }
+    }
+  }
+}

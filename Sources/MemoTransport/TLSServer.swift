@@ -1,0 +1,137 @@
+import Foundation
+import MemoCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What the server tells its owner (who logs it): never a peer's bytes.
+public enum ServerEvent: Sendable {
+  case accepted(DeviceID, address: String)
+  /// A connection ended before or during the handshake, or broke the protocol.
+  case refused(TransportError, address: String)
+  case closed(DeviceID, TransportError?)
+}
+
+/// Accepts TCP connections, runs the TLS handshake on each under the connection limits,
+/// and hands authenticated connections to `handler`, each on its own thread. Caps the
+/// number of connections at once; over the cap a new connection is closed unanswered.
+/// A bad client only ever costs its own connection.
+public final class TLSServer: @unchecked Sendable {
+  public let port: UInt16
+  public let maximumConnections: Int
+  private let listenFD: Int32
+  private let wakePipe: (read: Int32, write: Int32)
+  private let context: TLSContext
+  private let limits: ConnectionLimits
+  private let accepts: @Sendable (DeviceID) -> Bool
+  private let handler: @Sendable (TLSConnection) -> Void
+  private let events: @Sendable (ServerEvent) -> Void
+  private let lock = NSLock()
+  private var live: [ObjectIdentifier: TLSConnection] = [:]
+  private var stopped = false
+  private let acceptThreadDone = DispatchSemaphore(value: 0)
+
+  public init(
+    port: UInt16, loopbackOnly: Bool = false, context: TLSContext, limits: ConnectionLimits = ConnectionLimits(), maximumConnections: Int = 32,
+    accepts: @escaping @Sendable (DeviceID) -> Bool, events: @escaping @Sendable (ServerEvent) -> Void,
+    handler: @escaping @Sendable (TLSConnection) -> Void
+  ) throws {
+    let (fd, actual) = try Sockets.listen(port: port, loopbackOnly: loopbackOnly)
+    var pipeFDs: [Int32] = [0, 0]
+    guard pipe(&pipeFDs) == 0 else {
+      close(fd)
+      throw TransportError(.library, "pipe2 failed")
+    }
+    for end in pipeFDs { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+    listenFD = fd
+    wakePipe = (pipeFDs[0], pipeFDs[1])
+    self.port = actual
+    self.context = context
+    self.limits = limits
+    self.maximumConnections = maximumConnections
+    self.accepts = accepts
+    self.events = events
+    self.handler = handler
+    let thread = Thread { [self] in acceptLoop() }
+    thread.name = "memo-peer.accept"
+    thread.start()
+  }
+
+  deinit {
+    close(listenFD)
+    close(wakePipe.read)
+    close(wakePipe.write)
+  }
+
+  /// Stops accepting and closes every live connection. Returns once the listening socket
+  /// no longer accepts anything.
+  public func stop() {
+    let wasStopped = lock.withLock {
+      defer { stopped = true }
+      return stopped
+    }
+    guard !wasStopped else { return }
+    var byte: UInt8 = 1
+    _ = write(wakePipe.write, &byte, 1)
+    acceptThreadDone.wait()
+    closeConnections { _ in true }
+  }
+
+  /// Closes the live connections whose peer matches (e.g. a device just removed from the
+  /// trust store). Connections still in their handshake are checked there instead.
+  public func closeConnections(where matches: (DeviceID?) -> Bool) {
+    let doomed = lock.withLock { live.values.filter { matches($0.peer) } }
+    for connection in doomed { connection.interrupt() }
+  }
+
+  public var connectionCount: Int { lock.withLock { live.count } }
+
+  private func acceptLoop() {
+    var descriptors = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+    while true {
+      let ready = poll(&descriptors, 2, -1)
+      if ready < 0 && errno == EINTR { continue }
+      if descriptors[1].revents != 0 || ready < 0 { break }
+      let client = accept(listenFD, nil, nil)
+      guard client >= 0 else { continue }
+      _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+      let address = Sockets.peerAddress(client)
+      let admitted = lock.withLock { () -> Bool in
+        guard !stopped, live.count < maximumConnections else { return false }
+        return true
+      }
+      guard admitted else {
+        close(client)
+        events(.refused(TransportError(.tooManyConnections, "over the cap of \(maximumConnections)"), address: address))
+        continue
+      }
+      let connection: TLSConnection
+      do throws(TransportError) {
+        connection = try TLSConnection(
+          fd: client, context: context, limits: limits, remoteAddress: address, accepts: accepts)
+      } catch {
+        events(.refused(error, address: address))
+        continue
+      }
+      lock.withLock { live[ObjectIdentifier(connection)] = connection }
+      let thread = Thread { [self] in serve(connection) }
+      thread.name = "memo-peer.connection"
+      thread.start()
+    }
+    acceptThreadDone.signal()
+  }
+
+  private func serve(_ connection: TLSConnection) {
+    defer { lock.withLock { live[ObjectIdentifier(connection)] = nil } }
+    do {
+      try connection.handshake(deadline: .after(seconds: limits.handshakeSeconds))
+    } catch {
+      events(.refused(error, address: connection.remoteAddress))
+      return
+    }
+    guard let peer = connection.peer else { return }
+    events(.accepted(peer, address: connection.remoteAddress))
+    handler(connection)
+  }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import MemoCore
+import MemoCrypto
+import XCTest
+
+@testable import MemoTransport
+
+final class TLSTransportTests: XCTestCase {
+  func testDeviceIDIsTheHashOfThePublicKeyAndStableForASeed() throws {
+    let seed = try SecureBytes.random(count: 32)
+    let first = try DeviceIdentity(seed: seed)
+    let again = try DeviceIdentity(seed: seed)
+    let other = try Fixture.identity()
+    XCTAssertEqual(first.deviceID, again.deviceID)
+    XCTAssertNotEqual(first.deviceID, other.deviceID)
+    XCTAssertEqual(first.deviceID.bytes, try SHA256.hash(first.publicKey))
+    XCTAssertTrue(try first.certificatePEM().hasPrefix("-----BEGIN CERTIFICATE-----"))
+  }
+
+  func testTrustedPeersConnectBothWaysAuthenticatedAndAgreeOnTheExporter() throws {
+    let serverIdentity = try Fixture.identity()
+    let clientIdentity = try Fixture.identity()
+    let exported = Recorder<[UInt8]>()
+    let server = try TLSServer(
+      port: 0, loopbackOnly: true, context: TLSContext(identity: serverIdentity, role: .server),
+      accepts: { $0 == clientIdentity.deviceID }, events: { _ in },
+      handler: { connection in
+        if let bytes = try? connection.exportKeyingMaterial(label: PairingCode.exporterLabel, length: 8) {
+          exported.append(bytes)
+        }
+        while let frame = try? connection.receive() {
+          try? connection.send(Frame(.pong, payload: frame.payload))
+        }
+      })
+    defer { server.stop() }
+    let connection = try Fixture.client(clientIdentity).connect(
+      host: "127.0.0.1", port: server.port, accepts: { $0 == serverIdentity.deviceID })
+    XCTAssertEqual(connection.peer, serverIdentity.deviceID)
+    try connection.send(Frame(.ping, payload: Array("hello".utf8)))
+    XCTAssertEqual(try connection.receive(), Frame(.pong, payload: Array("hello".utf8)))
+    let mine = try connection.exportKeyingMaterial(label: PairingCode.exporterLabel, length: 8)
+    XCTAssertTrue(exported.wait { !$0.isEmpty })
+    XCTAssertEqual(exported.all.first, mine)
+    XCTAssertNotEqual(mine, [UInt8](repeating: 0, count: 8))
+  }
+
+  func testAnUntrustedClientFailsTheHandshakeAndTheServerKeepsServing() throws {
+    let serverIdentity = try Fixture.identity()
+    let trusted = try Fixture.identity()
+    let stranger = try Fixture.identity()
+    let (server, events) = try Fixture.echoServer(identity: serverIdentity, trusted: [trusted.deviceID])
+    defer { server.stop() }
+    // In TLS 1.3 the client's side of the handshake ends before the server has checked its
+    // certificate; the refusal arrives as an alert on its first read.
+    let refused = try? Fixture.client(stranger).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
+    try? refused?.send(Frame(.ping))
+    XCTAssertNil(try? refused?.receive(), "a stranger gets no answer")
+    XCTAssertTrue(events.wait { $0.contains("refused untrusted-peer") }, "\(events.all)")
+    let good = try Fixture.client(trusted).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
+    try good.send(Frame(.ping))
+    XCTAssertEqual(try good.receive()?.kind, .pong)
+  }
+
+  func testAClientRefusesAServerWhoseKeyIsNotTheOnePinned() throws {
+    let impostor = try Fixture.identity()
+    let client = try Fixture.identity()
+    let expected = try Fixture.identity()
+    let (server, _) = try Fixture.echoServer(identity: impostor, trusted: [client.deviceID])
+    defer { server.stop() }
+    let tls = try Fixture.client(client)
+    do throws(TransportError) {
+      _ = try tls.connect(host: "127.0.0.1", port: server.port, accepts: { $0 == expected.deviceID })
+      XCTFail("connected to an impostor")
+    } catch {
+      XCTAssertEqual(error.kind, .untrustedPeer)
+      XCTAssertEqual(error.presented, impostor.deviceID, "the error names the key that was presented")
+    }
+  }
+
+  func testGarbageBytesCloseOnlyThatConnection() throws {
+    let serverIdentity = try Fixture.identity()
+    let client = try Fixture.identity()
+    let (server, events) = try Fixture.echoServer(identity: serverIdentity, trusted: [client.deviceID])
+    defer { server.stop() }
+    let raw = try Fixture.rawSocket(port: server.port)
+    defer { close(raw) }
+    let garbage = Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8) + [UInt8](repeating: 0xFF, count: 64)
+    _ = garbage.withUnsafeBufferPointer { write(raw, $0.baseAddress, $0.count) }
+    XCTAssertTrue(events.wait { $0.contains("refused handshake-failed") }, "\(events.all)")
+    let good = try Fixture.client(client).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
+    try good.send(Frame(.ping))
+    XCTAssertEqual(try good.receive()?.kind, .pong)
+  }
+
+  func testASlowClientTimesOutInItsHandshakeWhileOthersAreServed() throws {
+    let serverIdentity = try Fixture.identity()
+    let client = try Fixture.identity()
+    var limits = ConnectionLimits()
+    limits.handshakeSeconds = 0.5
+    let (server, events) = try Fixture.echoServer(identity: serverIdentity, trusted: [client.deviceID], limits: limits)
+    defer { server.stop() }
+    let silent = try Fixture.rawSocket(port: server.port)
+    defer { close(silent) }
+    let good = try Fixture.client(client).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
+    try good.send(Frame(.ping))
+    XCTAssertEqual(try good.receive()?.kind, .pong, "served while the slow client hangs")
+    XCTAssertTrue(events.wait { $0.contains("refused handshake-timeout") }, "\(events.all)")
+  }
+
+  func testOversizedUnknownAndTruncatedFramesCloseTheConnection() throws {
+    let serverIdentity = try Fixture.identity()
+    let client = try Fixture.identity()
+    var limits = ConnectionLimits()
+    limits.maximumPayload = 1024
+    limits.frameSeconds = 1
+    let (server, events) = try Fixture.echoServer(identity: serverIdentity, trusted: [client.deviceID], limits: limits)
+    defer { server.stop() }
+    let cases: [(bytes: [UInt8], closeAfter: Bool)] = [
+      ([1, Frame.Kind.ping.rawValue, 0, 0, 0x10, 0], false),  // 4096 bytes announced, maximum 1024
+      ([1, 99, 0, 0, 0, 0], false),  // unknown type
+      ([2, Frame.Kind.ping.rawValue, 0, 0, 0, 0], false),  // unknown version
+      ([1, Frame.Kind.ping.rawValue, 0, 0, 0, 100] + [UInt8](repeating: 7, count: 10), true),  // truncated
+    ]
+    for (index, item) in cases.enumerated() {
+      let connection = try Fixture.client(client).connect(
+        host: "127.0.0.1", port: server.port, accepts: { _ in true })
+      try connection.sendRaw(item.bytes)
+      if item.closeAfter { connection.shutdown() }
+      XCTAssertTrue(
+        events.wait { $0.filter { $0 == "handler protocol-violation" }.count == index + 1 }, "case \(index): \(events.all)")
+    }
+    let good = try Fixture.client(client).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
+    try good.send(Frame(.ping))
+    XCTAssertEqual(try good.receive()?.kind, .pong)
+  }
+
+  func testConnectionsOverTheCapAreClosedUnanswered() throws {
+    let serverIdentity = try Fixture.identity()
+    let client = try Fixture.identity()
+    let (server, events) = try Fixture.echoServer(
+      identity: serverIdentity, trusted: [client.deviceID], maximumConnections: 1)
+    defer { server.stop() }
+    let first = try Fixture.client(client).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
+    XCTAssertThrowsError(
+      try Fixture.client(client).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true }))
+    XCTAssertTrue(events.wait { $0.contains("refused too-many-connections") }, "\(events.all)")
+    try first.send(Frame(.ping))
+    XCTAssertEqual(try first.receive()?.kind, .pong)
+  }
+
+  func testClosingAPeersConnectionsEndsTheLiveOneAtOnce() throws {
+    let serverIdentity = try Fixture.identity()
+    let client = try Fixture.identity()
+    let (server, events) = try Fixture.echoServer(identity: serverIdentity, trusted: [client.deviceID])
+    defer { server.stop() }
+    let connection = try Fixture.client(client).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
+    try connection.send(Frame(.ping))
+    XCTAssertEqual(try connection.receive()?.kind, .pong)
+    server.closeConnections { $0 == client.deviceID }
+    XCTAssertTrue(events.wait { $0.contains("handler interrupted") }, "\(events.all)")
+    XCTAssertNil(try? connection.receive(), "the client sees its connection end")
+  }
+}
