@@ -40,7 +40,8 @@ let package = Package(
       swiftSettings: strict),
     // The engine: advertising, browsing, the doctor's checks, wiring core to I/O.
     .target(
-      name: "MemoNode", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe"],
+      name: "MemoNode",
+      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe"],
       swiftSettings: strict),
     // The command line as a library, so it is testable.
     .target(
@@ -49,7 +50,7 @@ let package = Package(
       swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
     .executableTarget(
-      name: "memo-peer-bench", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "CSQLite"],
+      name: "memo-peer-bench", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoTransport", "CSQLite"],
       path: "bench/Sources/memo-peer-bench", swiftSettings: strict),
 
     // Helpers shared by the test targets (real processes, their output).

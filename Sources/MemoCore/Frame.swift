@@ -75,37 +75,3 @@ public struct FrameHeader: Equatable, Sendable {
     return FrameHeader(kind: kind, length: length)
   }
 }
-
-/// Incremental decoder for a byte stream: feed what arrived, take whole frames out.
-public struct FrameDecoder: Sendable {
-  public let maximumPayload: Int
-  private var buffer: [UInt8] = []
-  private var header: FrameHeader?
-
-  public init(maximumPayload: Int = Frame.defaultMaximumPayload) { self.maximumPayload = maximumPayload }
-
-  /// Bytes held that do not yet form a frame.
-  public var pendingCount: Int { buffer.count }
-
-  public mutating func append(_ bytes: some Sequence<UInt8>) { buffer.append(contentsOf: bytes) }
-
-  /// The next whole frame, or nil when more bytes are needed.
-  public mutating func next() throws(FrameError) -> Frame? {
-    if header == nil {
-      guard buffer.count >= Frame.headerSize else { return nil }
-      header = try FrameHeader.parse(buffer.prefix(Frame.headerSize), maximumPayload: maximumPayload)
-      buffer.removeFirst(Frame.headerSize)
-    }
-    guard let current = header, buffer.count >= current.length else { return nil }
-    let payload = Array(buffer.prefix(current.length))
-    buffer.removeFirst(current.length)
-    header = nil
-    return Frame(current.kind, payload: payload)
-  }
-
-  /// Call at end of stream: an error if it ended inside a frame.
-  public func finish() throws(FrameError) {
-    if let header { throw .truncated(have: buffer.count, need: header.length) }
-    if !buffer.isEmpty { throw .truncated(have: buffer.count, need: Frame.headerSize) }
-  }
-}

@@ -80,8 +80,8 @@ public struct TrustList: Codable, Sendable, Equatable {
   /// Adds a peer, or updates the name and discovery key of one already trusted.
   public mutating func trust(_ peer: TrustedPeer) throws {
     try Self.validate(name: peer.name)
-    if let other = peers.first(where: { $0.name.lowercased() == peer.name.lowercased() && $0.deviceID != peer.deviceID })
-    {
+    if let other = peers.first(where: { $0.name.lowercased() == peer.name.lowercased() && $0.deviceID != peer.deviceID }
+    ) {
       throw MemoPeerError(
         .invalidInput, "the name \(Self.quoted(peer.name)) is already used by device \(other.id?.short ?? "?")",
         hint: "choose another name with --name")
@@ -138,7 +138,8 @@ public struct TrustList: Codable, Sendable, Equatable {
   /// dash (it would read as an option).
   public static func validate(name: String) throws {
     let edges = [name.unicodeScalars.first, name.unicodeScalars.last].compactMap { $0 }
-    guard !name.isEmpty, !edges.contains(where: \.properties.isWhitespace), name.count <= maximumNameLength, !name.hasPrefix("-"),
+    guard !name.isEmpty, !edges.contains(where: \.properties.isWhitespace), name.count <= maximumNameLength,
+      !name.hasPrefix("-"),
       !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
     else {
       throw MemoPeerError(

@@ -28,8 +28,10 @@ enum PairingExchange {
   ) throws -> TrustedPeer {
     guard let peerID = connection.peer else { throw MemoPeerError(.connection, "the pairing connection has no peer") }
     let exporter: [UInt8]
-    do { exporter = try connection.exportKeyingMaterial(label: PairingCode.exporterLabel, length: PairingCode.exporterLength) }
-    catch { throw MemoPeerError(.crypto, "could not derive the pairing code", diagnostics: error.description) }
+    do {
+      exporter = try connection.exportKeyingMaterial(
+        label: PairingCode.exporterLabel, length: PairingCode.exporterLength)
+    } catch { throw MemoPeerError(.crypto, "could not derive the pairing code", diagnostics: error.description) }
     let offer = PairingOffer(
       code: PairingCode.code(fromExporter: exporter), ownID: identity.deviceID, peerID: peerID, peerName: peerName)
     guard try confirm(offer) else {
@@ -40,7 +42,10 @@ enum PairingExchange {
     let answer: Frame?
     do {
       try connection.send(
-        Frame(.pairConfirm, payload: PeerMessage.encode(PeerMessage.PairConfirm(
+        Frame(
+          .pairConfirm,
+          payload: PeerMessage.encode(
+            PeerMessage.PairConfirm(
               name: displayName, discoveryKey: identity.discoveryKeyBase64,
               rotationSeconds: identity.advertisement.rotationSeconds))))
       answer = try connection.receive()
@@ -130,7 +135,8 @@ public struct PairingHost: Sendable {
       if let result = outcome.result { return try result.get() }
       if closes.hasPassed && !outcome.started {
         throw MemoPeerError(
-          .cancelled, "the pairing window closed after \(Int(window)) s without a confirmed pairing; nothing was stored",
+          .cancelled,
+          "the pairing window closed after \(Int(window)) s without a confirmed pairing; nothing was stored",
           hint: "run `memo-peer pair` on the other device while this window is open")
       }
       try await Task.sleep(for: .milliseconds(100))
@@ -198,7 +204,8 @@ public struct PairingGuest: Sendable {
     with sighting: PeerSighting, displayName: String, confirm: @escaping @Sendable (PairingOffer) throws -> Bool
   ) throws -> TrustedPeer {
     guard let port = sighting.port else { throw MemoPeerError(.connection, "the pairing device has no port") }
-    let client = TLSClient(context: try TLSContext(identity: identity.device, role: .client), limits: PairingExchange.limits)
+    let client = TLSClient(
+      context: try TLSContext(identity: identity.device, role: .client), limits: PairingExchange.limits)
     var lastError: TransportError?
     for address in sighting.addresses.sorted(by: { !$0.contains(":") && $1.contains(":") }) {
       let connection: TLSConnection

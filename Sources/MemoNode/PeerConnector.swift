@@ -136,7 +136,8 @@ public struct PeerConnector: Sendable {
           throw MemoPeerError(
             .untrustedPeer,
             "refused the device advertising as \(peer.name): its key (device ID \(presented.short)…) is not the one pinned for \(peer.name) (\(expected.short)…)",
-            hint: "someone may be impersonating \(peer.name); if \(peer.name) was reinstalled, remove and pair it again")
+            hint: "someone may be impersonating \(peer.name); if \(peer.name) was reinstalled, remove and pair it again"
+          )
         }
         continue
       }

@@ -11,7 +11,11 @@ public enum PeerSession {
   public static func greet(_ connection: TLSConnection, identity: NodeIdentity) throws(TransportError)
     -> PeerMessage.Hello
   {
-    try connection.send(Frame(.hello, payload: PeerMessage.encode(PeerMessage.Hello(
+    try connection.send(
+      Frame(
+        .hello,
+        payload: PeerMessage.encode(
+          PeerMessage.Hello(
             discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds))))
     guard let frame = try connection.receive() else { throw TransportError(.closed, "closed before hello") }
     guard frame.kind == .hello, let hello = PeerMessage.decode(PeerMessage.Hello.self, from: frame.payload),
@@ -28,7 +32,9 @@ public enum PeerSession {
     guard let peer = connection.peer else { return }
     let hello = try greet(connection, identity: identity)
     do {
-      _ = try trust.update { $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: peer) }
+      _ = try trust.update {
+        $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: peer)
+      }
     } catch {
       logger.error(error, while: "recording a peer's discovery key")
     }
@@ -37,7 +43,8 @@ public enum PeerSession {
       case .ping: try connection.send(Frame(.pong, payload: frame.payload))
       case .goodbye: return
       default:
-        try? connection.send(Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "unexpected-frame"))))
+        try? connection.send(
+          Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "unexpected-frame"))))
         throw TransportError(.protocolViolation, "unexpected \(frame.kind) frame")
       }
     }

@@ -24,7 +24,8 @@ public final class DeviceIdentity: @unchecked Sendable {
     guard seed.count == Self.seedSize else { throw TransportError(.library, "identity seed must be 32 bytes") }
     guard
       let key = seed.withUnsafeBytes({
-        EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, nil, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count)
+        EVP_PKEY_new_raw_private_key(
+          EVP_PKEY_ED25519, nil, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count)
       })
     else { throw .openSSL(.library, "EVP_PKEY_new_raw_private_key") }
     self.key = key
@@ -65,7 +66,9 @@ public final class DeviceIdentity: @unchecked Sendable {
 
   /// The device ID of the key in a peer's certificate; only Ed25519 keys are accepted.
   static func deviceID(ofCertificate certificate: OpaquePointer) throws(TransportError) -> DeviceID {
-    guard let key = X509_get0_pubkey(certificate) else { throw TransportError(.handshakeFailed, "certificate has no key") }
+    guard let key = X509_get0_pubkey(certificate) else {
+      throw TransportError(.handshakeFailed, "certificate has no key")
+    }
     guard EVP_PKEY_get_base_id(key) == EVP_PKEY_ED25519 else {
       throw TransportError(.handshakeFailed, "the peer's key is not Ed25519")
     }

@@ -23,7 +23,6 @@ public final class TLSConnection: @unchecked Sendable {
   private var presentedID: DeviceID?
   private var rejection: TransportError?
   private var interrupted = false
-  private var decoder: FrameDecoder
   public let remoteAddress: String
 
   /// Takes ownership of `fd` (closed in deinit, also when init throws).
@@ -40,7 +39,6 @@ public final class TLSConnection: @unchecked Sendable {
     self.limits = limits
     self.accepts = accepts
     self.remoteAddress = remoteAddress
-    decoder = FrameDecoder(maximumPayload: limits.maximumPayload)
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     SSL_set_fd(ssl, fd)
     if context.role == .server { SSL_set_accept_state(ssl) } else { SSL_set_connect_state(ssl) }
@@ -106,31 +104,53 @@ public final class TLSConnection: @unchecked Sendable {
   }
 
   /// The next frame; nil when the peer closed cleanly between frames. Waits at most the
-  /// idle timeout for a frame to start and the frame timeout for it to finish.
+  /// idle timeout for a frame to start and the frame timeout for it to finish. The header
+  /// is checked before any payload is read; the payload is read straight into its own
+  /// buffer (no intermediate copy: this is the bulk path).
   public func receive() throws(TransportError) -> Frame? {
+    var header = [UInt8](repeating: 0, count: Frame.headerSize)
     let idle = Deadline.after(seconds: limits.idleSeconds)
     var frameDeadline: Deadline?
-    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    while true {
-      do {
-        if let frame = try decoder.next() { return frame }
-      } catch {
-        throw TransportError(.protocolViolation, error.description)
-      }
-      if decoder.pendingCount > 0 && frameDeadline == nil { frameDeadline = .after(seconds: limits.frameSeconds) }
+    let got = try readExactly(into: &header, idle: idle, frameDeadline: &frameDeadline)
+    if got == 0 { return nil }
+    guard got == Frame.headerSize else {
+      throw TransportError(.protocolViolation, FrameError.truncated(have: got, need: Frame.headerSize).description)
+    }
+    let parsed: FrameHeader
+    do { parsed = try FrameHeader.parse(header, maximumPayload: limits.maximumPayload) } catch {
+      throw TransportError(.protocolViolation, error.description)
+    }
+    var payload = [UInt8](repeating: 0, count: parsed.length)
+    let read = try readExactly(into: &payload, idle: idle, frameDeadline: &frameDeadline)
+    guard read == parsed.length else {
+      throw TransportError(.protocolViolation, FrameError.truncated(have: read, need: parsed.length).description)
+    }
+    return Frame(parsed.kind, payload: payload)
+  }
+
+  /// Fills `buffer` unless the peer closes first; returns how many bytes arrived. The
+  /// first byte may take the idle timeout; once one arrived, the frame deadline applies.
+  private func readExactly(into buffer: inout [UInt8], idle: Deadline, frameDeadline: inout Deadline?)
+    throws(TransportError) -> Int
+  {
+    var filled = 0
+    while filled < buffer.count {
       var count = 0
+      let deadline = frameDeadline ?? idle
+      let timeout: TransportError.Kind = frameDeadline == nil ? .idleTimeout : .frameTimeout
       do {
-        try chunk.withUnsafeMutableBufferPointer { buffer throws(TransportError) in
-          try perform(deadline: frameDeadline ?? idle, timeout: frameDeadline == nil ? .idleTimeout : .frameTimeout) {
-            SSL_read_ex(ssl, buffer.baseAddress, buffer.count, &count)
+        try buffer.withUnsafeMutableBufferPointer { pointer throws(TransportError) in
+          try perform(deadline: deadline, timeout: timeout) {
+            SSL_read_ex(ssl, pointer.baseAddress! + filled, pointer.count - filled, &count)
           }
         }
-      } catch where error.kind == .closed {
-        do { try decoder.finish() } catch { throw TransportError(.protocolViolation, error.description) }
-        return nil
+      } catch  where error.kind == .closed {
+        return filled
       }
-      decoder.append(chunk[0..<count])
+      filled += count
+      if frameDeadline == nil { frameDeadline = .after(seconds: limits.frameSeconds) }
     }
+    return filled
   }
 
   /// Keying material bound to this session (RFC 8446 §7.5): both ends get the same bytes
@@ -158,8 +178,7 @@ public final class TLSConnection: @unchecked Sendable {
   }
 
   /// Retries an SSL call until it succeeds, waiting in poll(2) for what it needs.
-  func perform(deadline: Deadline, timeout: TransportError.Kind, _ call: () -> Int32) throws(TransportError)
-  {
+  func perform(deadline: Deadline, timeout: TransportError.Kind, _ call: () -> Int32) throws(TransportError) {
     while true {
       if lock.withLock({ interrupted }) { throw TransportError(.interrupted, "closed by this node") }
       ERR_clear_error()
@@ -173,7 +192,8 @@ public final class TLSConnection: @unchecked Sendable {
       case SSL_ERROR_ZERO_RETURN: throw TransportError(.closed, "the peer closed the connection")
       case SSL_ERROR_SYSCALL:
         let queue = OpenSSLErrorQueueText.drain()
-        throw TransportError(.closed, queue.isEmpty ? "the connection was closed (\(String(cString: strerror(errno))))" : queue)
+        throw TransportError(
+          .closed, queue.isEmpty ? "the connection was closed (\(String(cString: strerror(errno))))" : queue)
       default:
         throw TransportError(.handshakeFailed, OpenSSLErrorQueueText.drain())
       }

@@ -33,7 +33,8 @@ public final class TLSServer: @unchecked Sendable {
   private let acceptThreadDone = DispatchSemaphore(value: 0)
 
   public init(
-    port: UInt16, loopbackOnly: Bool = false, context: TLSContext, limits: ConnectionLimits = ConnectionLimits(), maximumConnections: Int = 32,
+    port: UInt16, loopbackOnly: Bool = false, context: TLSContext, limits: ConnectionLimits = ConnectionLimits(),
+    maximumConnections: Int = 32,
     accepts: @escaping @Sendable (DeviceID) -> Bool, events: @escaping @Sendable (ServerEvent) -> Void,
     handler: @escaping @Sendable (TLSConnection) -> Void
   ) throws {
@@ -88,7 +89,10 @@ public final class TLSServer: @unchecked Sendable {
   public var connectionCount: Int { lock.withLock { live.count } }
 
   private func acceptLoop() {
-    var descriptors = [pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+    var descriptors = [
+      pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
+    ]
     while true {
       let ready = poll(&descriptors, 2, -1)
       if ready < 0 && errno == EINTR { continue }

@@ -41,7 +41,9 @@ final class TrustLabTests: XCTestCase {
     return result.stdout
   }
 
-  func deviceID(_ host: String) throws -> String { try ok(host, ["id"]).trimmingCharacters(in: .whitespacesAndNewlines) }
+  func deviceID(_ host: String) throws -> String {
+    try ok(host, ["id"]).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
 
   func trustedNames(_ host: String) throws -> [String] {
     let json = try JSONSerialization.jsonObject(with: Data(try ok(host, ["trust", "list", "--json"]).utf8))
@@ -145,7 +147,8 @@ final class TrustLabTests: XCTestCase {
     _ = try ok("c", ["consent", "grant"])
     let impostor = try start("c", ["serve", "--port", "7411"])
     XCTAssertTrue(Lab.waitUntil(seconds: 5) { impostor.text.contains("advertising") }, impostor.text)
-    let publish = Lab.startTool("c", "avahi-publish-service", [instance, "_memo-peer._tcp", "7411", "v=1", "tag=\(tag)"])
+    let publish = Lab.startTool(
+      "c", "avahi-publish-service", [instance, "_memo-peer._tcp", "7411", "v=1", "tag=\(tag)"])
     defer { publish?.terminate() }
     let result = try Lab.exec("b", ["ping", "ay", "--count", "1", "--timeout", "15"])
     XCTAssertEqual(result.status, 16, result.stderr)
@@ -158,17 +161,23 @@ final class TrustLabTests: XCTestCase {
     let port = try servePort("a")
     let key = "\(Lab.directory)/tool-key.pem"
     let certificate = "\(Lab.directory)/tool-cert.pem"
-    XCTAssertEqual(try Lab.run("/usr/bin/openssl", ["genpkey", "-algorithm", "ed25519", "-out", key], environment: [:]).status, 0)
+    XCTAssertEqual(
+      try Lab.run("/usr/bin/openssl", ["genpkey", "-algorithm", "ed25519", "-out", key], environment: [:]).status, 0)
     XCTAssertEqual(
       try Lab.run(
-        "/usr/bin/openssl", ["req", "-x509", "-new", "-key", key, "-subj", "/CN=tool", "-days", "2", "-out", certificate],
+        "/usr/bin/openssl",
+        ["req", "-x509", "-new", "-key", key, "-subj", "/CN=tool", "-days", "2", "-out", certificate],
         environment: [:]
       ).status, 0)
     func sClient(_ extra: [String]) throws -> Lab.Result {
       // stdin stays open for a second so the client reads what the server answers.
       try Lab.exec(
         "b",
-        ["-c", "sleep 1 | openssl s_client -connect 169.254.77.11:\(port) -alpn memo-peer/1 -brief " + extra.joined(separator: " ")],
+        [
+          "-c",
+          "sleep 1 | openssl s_client -connect 169.254.77.11:\(port) -alpn memo-peer/1 -brief "
+            + extra.joined(separator: " "),
+        ],
         tool: "/bin/sh")
     }
     let untrusted = try sClient(["-cert", certificate, "-key", key])
@@ -188,7 +197,8 @@ final class TrustLabTests: XCTestCase {
       environment: [:]
     ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     let base32 = try Lab.run(
-      "/usr/bin/python3", ["-c", "import base64,sys; print(base64.b32encode(bytes.fromhex(sys.argv[1])).decode().rstrip('='))", toolID],
+      "/usr/bin/python3",
+      ["-c", "import base64,sys; print(base64.b32encode(bytes.fromhex(sys.argv[1])).decode().rstrip('='))", toolID],
       environment: [:]
     ).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     _ = try ok("a", ["trust", "add", base32, "--name", "tool"])

@@ -127,7 +127,8 @@ final class TLSTransportTests: XCTestCase {
       try connection.sendRaw(item.bytes)
       if item.closeAfter { connection.shutdown() }
       XCTAssertTrue(
-        events.wait { $0.filter { $0 == "handler protocol-violation" }.count == index + 1 }, "case \(index): \(events.all)")
+        events.wait { $0.filter { $0 == "handler protocol-violation" }.count == index + 1 },
+        "case \(index): \(events.all)")
     }
     let good = try Fixture.client(client).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
     try good.send(Frame(.ping))

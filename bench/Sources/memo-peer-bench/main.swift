@@ -9,10 +9,12 @@ import MemoStore
 //    as real processes; baseline: the same rows read or written by plain SQLite, unsealed;
 //  - AEAD: seal/open throughput at 1 KiB and 16 KiB; baseline: `openssl speed -evp
 //    aes-256-gcm` at the same sizes.
+//  - TLS: handshakes per second and 64 KiB frame throughput on loopback; baseline:
+//    `openssl s_time` and `openssl s_client`→`s_server` with the same kind of keys.
 //  - discovery: time to the first result of `memo-peer browse` vs `avahi-browse -r` on the
 //    virtual lab (needs root).
 // Targets: `list` of 100,000 memos under 0.5 s; seal/open at 16 KiB at least 80% of
-// openssl's figure; browse's first result at most 1.2 × avahi-browse's. Exit status 1 when
+// openssl's figure; TLS frame throughput at least 0.7 of openssl's; browse's first result at most 1.2 × avahi-browse's. Exit status 1 when
 // a target is missed.
 
 let options = BenchOptions.parse(CommandLine.arguments.dropFirst())
@@ -21,6 +23,7 @@ var report = BenchReport()
 print("memo-peer benchmarks (\(options.memoCount) memos; best of \(options.repeats) runs per figure)")
 if options.wants("store") { try StoreBench(options: options).run(into: &report) }
 if options.wants("aead") { try AEADBench(options: options).run(into: &report) }
+if options.wants("tls") { try TLSBench(options: options).run(into: &report) }
 if options.wants("discovery") { try BrowseBench(options: options).run(into: &report) }
 report.printSummary()
 try report.save(to: options.resultsPath)
