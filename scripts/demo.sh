@@ -3,7 +3,8 @@
 # listed, searched, moved to a second node through a passphrase archive. Then the virtual
 # home lab (scripts/lab, needs root): a home server that advertises under provisioned
 # consent, a laptop whose user is asked before anything touches the network, and a laptop
-# that waits because nobody has said yes. Later issues add pairing, sending and sync.
+# that waits because nobody has said yes; the laptop pairs with the server by comparing a
+# code, and a stranger's TLS client gets nothing. Later issues add sending and sync.
 set -euo pipefail
 
 bin=${1:-.build/release/memo-peer}
@@ -76,6 +77,38 @@ step "Laptop c, unattended (no terminal, no consent): nothing is sent, it says w
 
 step "A plain mDNS client on c sees exactly what a publishes: a pseudonym, v=1 and a rotating tag"
 run "$lab" exec c avahi-browse -rpt _memo-peer._tcp
+
+step "Pairing: a's administrator opens a window, b's user picks it, both compare the code"
+mkfifo "$demo/a.in" "$demo/b.in"
+"$lab" exec a script -qfec "$bin pair --accept --name home-server --window 60" /dev/null \
+  <"$demo/a.in" >"$demo/pair-a.log" 2>&1 &
+pair_a=$!
+exec 7>"$demo/a.in"
+for _ in $(seq 1 100); do grep -q "window open" "$demo/pair-a.log" && break; sleep 0.1; done
+"$lab" exec b script -qfec "$bin pair home-server --name laptop-b" /dev/null \
+  <"$demo/b.in" >"$demo/pair-b.log" 2>&1 &
+pair_b=$!
+exec 8>"$demo/b.in"
+for _ in $(seq 1 200); do
+  grep -q "code:" "$demo/pair-a.log" && grep -q "code:" "$demo/pair-b.log" && break
+  sleep 0.1
+done
+echo "--- a's screen:"; cat "$demo/pair-a.log"; echo
+echo "--- b's screen:"; cat "$demo/pair-b.log"; echo
+echo "(both people see the same code and type y)"
+echo y >&7
+echo y >&8
+wait "$pair_a" "$pair_b" || true
+exec 7>&- 8>&-
+echo "--- a:"; tail -n 1 "$demo/pair-a.log"
+echo "--- b:"; tail -n 1 "$demo/pair-b.log"
+run "$lab" exec b "$bin" trust list
+run "$lab" exec b "$bin" ping home-server --count 3
+run "$lab" exec b "$bin" browse --timeout 2
+
+step "c is not trusted: a real TLS client on c (openssl s_client) gets an alert and nothing else"
+port=$("$lab" exec a "$bin" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["serve"]["port"])')
+(sleep 1) | "$lab" exec c openssl s_client -connect "169.254.77.11:$port" -alpn memo-peer/1 -brief 2>&1 | tail -n 1 || true
 
 step "The home server's administrator revokes consent: a withdraws its advertisement"
 run "$lab" exec a "$bin" consent revoke

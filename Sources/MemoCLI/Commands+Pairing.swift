@@ -111,7 +111,7 @@ enum PairingCommands {
     }
     var times: [Double] = []
     for index in 0..<count {
-      let started = Deadline.now()
+      let started = DispatchTime.now().uptimeNanoseconds
       do throws(TransportError) {
         try link.connection.send(Frame(.ping, payload: Array(String(index).utf8)))
         guard let answer = try link.connection.receive(), answer.kind == .pong else {
@@ -122,7 +122,7 @@ enum PairingCommands {
           .connection, "\(name) closed the connection after \(index) of \(count) pings",
           hint: "it may have removed this device from its trusted devices", diagnostics: error.description)
       }
-      let milliseconds = Double(Deadline.now().milliseconds(since: started))
+      let milliseconds = (Double(DispatchTime.now().uptimeNanoseconds - started) / 1e4).rounded() / 100
       times.append(milliseconds)
       if !context.wantsJSON { printer.print("pong from \(name): time=\(milliseconds) ms") }
       if index + 1 < count { Thread.sleep(forTimeInterval: interval) }

@@ -41,10 +41,11 @@ public enum Advertisement {
   /// The TXT record: protocol version and the rotating tag, nothing else.
   public static func txtRecord(tag: String) -> [String: String] { ["v": protocolVersion, "tag": tag] }
 
-  /// The TXT record while a pairing window is open: also `pair=1` and the display name the
-  /// person chose, so the other person can pick this device. Only for the window's length.
-  public static func pairingTXTRecord(tag: String, displayName: String) -> [String: String] {
-    txtRecord(tag: tag).merging(["pair": "1", "name": displayName]) { $1 }
+  /// The TXT record while a pairing window is open: `pair=1` and the display name the
+  /// person chose, so the other person can pick this device. No tag: the same tag next to
+  /// a display name would link the name to the device's regular advertisement.
+  public static func pairingTXTRecord(displayName: String) -> [String: String] {
+    ["v": protocolVersion, "pair": "1", "name": displayName]
   }
 
   /// Periods a recogniser accepts for a tag: the current one and its neighbours, so a clock

@@ -121,13 +121,12 @@ public struct PairingHost: Sendable {
           })
       })
     defer { server.stop() }
-    let plan = try identity.advertisement.plan(at: clock())
     // Its own instance name (not the rotating pseudonym), so a `serve` on the same host
     // keeps its advertisement; random, so it links to nothing.
     let suffix = String(UInt32.random(in: 0x10_0000...0xFF_FFFF), radix: 16)
     let registration = try await gate.discovery.register(
       name: "memo-peer-pairing-" + suffix, type: LocalNetworkManifest.memoPeerServiceType,
-      port: server.port, txt: Advertisement.pairingTXTRecord(tag: plan.tag, displayName: displayName))
+      port: server.port, txt: Advertisement.pairingTXTRecord(displayName: displayName))
     defer { registration.withdraw() }
     onOpen(registration.name)
     let closes = Deadline.after(seconds: window)

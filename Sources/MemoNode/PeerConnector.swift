@@ -83,7 +83,9 @@ public struct PeerConnector: Sendable {
     return try await withThrowingTaskGroup(of: PeerLink?.self) { group in
       group.addTask {
         for try await sighting in sightings {
-          guard sighting.event == .added, !sighting.own, let port = sighting.port, !sighting.addresses.isEmpty else {
+          guard sighting.event == .added, !sighting.own, sighting.pairingName == nil, let port = sighting.port,
+            !sighting.addresses.isEmpty
+          else {
             continue
           }
           // With the peer's discovery key, only its advertisement is a candidate; without

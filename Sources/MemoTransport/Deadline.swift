@@ -22,8 +22,6 @@ public struct Deadline: Sendable, Comparable {
   /// Milliseconds left, for poll(2); 0 once passed.
   public var remaining: Int32 { Int32(clamping: max(0, milliseconds - Deadline.now().milliseconds)) }
 
-  public func milliseconds(since earlier: Deadline) -> Int64 { milliseconds - earlier.milliseconds }
-
   public var hasPassed: Bool { Deadline.now() >= self }
 
   public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.milliseconds < rhs.milliseconds }

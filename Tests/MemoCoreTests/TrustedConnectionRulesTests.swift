@@ -68,6 +68,12 @@ final class PairingCodeTests: XCTestCase {
       PairingCode.code(fromExporter: [1, 2, 3, 4, 5, 6, 7, 9]))
     XCTAssertEqual(PairingCode.display("123456"), "123 456")
   }
+
+  func testThePairingAdvertisementCarriesTheNameButNoTag() {
+    let txt = Advertisement.pairingTXTRecord(displayName: "desk")
+    XCTAssertEqual(
+      txt, ["v": "1", "pair": "1", "name": "desk"], "a tag would link the name to the regular advertisement")
+  }
 }
 
 final class TrustListTests: XCTestCase {
