@@ -44,10 +44,10 @@ enum PairingCommands {
       try NetworkCommands.obtainConsent(
         for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
       let window = try NetworkCommands.seconds(context.arguments.value("window"), default: 120, option: "window")
-      let host = PairingHost(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
+      let pairing = Pairing(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
       peer = try runBlocking {
-        try await host.run(
-          window: window, displayName: displayName,
+        try await pairing.openWindow(
+          seconds: window, displayName: displayName,
           onOpen: { _ in
             printer.print(
               "Pairing window open for \(NetworkCommands.formatSeconds(window)) as “\(displayName)”.")
@@ -59,7 +59,7 @@ enum PairingCommands {
         for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
       let timeout = try NetworkCommands.seconds(context.arguments.value("timeout"), default: 10, option: "timeout")
       let wanted = context.arguments.positional(0)
-      let guest = PairingGuest(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
+      let guest = Pairing(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
       printer.error("looking for devices with an open pairing window…")
       let candidates = try runBlocking { try await guest.candidates(timeout: timeout, wanted: wanted) }
       let chosen = try choose(among: candidates, wanted: wanted, console: context.console)

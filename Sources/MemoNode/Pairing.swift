@@ -86,9 +86,10 @@ enum PairingExchange {
   }
 }
 
-/// `memo-peer pair --accept`: opens a pairing window, advertised with `pair=1` and the
-/// chosen display name, and pairs with the first device whose person confirms the code.
-public struct PairingHost: Sendable {
+/// Pairing, from either side: `openWindow` for `memo-peer pair --accept` (advertised with
+/// `pair=1` and the chosen display name; pairs with the first device whose person confirms
+/// the code), `candidates` and `pair` for `memo-peer pair`.
+public struct Pairing: Sendable {
   public let gate: ConsentGate
   public let identity: NodeIdentity
   public let trust: TrustStore
@@ -102,8 +103,8 @@ public struct PairingHost: Sendable {
     self.clock = clock
   }
 
-  public func run(
-    window: Double, displayName: String, onOpen: @escaping @Sendable (String) -> Void,
+  public func openWindow(
+    seconds window: Double, displayName: String, onOpen: @escaping @Sendable (String) -> Void,
     confirm: @escaping @Sendable (PairingOffer) throws -> Bool
   ) async throws -> TrustedPeer {
     let outcome = PairingOutcome()
@@ -162,21 +163,7 @@ final class PairingOutcome: @unchecked Sendable {
   var result: Result<TrustedPeer, any Error>? { lock.withLock { finished } }
 }
 
-/// `memo-peer pair`: finds devices with an open pairing window and pairs with one.
-public struct PairingGuest: Sendable {
-  public let gate: ConsentGate
-  public let identity: NodeIdentity
-  public let trust: TrustStore
-  let clock: @Sendable () -> Timestamp
-
-  public init(gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, clock: @escaping @Sendable () -> Timestamp)
-  {
-    self.gate = gate
-    self.identity = identity
-    self.trust = trust
-    self.clock = clock
-  }
-
+extension Pairing {
   /// Devices advertising an open pairing window, collected for `timeout` seconds (or until
   /// one named `wanted` shows up).
   public func candidates(timeout: Double, wanted: String?) async throws -> [PeerSighting] {

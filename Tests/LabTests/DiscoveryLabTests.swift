@@ -3,30 +3,7 @@ import XCTest
 
 /// Discovery behind consent on real mDNS between lab hosts: a (the advertiser), b (the
 /// browser), c (a plain avahi-browse client that nobody here wrote).
-final class DiscoveryLabTests: XCTestCase {
-  var background: [Background] = []
-
-  override class func setUp() {
-    super.setUp()
-    if getuid() == 0 { try? Lab.up(3) }
-  }
-
-  override class func tearDown() {
-    if getuid() == 0 { Lab.down() }
-    super.tearDown()
-  }
-
-  override func setUpWithError() throws {
-    try Lab.require()
-    try Lab.resetHomes()
-  }
-
-  override func tearDown() {
-    for process in background { process.terminate() }
-    background = []
-    super.tearDown()
-  }
-
+final class DiscoveryLabTests: LabTestCase {
   func serve(_ arguments: [String] = []) throws -> Background {
     let process = try Lab.start("a", ["serve"] + arguments)
     background.append(process)

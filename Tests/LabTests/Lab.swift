@@ -62,52 +62,41 @@ enum Lab {
 
   /// Starts memo-peer on a host in the background; its output goes to a file.
   static func start(_ host: String, _ arguments: [String]) throws -> Background {
-    let output = "\(directory)/\(host)-\(UUID().uuidString).log"
-    _ = FileManager.default.createFile(atPath: output, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: script)
-    process.arguments = ["exec", host, binary] + arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(labEnvironment) { $1 }
-    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-    process.standardOutput = FileHandle(forWritingAtPath: output)
-    process.standardError = process.standardOutput
-    try process.run()
-    return Background(process: process, output: output)
+    try launch(host, [binary] + arguments, label: host, input: FileHandle(forReadingAtPath: "/dev/null"))
   }
 
   /// Starts another program (not memo-peer) on a host in the background.
   static func startTool(_ host: String, _ tool: String, _ arguments: [String]) -> Background? {
-    let output = "\(directory)/\(host)-\(tool)-\(UUID().uuidString).log"
-    _ = FileManager.default.createFile(atPath: output, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: script)
-    process.arguments = ["exec", host, tool] + arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(labEnvironment) { $1 }
-    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-    process.standardOutput = FileHandle(forWritingAtPath: output)
-    process.standardError = process.standardOutput
-    guard (try? process.run()) != nil else { return nil }
+    guard
+      let process = try? launch(
+        host, [tool] + arguments, label: "\(host)-\(tool)", input: FileHandle(forReadingAtPath: "/dev/null"))
+    else { return nil }
     Thread.sleep(forTimeInterval: 1)
-    return Background(process: process, output: output)
+    return process
   }
 
   /// Starts memo-peer on a host under a pseudo-terminal (`script`), so it prompts as it
   /// would for a person; the returned handle types the person's answers.
   static func startOnTerminal(_ host: String, _ arguments: [String]) throws -> (Background, FileHandle) {
-    let output = "\(directory)/\(host)-\(UUID().uuidString).log"
-    _ = FileManager.default.createFile(atPath: output, contents: nil)
     let command = ([binary] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
       .joined(separator: " ")
     let input = Pipe()
+    let process = try launch(host, ["script", "-qfec", command, "/dev/null"], label: host, input: input)
+    return (process, input.fileHandleForWriting)
+  }
+
+  private static func launch(_ host: String, _ command: [String], label: String, input: Any?) throws -> Background {
+    let output = "\(directory)/\(label)-\(UUID().uuidString).log"
+    _ = FileManager.default.createFile(atPath: output, contents: nil)
     let process = Process()
     process.executableURL = URL(fileURLWithPath: script)
-    process.arguments = ["exec", host, "script", "-qfec", command, "/dev/null"]
+    process.arguments = ["exec", host] + command
     process.environment = ProcessInfo.processInfo.environment.merging(labEnvironment) { $1 }
     process.standardInput = input
     process.standardOutput = FileHandle(forWritingAtPath: output)
     process.standardError = process.standardOutput
     try process.run()
-    return (Background(process: process, output: output), input.fileHandleForWriting)
+    return Background(process: process, output: output)
   }
 
   /// Polls `condition` every 100 ms for at most `seconds`; true if it held.
@@ -126,6 +115,33 @@ enum Lab {
     try ProcessRunner.run(
       executable, arguments, stdin: Array((stdin ?? "").utf8),
       environment: ProcessInfo.processInfo.environment.merging(environment) { $1 })
+  }
+}
+
+/// A test case on a fresh three-host lab: up once per class, homes emptied before each
+/// test, background processes ended after it.
+class LabTestCase: XCTestCase {
+  var background: [Background] = []
+
+  override class func setUp() {
+    super.setUp()
+    if getuid() == 0 { try? Lab.up(3) }
+  }
+
+  override class func tearDown() {
+    if getuid() == 0 { Lab.down() }
+    super.tearDown()
+  }
+
+  override func setUpWithError() throws {
+    try Lab.require()
+    try Lab.resetHomes()
+  }
+
+  override func tearDown() {
+    for process in background { process.terminate() }
+    background = []
+    super.tearDown()
   }
 }
 

@@ -3,30 +3,7 @@ import XCTest
 
 /// Trusted connections between lab hosts: a and b pair (or trust each other by ID), c is
 /// the stranger and the impostor; `openssl s_client` is the external client.
-final class TrustLabTests: XCTestCase {
-  var background: [Background] = []
-
-  override class func setUp() {
-    super.setUp()
-    if getuid() == 0 { try? Lab.up(3) }
-  }
-
-  override class func tearDown() {
-    if getuid() == 0 { Lab.down() }
-    super.tearDown()
-  }
-
-  override func setUpWithError() throws {
-    try Lab.require()
-    try Lab.resetHomes()
-  }
-
-  override func tearDown() {
-    for process in background { process.terminate() }
-    background = []
-    super.tearDown()
-  }
-
+final class TrustLabTests: LabTestCase {
   // MARK: - Helpers
 
   func start(_ host: String, _ arguments: [String]) throws -> Background {
@@ -215,7 +192,7 @@ final class TrustLabTests: XCTestCase {
     _ = try ok("a", ["trust", "remove", "bee"])
     XCTAssertEqual(pinger.exitStatus(within: 5), 17, "the live connection is closed at once: \(pinger.text)")
     XCTAssertTrue(pinger.text.contains("closed the connection"), pinger.text)
-    let next = try Lab.exec("b", ["ping", "ay", "--count", "1", "--timeout", "10"])
+    let next = try Lab.exec("b", ["ping", "ay", "--count", "1", "--timeout", "20"])
     XCTAssertEqual(next.status, 16, next.stderr)
     XCTAssertTrue(next.stderr.contains("ay refused this device"), next.stderr)
     XCTAssertTrue(server.text.contains("connection refused: untrusted-peer"), server.text)
