@@ -35,7 +35,7 @@ public struct PeerSighting: Sendable, Codable, Equatable {
 }
 
 /// Browses through the consent gate and turns raw DNS-SD events into sightings: each added
-/// instance is resolved (host, port, TXT) and its addresses looked up, concurrently.
+/// instance is resolved (host, port, TXT and addresses, in one step), concurrently.
 public enum PeerBrowser {
   public static func sightings(
     discovery: GatedDiscovery, type: String, resolve: Bool, ownIdentity: AdvertisementIdentity?,
@@ -88,7 +88,7 @@ public enum PeerBrowser {
     sighting.version = service.txt["v"]
     sighting.tag = service.txt["tag"]
     if let tag = sighting.tag, let own { sighting.own = own.recognizes(tag: tag, at: clock()) }
-    sighting.addresses = (try? await discovery.addresses(of: service)) ?? []
+    sighting.addresses = service.addresses
     return sighting
   }
 
