@@ -42,10 +42,13 @@ public enum PeerBrowser {
     clock: @escaping @Sendable () -> Timestamp
   ) throws -> AsyncThrowingStream<PeerSighting, any Error> {
     let events = try discovery.browse(type: type)
+    let ownTags = ownIdentity.map(OwnTagCache.init)
     return AsyncThrowingStream { continuation in
       let task = Task {
         var seen = Set<ServiceInstance>()
         await withTaskGroup(of: Void.self) { group in
+          // While the network answers, not after.
+          group.addTask { ownTags?.prepare(at: clock()) }
           do {
             for try await event in events {
               switch event {
@@ -53,8 +56,7 @@ public enum PeerBrowser {
                 guard seen.insert(instance).inserted else { continue }
                 group.addTask {
                   continuation.yield(
-                    await sighting(
-                      for: instance, discovery: discovery, resolve: resolve, own: ownIdentity, clock: clock))
+                    await sighting(for: instance, discovery: discovery, resolve: resolve, own: ownTags, clock: clock))
                 }
               case .removed(let instance):
                 guard seen.remove(instance) != nil else { continue }
@@ -76,7 +78,7 @@ public enum PeerBrowser {
   }
 
   static func sighting(
-    for instance: ServiceInstance, discovery: GatedDiscovery, resolve: Bool, own: AdvertisementIdentity?,
+    for instance: ServiceInstance, discovery: GatedDiscovery, resolve: Bool, own: OwnTagCache?,
     clock: @Sendable () -> Timestamp
   ) async -> PeerSighting {
     var sighting = PeerSighting(
@@ -87,7 +89,7 @@ public enum PeerBrowser {
     sighting.port = service.port
     sighting.version = service.txt["v"]
     sighting.tag = service.txt["tag"]
-    if let tag = sighting.tag, let own { sighting.own = own.recognizes(tag: tag, at: clock()) }
+    if let tag = sighting.tag, let own { sighting.own = own.recognizes(tag, at: clock()) }
     sighting.addresses = service.addresses
     return sighting
   }
