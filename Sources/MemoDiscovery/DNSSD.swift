@@ -37,7 +37,9 @@ public struct ResolvedService: Sendable, Equatable {
 }
 
 /// Async Swift over dns_sd.h (Avahi's compatibility library). Every operation owns and
-/// frees its DNSServiceRef; none of them checks consent — use `GatedDiscovery`.
+/// frees its DNSServiceRef; none of them checks consent — use `GatedDiscovery`, which
+/// registers through here but browses and resolves through `AvahiSession` (one D-Bus
+/// connection instead of one per DNSServiceRef; see there for the measurements).
 public enum DNSSD {
   /// Avahi's compatibility library warns on stderr and syslog at its first call unless
   /// AVAHI_COMPAT_NOWARN is set; every entry point makes sure it is.
