@@ -18,6 +18,8 @@ let package = Package(
     .systemLibrary(name: "CDNSSD", providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
     .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
     .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+    // libdbus: the browse pipeline speaks avahi-daemon's D-Bus API (MemoDiscovery/Avahi).
+    .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
     // Prefixed C wrappers for OpenSSL macros and parameter builders Swift cannot import.
     .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
     // statfs(2), which Swift's Glibc module does not export (memory-backed editor files).
@@ -32,8 +34,9 @@ let package = Package(
     .target(name: "MemoCrypto", dependencies: ["MemoCore", "COpenSSL", "COpenSSLShims"], swiftSettings: strict),
     // SQLite: the encrypted memo store, device key, migrations, archives.
     .target(name: "MemoStore", dependencies: ["MemoCore", "MemoCrypto", "CSQLite"], swiftSettings: strict),
-    // dns_sd.h (Avahi compat): typed errors now; register/browse/resolve with the discovery issue.
-    .target(name: "MemoDiscovery", dependencies: ["MemoCore", "CDNSSD"], swiftSettings: strict),
+    // Discovery: register through dns_sd.h (Avahi compat); browse and resolve through
+    // avahi-daemon's D-Bus API on one connection (libdbus).
+    .target(name: "MemoDiscovery", dependencies: ["MemoCore", "CDNSSD", "CDBus"], swiftSettings: strict),
     // TLS 1.3 between devices: identity keys, pinned-key verification, frames on sockets.
     .target(
       name: "MemoTransport", dependencies: ["MemoCore", "MemoCrypto", "COpenSSL", "COpenSSLShims"],
@@ -63,7 +66,8 @@ let package = Package(
     .testTarget(
       name: "MemoStoreTests", dependencies: ["MemoStore", "MemoCrypto", "MemoCore"],
       resources: [.copy("Fixtures")], swiftSettings: strict),
-    .testTarget(name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery"], swiftSettings: strict),
+    .testTarget(
+      name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoCore", "CDBus"], swiftSettings: strict),
     .testTarget(name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto"], swiftSettings: strict),
     .testTarget(name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto"], swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.

@@ -11,7 +11,9 @@ bin=${1:-.build/release/memo-peer}
 bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 demo=$(mktemp -d /tmp/memo-peer-demo.XXXXXX)
 lab=$(cd "$(dirname "$0")" && pwd)/lab
-export MEMO_PEER_LAB_DIR=$demo/lab
+# The lab's directory and namespace prefix follow MEMO_PEER_LAB_DIR and MEMO_PEER_LAB_PREFIX when
+# set (so the demo can run beside another lab); by default the lab lives in the demo's directory.
+export MEMO_PEER_LAB_DIR=${MEMO_PEER_LAB_DIR:-$demo/lab}
 trap '[[ $(id -u) -eq 0 ]] && "$lab" down >/dev/null 2>&1; rm -rf "$demo"' EXIT
 export TZ=UTC
 

@@ -9,6 +9,7 @@ packages=(
   libsqlite3-dev         # the memo store
   libavahi-compat-libdnssd-dev  # dns_sd.h over Avahi
   libavahi-client-dev    # avahi-client: `doctor` asks the daemon for its version over D-Bus
+  libdbus-1-dev          # libdbus: browse and resolve speak avahi-daemon's D-Bus API directly
   pkg-config             # how SwiftPM finds the libraries above
   util-linux             # unshare/mount for the full-disk test and the lab
   bsdutils               # `script`: a pseudo-terminal for the consent-prompt lab test

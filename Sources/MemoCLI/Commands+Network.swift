@@ -41,9 +41,10 @@ enum NetworkCommands {
     let printer = LinePrinter()
     let json = context.wantsJSON
     let found = Counter()
+    // Started here, so the first calls to avahi-daemon overlap the start of the task below.
+    let sightings = try PeerBrowser.sightings(
+      discovery: gate.discovery, type: type, resolve: !allTypes, ownIdentity: identity, clock: { wallClock() })
     try runBlocking {
-      let sightings = try PeerBrowser.sightings(
-        discovery: gate.discovery, type: type, resolve: !allTypes, ownIdentity: identity, clock: { wallClock() })
       try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
           for try await raw in sightings {

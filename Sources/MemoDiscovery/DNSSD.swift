@@ -24,16 +24,22 @@ public enum BrowseEvent: Sendable, Equatable {
   case removed(ServiceInstance)
 }
 
-/// What resolving an instance gives: where it runs and its TXT record.
+/// What resolving an instance gives: where it runs, its TXT record and, from
+/// `AvahiSession`, its addresses.
 public struct ResolvedService: Sendable, Equatable {
   public let instance: ServiceInstance
   public let hostTarget: String
   public let port: UInt16
   public let txt: [String: String]
+  /// One address per IP family that answered, IPv4 first (`AvahiSession.resolve`). Empty
+  /// from `DNSSD.resolve`, whose callers look addresses up with `DNSSD.addresses`.
+  public var addresses: [String] = []
 }
 
 /// Async Swift over dns_sd.h (Avahi's compatibility library). Every operation owns and
-/// frees its DNSServiceRef; none of them checks consent — use `GatedDiscovery`.
+/// frees its DNSServiceRef; none of them checks consent — use `GatedDiscovery`, which
+/// registers through here but browses and resolves through `AvahiSession` (one D-Bus
+/// connection instead of one per DNSServiceRef; see there for the measurements).
 public enum DNSSD {
   /// Avahi's compatibility library warns on stderr and syslog at its first call unless
   /// AVAHI_COMPAT_NOWARN is set; every entry point makes sure it is.
@@ -176,11 +182,7 @@ extension DNSServiceError {
   /// when a call starts; both get the message that says how to start it.
   public var memoPeerError: MemoPeerError {
     if code == Int32(kDNSServiceErr_Unknown) || code == Self.serviceNotRunningCode {
-      return MemoPeerError(
-        .daemonUnavailable, "the mDNS daemon (avahi-daemon) cannot be reached over D-Bus",
-        hint: "start it with `systemctl start avahi-daemon` (and make sure dbus runs); "
-          + "`memo-peer doctor` checks the rest",
-        diagnostics: description, dnsServiceCode: code)
+      return DaemonUnavailable.error(diagnostics: description, dnsServiceCode: code)
     }
     return MemoPeerError(
       .discovery, "DNS-SD failed: \(description)", hint: "run `memo-peer doctor`", dnsServiceCode: code)

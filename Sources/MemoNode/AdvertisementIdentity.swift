@@ -41,8 +41,13 @@ public struct AdvertisementIdentity: Sendable {
   /// Whether `tag` is this key's tag for a period around `time`.
   public func recognizes(tag: String, at time: Timestamp) -> Bool {
     Advertisement.candidatePeriods(at: time, rotationSeconds: rotationSeconds).contains { period in
-      (try? Advertisement.tag(fromMAC: mac(Advertisement.tagMessage(period: period)))) == tag
+      (try? self.tag(period: period)) == tag
     }
+  }
+
+  /// This key's tag for one period.
+  public func tag(period: UInt64) throws -> String {
+    Advertisement.tag(fromMAC: try mac(Advertisement.tagMessage(period: period)))
   }
 
   private func mac(_ message: [UInt8]) throws -> [UInt8] {

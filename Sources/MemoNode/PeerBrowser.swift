@@ -38,17 +38,20 @@ public struct PeerSighting: Sendable, Codable, Equatable {
 }
 
 /// Browses through the consent gate and turns raw DNS-SD events into sightings: each added
-/// instance is resolved (host, port, TXT) and its addresses looked up, concurrently.
+/// instance is resolved (host, port, TXT and addresses, in one step), concurrently.
 public enum PeerBrowser {
   public static func sightings(
     discovery: GatedDiscovery, type: String, resolve: Bool, ownIdentity: AdvertisementIdentity?,
     clock: @escaping @Sendable () -> Timestamp
   ) throws -> AsyncThrowingStream<PeerSighting, any Error> {
     let events = try discovery.browse(type: type)
+    let ownTags = ownIdentity.map(OwnTagCache.init)
     return AsyncThrowingStream { continuation in
       let task = Task {
         var seen = Set<ServiceInstance>()
         await withTaskGroup(of: Void.self) { group in
+          // While the network answers, not after.
+          group.addTask { ownTags?.prepare(at: clock()) }
           do {
             for try await event in events {
               switch event {
@@ -56,8 +59,7 @@ public enum PeerBrowser {
                 guard seen.insert(instance).inserted else { continue }
                 group.addTask {
                   continuation.yield(
-                    await sighting(
-                      for: instance, discovery: discovery, resolve: resolve, own: ownIdentity, clock: clock))
+                    await sighting(for: instance, discovery: discovery, resolve: resolve, own: ownTags, clock: clock))
                 }
               case .removed(let instance):
                 guard seen.remove(instance) != nil else { continue }
@@ -79,7 +81,7 @@ public enum PeerBrowser {
   }
 
   static func sighting(
-    for instance: ServiceInstance, discovery: GatedDiscovery, resolve: Bool, own: AdvertisementIdentity?,
+    for instance: ServiceInstance, discovery: GatedDiscovery, resolve: Bool, own: OwnTagCache?,
     clock: @Sendable () -> Timestamp
   ) async -> PeerSighting {
     var sighting = PeerSighting(
@@ -91,8 +93,8 @@ public enum PeerBrowser {
     sighting.version = service.txt["v"]
     sighting.tag = service.txt["tag"]
     if service.txt["pair"] == "1" { sighting.pairingName = service.txt["name"] ?? "" }
-    if let tag = sighting.tag, let own { sighting.own = own.recognizes(tag: tag, at: clock()) }
-    sighting.addresses = (try? await discovery.addresses(of: service)) ?? []
+    if let tag = sighting.tag, let own { sighting.own = own.recognizes(tag, at: clock()) }
+    sighting.addresses = service.addresses
     return sighting
   }
 

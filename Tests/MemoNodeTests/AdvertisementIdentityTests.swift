@@ -32,4 +32,20 @@ final class AdvertisementIdentityTests: XCTestCase {
     XCTAssertFalse(paired.recognizes(tag: tag, at: now + 3 * 900_000))
     XCTAssertFalse(stranger.recognizes(tag: tag, at: now))
   }
+
+  func testTheOwnTagCacheAnswersAsTheIdentityDoes() throws {
+    let mine = AdvertisementIdentity(key: try SecureBytes.random(count: 32), rotationSeconds: 900)
+    let now: Timestamp = 1_800_000_000_000
+    let tag = try mine.plan(at: now).tag
+    XCTAssertEqual(try mine.tag(period: mine.plan(at: now).period), tag)
+    let prepared = OwnTagCache(mine)
+    prepared.prepare(at: now)
+    let cold = OwnTagCache(mine)
+    for cache in [prepared, cold] {
+      XCTAssertTrue(cache.recognizes(tag, at: now))
+      XCTAssertTrue(cache.recognizes(tag, at: now + 900_000), "a neighbouring period still matches")
+      XCTAssertFalse(cache.recognizes(tag, at: now + 3 * 900_000), "nor later, once it has rotated away")
+      XCTAssertFalse(cache.recognizes("0123456789abcdef", at: now))
+    }
+  }
 }

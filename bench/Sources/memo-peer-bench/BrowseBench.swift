@@ -13,7 +13,7 @@ struct BrowseBench {
       return
     }
     let lab = options.labScript
-    let environment = ["MEMO_PEER_LAB_DIR": "/tmp/memo-peer-lab-bench"]
+    let environment = Self.labEnvironment(ProcessInfo.processInfo.environment)
     defer { _ = try? Self.run(lab, ["down"], environment: environment) }
     try Self.run(lab, ["up", "2"], environment: environment)
     for host in ["a", "b"] {
@@ -75,6 +75,16 @@ struct BrowseBench {
       }
     }
     throw BenchError("\(arguments.joined(separator: " ")) printed no result")
+  }
+
+  /// The lab's directory and namespace prefix: the caller's MEMO_PEER_LAB_DIR and
+  /// MEMO_PEER_LAB_PREFIX when set, so two labs on one machine never collide; otherwise a
+  /// directory of the benchmark's own and the lab's default prefix.
+  static func labEnvironment(_ inherited: [String: String]) -> [String: String] {
+    [
+      "MEMO_PEER_LAB_DIR": inherited["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench",
+      "MEMO_PEER_LAB_PREFIX": inherited["MEMO_PEER_LAB_PREFIX"] ?? "mplab",
+    ]
   }
 
   @discardableResult
