@@ -148,7 +148,6 @@ public actor ServeEngine {
         switch event {
         case .accepted(let peer, _): logger.info("trusted connection from \(peer.short, privacy: .public)")
         case .refused(let error, _): logger.warning("connection refused: \(error.kind.rawValue, privacy: .public)")
-        case .closed: break
         }
       },
       handler: { connection in

@@ -81,10 +81,8 @@ public final class TLSConnection: @unchecked Sendable {
     var selected: UnsafePointer<UInt8>?
     var length: UInt32 = 0
     SSL_get0_alpn_selected(ssl, &selected, &length)
-    guard length > 0, let presented = peer else {
-      throw TransportError(.handshakeFailed, length == 0 ? "no ALPN protocol agreed" : "no peer certificate")
-    }
-    _ = presented
+    guard length > 0 else { throw TransportError(.handshakeFailed, "no ALPN protocol agreed") }
+    guard peer != nil else { throw TransportError(.handshakeFailed, "no peer certificate") }
   }
 
   /// Sends one frame within the frame timeout.

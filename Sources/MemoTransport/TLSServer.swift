@@ -10,7 +10,6 @@ public enum ServerEvent: Sendable {
   case accepted(DeviceID, address: String)
   /// A connection ended before or during the handshake, or broke the protocol.
   case refused(TransportError, address: String)
-  case closed(DeviceID, TransportError?)
 }
 
 /// Accepts TCP connections, runs the TLS handshake on each under the connection limits,

@@ -41,7 +41,6 @@ enum Fixture {
         switch event {
         case .accepted(let id, _): recorder.append("accepted \(id.short)")
         case .refused(let error, _): recorder.append("refused \(error.kind.rawValue)")
-        case .closed(let id, _): recorder.append("closed \(id.short)")
         }
       },
       handler: { connection in
