@@ -12,12 +12,16 @@ public final class DeliveryReceiver: @unchecked Sendable {
   let limits: ReceiveLimits
   let logger: Logger
   let clock: @Sendable () -> Timestamp
+  /// A pause (seconds) between storing an entry and sending its receipt: zero, except in the kill -9
+  /// lab test, which widens the window where a receipt can be lost.
+  let receiptDelay: Double
   private var store: MemoStore?
 
   public init(
     paths: NodePaths, trust: TrustStore, limits: ReceiveLimits = ReceiveLimits(), logger: Logger,
-    clock: @escaping @Sendable () -> Timestamp
+    receiptDelay: Double = 0, clock: @escaping @Sendable () -> Timestamp
   ) {
+    self.receiptDelay = receiptDelay
     self.paths = paths
     self.trust = trust
     self.limits = limits
@@ -38,6 +42,7 @@ public final class DeliveryReceiver: @unchecked Sendable {
         policy: policy, limits: limits, now: clock())
       switch outcome {
       case .stored(let place, let duplicate):
+        if receiptDelay > 0 { Thread.sleep(forTimeInterval: receiptDelay) }
         let earlier = duplicate ? " (earlier)" : ""
         logger.info(
           "delivery \(deliver.id, privacy: .public) from \(peer.short, privacy: .public) stored in \(place, privacy: .public)\(earlier, privacy: .public)"

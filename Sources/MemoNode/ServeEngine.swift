@@ -110,12 +110,16 @@ public actor ServeEngine {
   /// On a change of consent: without it every pending entry waits for it; with it again,
   /// delivery resumes at once (the backoff is forgotten).
   private func outboxConsent(allowed: Bool) {
-    guard consentAllowed != allowed else { return }
-    consentAllowed = allowed
-    nextAttempt = [:]
-    failures = [:]
-    nextOutboxCheck = 0
-    guard !allowed else { return }
+    if consentAllowed != allowed {
+      consentAllowed = allowed
+      nextAttempt = [:]
+      failures = [:]
+      nextOutboxCheck = 0
+    }
+    // Without consent, entries (also those queued meanwhile) wait for it; checked once a second.
+    let now = clock()
+    guard !allowed, now >= nextOutboxCheck else { return }
+    nextOutboxCheck = now + 1000
     let outbox = makeOutboxDelivery()
     do {
       for recipient in try outbox.pendingRecipients() {
@@ -230,6 +234,9 @@ public actor ServeEngine {
   private func makeServer() throws -> TLSServer {
     let (identity, trusted, logger, paths, clock) = (self.identity, self.trusted, self.logger, self.paths, self.clock)
     let store = trusted.store
+    // Test-only (the kill -9 lab test): milliseconds between storing a delivery and its receipt.
+    let receiptDelay =
+      Double(Int(ProcessInfo.processInfo.environment["MEMO_PEER_TEST_RECEIPT_DELAY_MS"] ?? "") ?? 0) / 1000
     return try TLSServer(
       port: requestedPort, context: TLSContext(identity: identity.device, role: .server), limits: limits,
       accepts: { trusted.contains($0) },
@@ -242,7 +249,8 @@ public actor ServeEngine {
       },
       handler: { connection in
         do throws(TransportError) {
-          let receiver = DeliveryReceiver(paths: paths, trust: store, logger: logger, clock: clock)
+          let receiver = DeliveryReceiver(
+            paths: paths, trust: store, logger: logger, receiptDelay: receiptDelay, clock: clock)
           try PeerSession.serve(connection, identity: identity, trust: store, logger: logger, receiver: receiver)
           connection.shutdown()
         } catch {
