@@ -160,4 +160,28 @@ final class DeliveryLabTests: LabTestCase {
     let retransmissions = background.map { $0.text.components(separatedBy: "(earlier)").count - 1 }.reduce(0, +)
     print("kill -9 test: \(retransmissions) retransmission(s) recognised by b after a lost receipt")
   }
+
+  /// tcpdump on b sees the delivery (and, as a check that it captures at all, the mDNS
+  /// service type in clear), but never the memo's text.
+  func testAPacketCaptureOfTheDeliveryDoesNotContainTheMemoText() throws {
+    try trustBoth()
+    _ = try serve("b")
+    let capture = "\(Lab.directory)/delivery-\(UUID().uuidString).pcap"
+    defer { try? FileManager.default.removeItem(atPath: capture) }
+    let tcpdump = try XCTUnwrap(
+      Lab.startTool("b", "tcpdump", ["-i", "any", "--immediate-mode", "-U", "-Z", "root", "-w", capture]))
+    background.append(tcpdump)
+    let marker = "capture-marker-\(UUID().uuidString)"
+    let memo = try newMemo("a", "\(marker)\n\(marker) in the body too\n")
+    let sent = try Lab.exec("a", ["send", memo, "--to", "bee", "--wait", "30"])
+    XCTAssertEqual(sent.status, 0, sent.stderr)
+    XCTAssertEqual(try entries("b", "inbox").count, 1)
+    Thread.sleep(forTimeInterval: 1.5)
+    tcpdump.terminate()
+    let bytes = try Data(contentsOf: URL(fileURLWithPath: capture))
+    XCTAssertNotNil(
+      bytes.range(of: Data("_memo-peer".utf8)), "the capture holds the (clear) mDNS traffic: \(tcpdump.text)")
+    XCTAssertGreaterThan(bytes.count, 2000, "and the TLS connection")
+    XCTAssertNil(bytes.range(of: Data(marker.utf8)), "the memo text never crosses the network in clear")
+  }
 }
