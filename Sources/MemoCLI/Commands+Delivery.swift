@@ -10,7 +10,8 @@ enum DeliveryCommands {
     details: """
       Queues the memo, sealed, in the outbox for PEER (a trusted device's name or device-ID
       prefix) and returns; `memo-peer serve` delivers it when PEER is reachable and
-      local-network consent is on record. With --wait it delivers now, showing the state,
+      local-network consent is on record. With --wait it delivers now (with whatever else
+      is queued for PEER), showing the state,
       and waits up to SECONDS (default 60); if it was not delivered by then it stays queued
       (status 17). --expires DURATION (90s, 10m, 2h, 7d) drops the entry if it is still
       undelivered then. `memo-peer outbox` shows every entry's state.
@@ -81,8 +82,11 @@ enum DeliveryCommands {
         while true {
           let remaining = deadline.timeIntervalSinceNow
           guard remaining > 0 else { return false }
-          let round = try await outbox.deliver(to: peerID.compact, timeout: max(remaining, 1), only: id)
+          // Everything queued for this peer goes along (the next user action delivers it).
+          let round = try await outbox.deliver(to: peerID.compact, timeout: max(remaining, 1))
           guard let reason = round.waitingFor, round.pending > 0 else { return true }
+          let mine = try MemoStore.open(paths: paths).resolveOutboxEntry(id)
+          guard mine.state.isPending else { return true }
           printer.error("memo-peer: \(name): waiting (\(reason))")
           failures += 1
           let pause = min(DeliveryBackoff().delay(afterFailures: failures, random: .random(in: 0..<1)), remaining)

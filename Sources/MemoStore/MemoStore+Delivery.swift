@@ -75,10 +75,34 @@ extension MemoStore {
 
   /// The sealed memo of an outbox entry, opened for sending.
   public func outboxContent(_ id: String) throws -> DeliveryMessage.Content {
-    guard let entry = try entries(in: .outbox).first(where: { $0.id == id }) else {
+    let row = try sql { () -> QueuedPayload? in
+      let query = try db.prepare("SELECT recipient, payload, created FROM outbox WHERE id = ?")
+      try query.bind(1, id)
+      guard try query.step() else { return nil }
+      return QueuedPayload(id: id, peer: query.text(0), payload: query.blob(1), time: query.int64(2))
+    }
+    guard let row else {
       throw MemoPeerError(.notFound, "no outbox entry \(id)", hint: "`memo-peer outbox` lists the entries")
     }
-    return try Self.content(of: entry)
+    let payload: [UInt8]
+    do {
+      payload = try sealer.open(row.payload, associatedData: Queue.outbox.context(id: id, peer: row.peer))
+    } catch {
+      throw MemoPeerError(
+        .integrity, "outbox entry \(id) failed the integrity check (tampered, truncated or moved)",
+        diagnostics: "\(error)")
+    }
+    return try Self.content(of: QueuedPayload(id: id, peer: row.peer, payload: payload, time: row.time))
+  }
+
+  /// One outbox entry's state, without opening its memo.
+  func outboxState(_ id: String) throws -> OutboxState? {
+    try sql {
+      let query = try db.prepare("SELECT state, delivered FROM outbox WHERE id = ?")
+      try query.bind(1, id)
+      guard try query.step() else { return nil }
+      return OutboxState.parse(query.text(0), delivered: query.isNull(1) ? nil : query.int64(1))
+    }
   }
 
   /// Moves an entry to `state` if its current state allows it (a delivered or cancelled
@@ -86,9 +110,9 @@ extension MemoStore {
   @discardableResult
   public func setOutboxState(_ id: String, _ state: OutboxState, attempted: Bool = false) throws -> Bool {
     try batch {
-      guard let current = try outboxEntries().first(where: { $0.id == id }) else { return false }
-      guard current.state != state || attempted else { return false }
-      guard current.state.allows(state) else { return false }
+      guard let current = try outboxState(id) else { return false }
+      guard current != state || attempted else { return false }
+      guard current.allows(state) else { return false }
       var delivered: SQLiteValue = .null
       if case .delivered(let time) = state { delivered = .integer(time) }
       return try sql {
