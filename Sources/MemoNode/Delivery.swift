@@ -88,6 +88,8 @@ public struct OutboxDelivery: Sendable {
 
   /// Recipients with pending entries (expiring the overdue ones first).
   public func pendingRecipients() throws -> [String] {
+    // No database yet: nothing queued (and the daemon does not create one by looking).
+    guard FileManager.default.fileExists(atPath: paths.databasePath) else { return [] }
     let store = try MemoStore.open(paths: paths)
     let now = clock()
     var recipients: [String] = []
