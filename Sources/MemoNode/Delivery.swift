@@ -128,10 +128,14 @@ public struct OutboxDelivery: Sendable {
           recipient, reason.description, only: only)
       }
     } catch let error as MemoPeerError {
-      let reason =
-        error.code == .untrustedPeer
-        ? "peer refused: it does not trust this device"
-        : (error.message.contains("consent") ? "local-network consent" : "peer not found on the network")
+      let reason: String
+      if error.code == .untrustedPeer {
+        reason =
+          error.message.hasPrefix("refused the device advertising")
+          ? "a device advertising as the peer presents another key" : "peer refused: it does not trust this device"
+      } else {
+        reason = error.message.contains("consent") ? "local-network consent" : "peer not found on the network"
+      }
       try markWaiting(recipient, reason, only: only)
       return Round(pending: 1, waitingFor: reason)
     }
