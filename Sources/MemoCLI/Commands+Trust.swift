@@ -43,6 +43,8 @@ enum TrustCommands {
         trust add DEVICE-ID --name NAME   trust a device without pairing (do it on both)
         trust rename PEER NEW-NAME        PEER is a name or a device-ID prefix
         trust remove PEER                 its live connections close at once
+        trust policy PEER ask|accept|refuse   what to do with memos PEER sends
+                                          (ask, the default: into the inbox)
       Only trusted devices get past the TLS handshake; everyone else learns nothing.
       """,
     options: [
@@ -52,7 +54,7 @@ enum TrustCommands {
     positionals: [
       PositionalSpec(name: "ACTION", optional: true, help: "list, add, rename or remove"),
       PositionalSpec(name: "PEER", optional: true, help: "a device ID (add), or a name or ID prefix"),
-      PositionalSpec(name: "NEW-NAME", optional: true, help: "the new name (rename)"),
+      PositionalSpec(name: "NEW-NAME", optional: true, help: "the new name (rename), or the policy (policy)"),
     ]
   ) { context in
     let store = TrustStore(paths: try context.paths())
@@ -89,10 +91,18 @@ enum TrustCommands {
     case "remove":
       let removed = try store.update { try $0.remove(try peerArgument()) }
       context.console.print("removed \(removed.name) (\(removed.id?.short ?? "?")…); it can no longer connect")
+    case "policy":
+      let reference = try peerArgument()
+      guard let text = context.arguments.positional(2), let policy = ReceivePolicy(rawValue: text) else {
+        throw ArgumentParser.usage("trust policy needs ask, accept or refuse", suggestion: nil, command: "trust")
+      }
+      let peer = try store.update { try $0.setReceivePolicy(policy, for: reference) }
+      context.console.print("memos from \(peer.name) now: \(policy.rawValue)")
     default:
       throw ArgumentParser.usage(
         "unknown trust action \(action.prefix(20))",
-        suggestion: ArgumentParser.closest(to: action, among: ["list", "add", "rename", "remove"]), command: "trust")
+        suggestion: ArgumentParser.closest(to: action, among: ["list", "add", "rename", "remove", "policy"]),
+        command: "trust")
     }
   }
 
@@ -104,8 +114,9 @@ enum TrustCommands {
         let source: String
         let added: String
         let recognizable: Bool
+        let receive: String
         enum CodingKeys: String, CodingKey {
-          case name, source, added, recognizable
+          case name, source, added, recognizable, receive
           case deviceID = "device_id"
         }
       }
@@ -118,7 +129,8 @@ enum TrustCommands {
           peers: list.peers.map {
             PeerJSON(
               name: $0.name, deviceID: $0.id?.description ?? $0.deviceID, source: $0.source.rawValue,
-              added: OutputFormat.isoTime($0.added), recognizable: $0.discoveryKey != nil)
+              added: OutputFormat.isoTime($0.added), recognizable: $0.discoveryKey != nil,
+              receive: ($0.receive ?? .ask).rawValue)
           }))
       return
     }

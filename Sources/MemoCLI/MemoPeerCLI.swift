@@ -13,7 +13,8 @@ public enum MemoPeerCLI {
     NodeCommands.initialize, MemoCommands.new, MemoCommands.list, MemoCommands.show, MemoCommands.edit,
     MemoCommands.delete, MemoCommands.search, NodeCommands.export, NodeCommands.import, NetworkCommands.consent,
     NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, TrustCommands.id, TrustCommands.trust,
-    PairingCommands.pair, PairingCommands.ping, DoctorCommand.doctor,
+    PairingCommands.pair, PairingCommands.ping, DeliveryCommands.send, DeliveryCommands.outbox, DeliveryCommands.inbox,
+    DoctorCommand.doctor,
   ]
 
   public static func main(arguments: [String], environment: [String: String]) -> Int32 {

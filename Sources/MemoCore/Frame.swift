@@ -20,6 +20,12 @@ public struct Frame: Equatable, Sendable {
     case pairRefuse = 5
     /// A reason for closing, sent before the close.
     case goodbye = 6
+    /// Delivery: one outbox entry (a memo) for the receiver's inbox.
+    case deliver = 16
+    /// Delivery: the receiver stored the entry (or had stored it before); the sender marks it delivered.
+    case receipt = 17
+    /// Delivery: the receiver will not store the entry, with a stable reason code.
+    case refuse = 18
   }
 
   public let kind: Kind

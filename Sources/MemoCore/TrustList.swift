@@ -18,6 +18,8 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
   public var rotationSeconds: Int64?
   public var source: Source
   public var added: Timestamp
+  /// What to do with memos this peer sends (nil: the default, `ask`).
+  public var receive: ReceivePolicy?
 
   public init(
     deviceID: DeviceID, name: String, discoveryKey: String?, rotationSeconds: Int64? = nil, source: Source,
@@ -40,6 +42,7 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
     case rotationSeconds = "rotation_seconds"
     case source
     case added
+    case receive
   }
 }
 
@@ -104,6 +107,14 @@ public struct TrustList: Codable, Sendable, Equatable {
     peers[index].discoveryKey = key
     peers[index].rotationSeconds = rotationSeconds
     return true
+  }
+
+  /// Sets what to do with memos a peer sends; returns the peer as updated.
+  public mutating func setReceivePolicy(_ policy: ReceivePolicy, for reference: String) throws -> TrustedPeer {
+    let peer = try find(reference)
+    guard let index = peers.firstIndex(where: { $0.deviceID == peer.deviceID }) else { return peer }
+    peers[index].receive = policy
+    return peers[index]
   }
 
   public mutating func rename(_ reference: String, to name: String) throws -> TrustedPeer {

@@ -27,7 +27,8 @@ public enum PeerSession {
   /// The daemon's side of one trusted connection, until the peer leaves or breaks the
   /// protocol. Learns the peer's discovery key (for peers added with `trust add`).
   public static func serve(
-    _ connection: TLSConnection, identity: NodeIdentity, trust: TrustStore, logger: Logger
+    _ connection: TLSConnection, identity: NodeIdentity, trust: TrustStore, logger: Logger,
+    receiver: DeliveryReceiver? = nil
   ) throws(TransportError) {
     guard let peer = connection.peer else { return }
     let hello = try greet(connection, identity: identity)
@@ -42,6 +43,13 @@ public enum PeerSession {
       switch frame.kind {
       case .ping: try connection.send(Frame(.pong, payload: frame.payload))
       case .goodbye: return
+      case .deliver:
+        guard let receiver, let answer = receiver.answer(frame.payload, from: peer) else {
+          try? connection.send(
+            Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "delivery-failed"))))
+          throw TransportError(.protocolViolation, "a delivery could not be stored")
+        }
+        try connection.send(answer)
       default:
         try? connection.send(
           Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "unexpected-frame"))))

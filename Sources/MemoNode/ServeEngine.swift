@@ -37,6 +37,15 @@ public actor ServeEngine {
   private var currentPlan: AdvertisementPlan?
   private var status: ServeStatus
   private var retryAfter: Timestamp = 0
+  /// The outbox: one delivery round at a time, per-peer backoff, checked at most once a second.
+  private var deliveryRound: Task<Void, Never>?
+  private var nextOutboxCheck: Timestamp = 0
+  private var nextAttempt: [String: Timestamp] = [:]
+  private var failures: [String: Int] = [:]
+  private var consentAllowed: Bool?
+  let backoff = DeliveryBackoff()
+  /// How long one delivery attempt waits for the peer to appear and answer.
+  static let deliveryConnectTimeout = 10.0
 
   public static let pollInterval: Duration = .milliseconds(200)
 
@@ -66,6 +75,7 @@ public actor ServeEngine {
       await step()
       try? await Task.sleep(for: Self.pollInterval)
     }
+    deliveryRound?.cancel()
     stopServing()
     try publish(.stopped, waitingFor: nil)
   }
@@ -81,6 +91,7 @@ public actor ServeEngine {
       try? publish(.waiting, waitingFor: "a readable consent log")
       return
     }
+    outboxConsent(allowed: verdict == .allowed)
     switch verdict {
     case .needsConsent:
       stopServing()
@@ -92,6 +103,88 @@ public actor ServeEngine {
         .waiting, waitingFor: error.code == .policyDenied ? "local-network consent (\(state))" : error.message)
     case .allowed:
       await advertise()
+      scheduleDelivery()
+    }
+  }
+
+  /// On a change of consent: without it every pending entry waits for it; with it again,
+  /// delivery resumes at once (the backoff is forgotten).
+  private func outboxConsent(allowed: Bool) {
+    if consentAllowed != allowed {
+      consentAllowed = allowed
+      nextAttempt = [:]
+      failures = [:]
+      nextOutboxCheck = 0
+    }
+    // Without consent, entries (also those queued meanwhile) wait for it; checked once a second.
+    let now = clock()
+    guard !allowed, now >= nextOutboxCheck else { return }
+    nextOutboxCheck = now + 1000
+    let outbox = makeOutboxDelivery()
+    do {
+      for recipient in try outbox.pendingRecipients() {
+        try outbox.markWaiting(recipient, WaitReason.localNetworkConsent.description)
+      }
+    } catch {
+      logger.error(error, while: "recording the outbox's wait for consent")
+    }
+  }
+
+  private func makeOutboxDelivery() -> OutboxDelivery {
+    OutboxDelivery(
+      paths: paths,
+      connector: PeerConnector(gate: gate, identity: identity, trust: trusted.store, limits: limits, clock: clock),
+      clock: clock)
+  }
+
+  /// Starts a delivery round for the recipients whose backoff has passed.
+  private func scheduleDelivery() {
+    let now = clock()
+    guard deliveryRound == nil, now >= nextOutboxCheck else { return }
+    nextOutboxCheck = now + 1000
+    let outbox = makeOutboxDelivery()
+    let due: [String]
+    do {
+      due = try outbox.pendingRecipients().filter { nextAttempt[$0].map { now >= $0 } ?? true }
+    } catch {
+      logger.error(error, while: "reading the outbox")
+      return
+    }
+    guard !due.isEmpty else { return }
+    let logger = self.logger
+    // Detached: connecting and sending block a thread, never the engine's actor.
+    deliveryRound = Task.detached { [self] in
+      var rounds: [String: OutboxDelivery.Round] = [:]
+      for recipient in due {
+        if Task.isCancelled { break }
+        do {
+          rounds[recipient] = try await outbox.deliver(to: recipient, timeout: Self.deliveryConnectTimeout)
+        } catch {
+          logger.error(error, while: "delivering the outbox")
+          rounds[recipient] = OutboxDelivery.Round(pending: 1, waitingFor: "storage")
+        }
+      }
+      await self.finishDelivery(rounds)
+    }
+  }
+
+  private func finishDelivery(_ rounds: [String: OutboxDelivery.Round]) {
+    deliveryRound = nil
+    let now = clock()
+    for (recipient, round) in rounds {
+      if round.delivered > 0 { report("delivered \(round.delivered) outbox entr\(round.delivered == 1 ? "y" : "ies")") }
+      guard round.pending > 0 else {
+        failures[recipient] = nil
+        nextAttempt[recipient] = nil
+        continue
+      }
+      let count = round.delivered > 0 ? 1 : (failures[recipient] ?? 0) + 1
+      failures[recipient] = count
+      let pause = backoff.delay(afterFailures: count, random: Double.random(in: 0..<1))
+      nextAttempt[recipient] = now + Timestamp(pause * 1000)
+      logger.info(
+        "outbox for \(recipient.prefix(8), privacy: .public) waits (\(round.waitingFor ?? "?", privacy: .public)); next try in \(Int(pause), privacy: .public) s"
+      )
     }
   }
 
@@ -139,8 +232,11 @@ public actor ServeEngine {
   }
 
   private func makeServer() throws -> TLSServer {
-    let (identity, trusted, logger) = (self.identity, self.trusted, self.logger)
+    let (identity, trusted, logger, paths, clock) = (self.identity, self.trusted, self.logger, self.paths, self.clock)
     let store = trusted.store
+    // Test-only (the kill -9 lab test): milliseconds between storing a delivery and its receipt.
+    let receiptDelay =
+      Double(Int(ProcessInfo.processInfo.environment["MEMO_PEER_TEST_RECEIPT_DELAY_MS"] ?? "") ?? 0) / 1000
     return try TLSServer(
       port: requestedPort, context: TLSContext(identity: identity.device, role: .server), limits: limits,
       accepts: { trusted.contains($0) },
@@ -152,7 +248,9 @@ public actor ServeEngine {
       },
       handler: { connection in
         do throws(TransportError) {
-          try PeerSession.serve(connection, identity: identity, trust: store, logger: logger)
+          let receiver = DeliveryReceiver(
+            paths: paths, trust: store, logger: logger, receiptDelay: receiptDelay, clock: clock)
+          try PeerSession.serve(connection, identity: identity, trust: store, logger: logger, receiver: receiver)
           connection.shutdown()
         } catch {
           logger.warning("connection closed: \(error.kind.rawValue, privacy: .public)")

@@ -52,8 +52,9 @@ public final class MemoStore {
     }
     return try translatingSQLiteErrors(path) {
       let db = try SQLiteConnection(path: path, create: false)
-      let version = try identify(db, path: path)
+      // Before the first read: after a kill -9 another process may be recovering the WAL.
       try db.execute("PRAGMA busy_timeout = 5000")
+      let version = try identify(db, path: path)
       try configure(db)
       let isNew = version == 0
       let key: SecureBytes

@@ -28,7 +28,7 @@ struct BenchOptions {
       case "--only": options.only.insert(iterator.next() ?? "")
       default:
         print(
-          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--only store|aead|discovery]"
+          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--only store|aead|tls|discovery|delivery]"
         )
         exit(argument == "--help" ? 0 : 2)
       }

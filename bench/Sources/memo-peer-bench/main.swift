@@ -12,7 +12,9 @@ import MemoStore
 //  - TLS: handshakes per second and 64 KiB frame throughput on loopback; baseline:
 //    `openssl s_time` and `openssl s_client`→`s_server` with the same kind of keys.
 //  - discovery: time to the first result of `memo-peer browse` vs `avahi-browse -r` on the
-//    virtual lab (needs root).
+//    virtual lab (needs root);
+//  - delivery: 1,000 queued memos of 1 KiB delivered to one peer on the lab (memos/s), next
+//    to the TLS throughput figure in 1 KiB frames per second.
 // Targets: `list` of 100,000 memos under 0.5 s; seal/open at 16 KiB at least 80% of
 // openssl's figure; TLS frame throughput at least 0.7 of openssl's; browse's first result at most 1.2 × avahi-browse's. Exit status 1 when
 // a target is missed.
@@ -25,6 +27,7 @@ if options.wants("store") { try StoreBench(options: options).run(into: &report) 
 if options.wants("aead") { try AEADBench(options: options).run(into: &report) }
 if options.wants("tls") { try TLSBench(options: options).run(into: &report) }
 if options.wants("discovery") { try BrowseBench(options: options).run(into: &report) }
+if options.wants("delivery") { try DeliveryBench(options: options).run(into: &report) }
 report.printSummary()
 try report.save(to: options.resultsPath)
 exit(report.allTargetsMet ? 0 : 1)

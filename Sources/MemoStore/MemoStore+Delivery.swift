@@ -1,0 +1,252 @@
+import Foundation
+import MemoCore
+import MemoCrypto
+
+/// One outbox entry as `outbox` shows it (the memo stays sealed until it is sent).
+public struct OutboxEntry: Sendable, Equatable {
+  public var id: String
+  /// The recipient's device ID (compact form).
+  public var recipient: String
+  public var created: Timestamp
+  public var expires: Timestamp?
+  public var state: OutboxState
+  public var attempts: Int
+
+  /// Pending, but past its expiry time.
+  public func hasExpired(at now: Timestamp) -> Bool { state.isPending && (expires.map { now >= $0 } ?? false) }
+}
+
+/// One inbox entry, opened.
+public struct InboxEntry: Sendable, Equatable {
+  public var id: String
+  /// The sender's device ID (compact form).
+  public var sender: String
+  public var received: Timestamp
+  public var memo: DeliveryMessage.Content
+}
+
+/// What the receiver did with a delivery.
+public enum DeliveryOutcome: Equatable, Sendable {
+  /// Stored now (`inbox` or `memos`), or earlier (`duplicate`).
+  case stored(String, duplicate: Bool)
+  case refused(RefusalReason)
+}
+
+/// Delivery: the outbox (sender) and the inbox (receiver). Every memo stays sealed at rest
+/// (the queue tables' additional data binds the entry id and the peer).
+extension MemoStore {
+  // MARK: - Outbox
+
+  /// Queues a memo for a trusted peer; returns the entry id.
+  @discardableResult
+  public func queueForDelivery(
+    _ memo: DeliveryMessage.Content, to recipient: String, expires: Timestamp?, now: Timestamp
+  ) throws -> String {
+    let id = MemoID().rawValue
+    try batch {
+      try enqueue(
+        QueuedPayload(id: id, peer: recipient, payload: DeliveryMessage.encode(memo), time: now), in: .outbox)
+      try sql {
+        let update = try db.prepare("UPDATE outbox SET expires = ? WHERE id = ?")
+        try update.bind([expires.map { .integer($0) } ?? .null, .text(id)])
+        _ = try update.step()
+      }
+    }
+    return id
+  }
+
+  /// Every outbox entry, oldest first, without opening the memos.
+  public func outboxEntries() throws -> [OutboxEntry] {
+    try sql {
+      let query = try db.prepare(
+        "SELECT id, recipient, created, expires, state, attempts, delivered FROM outbox ORDER BY created, id")
+      var result: [OutboxEntry] = []
+      while try query.step() {
+        result.append(
+          OutboxEntry(
+            id: query.text(0), recipient: query.text(1), created: query.int64(2),
+            expires: query.isNull(3) ? nil : query.int64(3),
+            state: OutboxState.parse(query.text(4), delivered: query.isNull(6) ? nil : query.int64(6)),
+            attempts: Int(query.int64(5))))
+      }
+      return result
+    }
+  }
+
+  /// The sealed memo of an outbox entry, opened for sending.
+  public func outboxContent(_ id: String) throws -> DeliveryMessage.Content {
+    let row = try sql { () -> QueuedPayload? in
+      let query = try db.prepare("SELECT recipient, payload, created FROM outbox WHERE id = ?")
+      try query.bind(1, id)
+      guard try query.step() else { return nil }
+      return QueuedPayload(id: id, peer: query.text(0), payload: query.blob(1), time: query.int64(2))
+    }
+    guard let row else {
+      throw MemoPeerError(.notFound, "no outbox entry \(id)", hint: "`memo-peer outbox` lists the entries")
+    }
+    let payload: [UInt8]
+    do {
+      payload = try sealer.open(row.payload, associatedData: Queue.outbox.context(id: id, peer: row.peer))
+    } catch {
+      throw MemoPeerError(
+        .integrity, "outbox entry \(id) failed the integrity check (tampered, truncated or moved)",
+        diagnostics: "\(error)")
+    }
+    return try Self.content(of: QueuedPayload(id: id, peer: row.peer, payload: payload, time: row.time))
+  }
+
+  /// One outbox entry's state, without opening its memo.
+  func outboxState(_ id: String) throws -> OutboxState? {
+    try sql {
+      let query = try db.prepare("SELECT state, delivered FROM outbox WHERE id = ?")
+      try query.bind(1, id)
+      guard try query.step() else { return nil }
+      return OutboxState.parse(query.text(0), delivered: query.isNull(1) ? nil : query.int64(1))
+    }
+  }
+
+  /// Moves an entry to `state` if its current state allows it (a delivered or cancelled
+  /// entry never changes again); `attempted` counts a delivery attempt. Returns whether it moved.
+  @discardableResult
+  public func setOutboxState(_ id: String, _ state: OutboxState, attempted: Bool = false) throws -> Bool {
+    try batch {
+      guard let current = try outboxState(id) else { return false }
+      guard current != state || attempted else { return false }
+      guard current.allows(state) else { return false }
+      var delivered: SQLiteValue = .null
+      if case .delivered(let time) = state { delivered = .integer(time) }
+      return try sql {
+        let update = try db.prepare(
+          "UPDATE outbox SET state = ?, delivered = ?, attempts = attempts + ? WHERE id = ?")
+        try update.bind([.text(state.stored), delivered, .integer(attempted ? 1 : 0), .text(id)])
+        _ = try update.step()
+        return db.changes > 0
+      }
+    }
+  }
+
+  /// Resolves an entry id or unique prefix.
+  public func resolveOutboxEntry(_ text: String) throws -> OutboxEntry {
+    let matches = try outboxEntries().filter { $0.id.hasPrefix(text.lowercased()) }
+    guard matches.count == 1, !text.isEmpty else {
+      throw MemoPeerError(
+        matches.isEmpty ? .notFound : .ambiguousID,
+        matches.isEmpty ? "no outbox entry matches \(text)" : "\(text) matches \(matches.count) outbox entries",
+        hint: "`memo-peer outbox` lists the entries")
+    }
+    return matches[0]
+  }
+
+  // MARK: - Inbox (receiver)
+
+  /// Stores a delivered memo exactly once per entry id: a retransmission (its receipt was
+  /// lost) is answered as a duplicate without storing anything. The entry, the memo and
+  /// the record of the id commit in one transaction, so a crash leaves all or none.
+  public func receiveDelivery(
+    id: String, from sender: String, memo: DeliveryMessage.Content, size: Int, policy: ReceivePolicy?,
+    limits: ReceiveLimits, now: Timestamp
+  ) throws -> DeliveryOutcome {
+    guard !id.isEmpty, id.utf8.count <= 64 else { return .refused(.invalid) }
+    return try batch {
+      if let earlier = try receivedMarker(id) { return .stored(earlier, duplicate: true) }
+      let waiting = try sql {
+        let count = try db.prepare("SELECT count(*) FROM inbox WHERE sender = ?")
+        try count.bind(1, sender)
+        _ = try count.step()
+        return Int(count.int64(0))
+      }
+      let decision = ReceiveDecision.decide(policy: policy, size: size, waitingFromSender: waiting, limits: limits)
+      let place: String
+      switch decision {
+      case .refuse(let reason): return .refused(reason)
+      case .inbox:
+        _ = try MemoRules.validated(
+          MemoDraft(title: memo.title, body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate))
+        try enqueue(
+          QueuedPayload(id: id, peer: sender, payload: DeliveryMessage.encode(memo), time: now), in: .inbox)
+        place = "inbox"
+      case .memos:
+        _ = try importMemo(Self.memo(MemoID(canonical: id) ?? MemoID(), memo, from: sender))
+        place = "memos"
+      }
+      try sql {
+        let insert = try db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
+        try insert.bind([.text(Self.receivedKey(id)), .blob(Array(place.utf8))])
+        _ = try insert.step()
+      }
+      return .stored(place, duplicate: false)
+    }
+  }
+
+  /// Entries waiting in the inbox, oldest first.
+  public func inboxEntries() throws -> [InboxEntry] {
+    try entries(in: .inbox).map { entry in
+      InboxEntry(id: entry.id, sender: entry.peer, received: entry.time, memo: try Self.content(of: entry))
+    }
+  }
+
+  /// Moves an inbox entry into the memos, keeping its id, its sender (as origin) and the
+  /// time it was sent. One transaction: the entry is in the inbox or in the memos, never both.
+  @discardableResult
+  public func acceptInboxEntry(_ text: String) throws -> Memo {
+    let entry = try resolveInboxEntry(text)
+    let memo = Self.memo(MemoID(canonical: entry.id) ?? MemoID(), entry.memo, from: entry.sender)
+    try batch {
+      _ = try importMemo(memo)
+      try deleteInboxRow(entry.id)
+    }
+    return memo
+  }
+
+  /// Removes an inbox entry; a retransmission of it is still recognised (and not stored).
+  public func dropInboxEntry(_ text: String) throws -> InboxEntry {
+    let entry = try resolveInboxEntry(text)
+    try batch { try deleteInboxRow(entry.id) }
+    return entry
+  }
+
+  public func resolveInboxEntry(_ text: String) throws -> InboxEntry {
+    let matches = try inboxEntries().filter { $0.id.hasPrefix(text.lowercased()) }
+    guard matches.count == 1, !text.isEmpty else {
+      throw MemoPeerError(
+        matches.isEmpty ? .notFound : .ambiguousID,
+        matches.isEmpty ? "no inbox entry matches \(text)" : "\(text) matches \(matches.count) inbox entries",
+        hint: "`memo-peer inbox` lists the entries")
+    }
+    return matches[0]
+  }
+
+  private func deleteInboxRow(_ id: String) throws {
+    try sql {
+      let delete = try db.prepare("DELETE FROM inbox WHERE id = ?")
+      try delete.bind(1, id)
+      _ = try delete.step()
+    }
+  }
+
+  private func receivedMarker(_ id: String) throws -> String? {
+    try sql {
+      let read = try db.prepare("SELECT value FROM meta WHERE key = ?")
+      try read.bind(1, Self.receivedKey(id))
+      return try read.step() ? String(decoding: read.blob(0), as: UTF8.self) : nil
+    }
+  }
+
+  /// An entry's memo. Entries queued before delivery existed (schema 1 and 2 fixtures) hold
+  /// plain UTF-8 text rather than a JSON memo: it becomes the body, sent at queueing time.
+  static func content(of entry: QueuedPayload) throws -> DeliveryMessage.Content {
+    if let content = DeliveryMessage.decode(entry.payload) { return content }
+    let body = try MemoRules.decodeUTF8(entry.payload, source: "outbox entry \(entry.id)")
+    let valid = try MemoRules.validated(MemoDraft(title: "", body: body))
+    return DeliveryMessage.Content(
+      title: valid.title, body: valid.body, tags: valid.tags, isPrivate: false, sent: entry.time)
+  }
+
+  static func receivedKey(_ id: String) -> String { "received:" + id }
+
+  static func memo(_ id: MemoID, _ content: DeliveryMessage.Content, from sender: String) -> Memo {
+    Memo(
+      id: id, title: content.title, body: content.body, tags: content.tags, created: content.sent,
+      updated: content.sent, isPrivate: content.isPrivate, revision: 1, origin: sender)
+  }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import MemoCore
+import MemoStore
+
+/// Delivery on the virtual lab: 1,000 memos of 1 KiB queued on host a for host b (b runs
+/// `serve`), delivered by one `memo-peer send --wait` (which takes everything queued for
+/// the peer along). Figure: memos per second, next to the raw TLS frame throughput of the
+/// transport benchmark expressed in 1 KiB frames per second (when it ran). Needs root.
+struct DeliveryBench {
+  let options: BenchOptions
+  static let count = 1000
+
+  func run(into report: inout BenchReport) throws {
+    print("delivery (virtual lab, \(Self.count) memos of 1 KiB to one peer):")
+    guard getuid() == 0 else {
+      print("  skipped: the virtual lab needs root")
+      return
+    }
+    let lab = options.labScript
+    let environment = BrowseBench.labEnvironment(ProcessInfo.processInfo.environment)
+    let labDirectory = environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench"
+    defer { _ = try? BrowseBench.run(lab, ["down"], environment: environment) }
+    try BrowseBench.run(lab, ["up", "2"], environment: environment)
+    func memoPeer(_ host: String, _ arguments: [String], stdin: String? = nil) throws -> String {
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: lab)
+      process.arguments = ["exec", host, options.memoPeer] + arguments
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+      let output = Pipe()
+      let input = Pipe()
+      process.standardOutput = output
+      process.standardInput = input
+      process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+      try process.run()
+      input.fileHandleForWriting.write(Data((stdin ?? "").utf8))
+      try input.fileHandleForWriting.close()
+      let data = output.fileHandleForReading.readDataToEndOfFile()
+      process.waitUntilExit()
+      guard process.terminationStatus == 0 else { throw BenchError("memo-peer \(arguments.first ?? "") failed") }
+      return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    for host in ["a", "b"] {
+      for entry in (try? FileManager.default.contentsOfDirectory(atPath: "\(labDirectory)/\(host)/home")) ?? [] {
+        try FileManager.default.removeItem(atPath: "\(labDirectory)/\(host)/home/\(entry)")
+      }
+      _ = try memoPeer(host, ["consent", "grant"])
+    }
+    let idA = try memoPeer("a", ["id"])
+    let idB = try memoPeer("b", ["id"])
+    _ = try memoPeer("a", ["trust", "add", idB, "--name", "bee"])
+    _ = try memoPeer("b", ["trust", "add", idA, "--name", "ay"])
+    _ = try memoPeer("b", ["trust", "policy", "ay", "accept"])
+    let serve = Process()
+    serve.executableURL = URL(fileURLWithPath: lab)
+    serve.arguments = ["exec", "b", options.memoPeer, "serve"]
+    serve.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    serve.standardError = FileHandle(forWritingAtPath: "/dev/null")
+    try serve.run()
+    defer {
+      kill(serve.processIdentifier, SIGTERM)
+      serve.waitUntilExit()
+    }
+    let body = String(repeating: "x", count: 1023) + "\n"
+    // Warm-up: b is up and found; one memo delivered.
+    _ = try memoPeer("a", ["send", "-", "--to", "bee", "--wait", "30"], stdin: "warm-up\n" + body)
+    // Queue all but one directly in a's store (the queueing is not measured).
+    let paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": "\(labDirectory)/a/home"])
+    let store = try MemoStore.open(paths: paths)
+    guard let recipient = DeviceID(idB)?.compact else { throw BenchError("bad device ID from b") }
+    for index in 1..<Self.count {
+      try store.queueForDelivery(
+        DeliveryMessage.Content(title: "memo \(index)", body: body, tags: [], isPrivate: false, sent: 0),
+        to: recipient, expires: nil, now: Timestamp(index))
+    }
+    let elapsed = try seconds {
+      _ = try memoPeer("a", ["send", "-", "--to", "bee", "--wait", "600"], stdin: body)
+    }
+    let delivered = try store.outboxEntries().filter {
+      if case .delivered = $0.state { true } else { false }
+    }.count
+    guard delivered == Self.count + 1 else { throw BenchError("only \(delivered) entries delivered") }
+    let perSecond = Double(Self.count) / elapsed
+    print("  \(Self.count) memos delivered in \(String(format: "%.2f", elapsed)) s")
+    let tls = report.figures.first { $0.name == "64 KiB frames" }
+    report.add(
+      "delivery of \(Self.count) memos of 1 KiB", value: perSecond, unit: "memos/s",
+      baselineName: tls == nil ? "raw TLS (run --only tls for the figure)" : "raw TLS frames of 1 KiB/s",
+      baseline: tls.map { $0.value * 1_000_000 / 1024 } ?? 0)
+  }
+}
