@@ -59,6 +59,11 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case daemonUnavailable = "daemon-unavailable"
     /// DNS-SD failed for another reason.
     case discovery
+    /// The device key is wrapped under a passphrase and not unlocked: memo content cannot
+    /// be read or written until `memo-peer unlock`.
+    case locked
+    /// A lock or unlock was asked of a node whose key has no passphrase (protection none).
+    case notProtected = "not-protected"
   }
 
   public let code: Code
@@ -90,7 +95,7 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .usage: 2
     case .notFound, .ambiguousID: 3
     case .invalidInput, .tooLarge, .invalidUTF8: 4
-    case .permissionsTooOpen, .keyMissing, .wrongKey, .passphrase: 5
+    case .permissionsTooOpen, .keyMissing, .wrongKey, .passphrase, .notProtected: 5
     case .integrity, .corruptDatabase, .foreignDatabase, .newerDatabase, .archive: 6
     case .diskFull, .storage, .io: 7
     case .crypto: 8
@@ -101,6 +106,7 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .noAuth: 13
     case .daemonUnavailable: 14
     case .discovery: 15
+    case .locked: 16
     }
   }
 }
