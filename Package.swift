@@ -20,7 +20,8 @@ let package = Package(
     .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
     // Prefixed C wrappers for OpenSSL macros and parameter builders Swift cannot import.
     .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
-    // statfs(2), which Swift's Glibc module does not export (memory-backed editor files).
+    // statfs(2) (memory-backed editor files) and the keyring system calls (add_key, keyctl),
+    // which Swift's Glibc module does not export.
     .target(name: "CSystemShims"),
     // avahi-client, only to ask the daemon for its version over D-Bus (`memo-peer doctor`).
     .target(
@@ -31,7 +32,8 @@ let package = Package(
     // libcrypto: AEAD sealing, randomness, secret bytes, KDF.
     .target(name: "MemoCrypto", dependencies: ["MemoCore", "COpenSSL", "COpenSSLShims"], swiftSettings: strict),
     // SQLite: the encrypted memo store, device key, migrations, archives.
-    .target(name: "MemoStore", dependencies: ["MemoCore", "MemoCrypto", "CSQLite"], swiftSettings: strict),
+    .target(
+      name: "MemoStore", dependencies: ["MemoCore", "MemoCrypto", "CSQLite", "CSystemShims"], swiftSettings: strict),
     // dns_sd.h (Avahi compat): typed errors now; register/browse/resolve with the discovery issue.
     .target(name: "MemoDiscovery", dependencies: ["MemoCore", "CDNSSD"], swiftSettings: strict),
     // The engine: advertising, browsing, the doctor's checks, wiring core to I/O.

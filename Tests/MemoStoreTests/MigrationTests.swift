@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoCrypto
 import XCTest
 
 @testable import MemoStore
@@ -45,6 +46,28 @@ final class MigrationTests: XCTestCase {
     try assertFixtureMigrates(version: 2)
   }
 
+  func testVersion3FixtureOpensKeepingEveryRow() throws {
+    try assertFixtureMigrates(version: 3)
+  }
+
+  /// Schema 3's listing copies are made for every live memo not marked private, so after
+  /// the upgrade a locked node still lists them.
+  func testMigratedTitlesAreListableWhileLocked() throws {
+    let node = try TemporaryNode()
+    try SchemaFixture.load(version: 2, into: node)
+    let keyring = FakeKeyring()
+    let keys = DeviceKeys(paths: node.paths, keyring: keyring, kdfParameters: ProtectionStoreTests.fastKDF)
+    _ = try MemoStore.open(paths: node.paths, keys: keys)
+    let passphrase = SecureBytes(copying: Array("fixture passphrase".utf8))
+    _ = try keys.protect(
+      .afterFirstUnlock, idleTimeout: nil, changePassphrase: false, currentPassphrase: { passphrase },
+      newPassphrase: { passphrase })
+    try keys.lock()
+    let listing = try MemoStore.open(paths: node.paths, keys: keys).listing()
+    XCTAssertEqual(Set(listing.compactMap(\.title)), ["Groceries", "Ünïcode ✓"])
+    XCTAssertEqual(listing.filter { $0.title == nil }.map(\.isPrivate), [true])
+  }
+
   private func assertFixtureMigrates(version: Int, file: StaticString = #filePath, line: UInt = #line) throws {
     let node = try TemporaryNode()
     try SchemaFixture.load(version: version, into: node)
@@ -73,6 +96,8 @@ final class MigrationTests: XCTestCase {
     if version >= 2 {
       XCTAssertEqual(try after.scalarInt("SELECT count(*) FROM memos WHERE pinned = 1"), 1, file: file, line: line)
     }
+    XCTAssertEqual(
+      try after.scalarInt("SELECT count(*) FROM memos WHERE listing_title IS NOT NULL"), 2, file: file, line: line)
     // The migrated store keeps working: new memos use the new schema.
     try store.create(MemoDraft(title: "after", body: "migration"), now: 1_800_000_000_000)
     XCTAssertEqual(try store.count(), 4, file: file, line: line)
