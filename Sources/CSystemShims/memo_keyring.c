@@ -6,8 +6,12 @@
 
 static const char *const key_type = "user";
 
-int32_t memo_keyring_add_user_key(const char *description, const void *payload, size_t length) {
-  return (int32_t)syscall(SYS_add_key, key_type, description, payload, length, KEY_SPEC_USER_KEYRING);
+int32_t memo_keyring_add_session_key(const char *description, const void *payload, size_t length) {
+  return (int32_t)syscall(SYS_add_key, key_type, description, payload, length, KEY_SPEC_SESSION_KEYRING);
+}
+
+int memo_keyring_link_to_user(int32_t key) {
+  return (int)syscall(SYS_keyctl, KEYCTL_LINK, key, KEY_SPEC_USER_KEYRING);
 }
 
 int32_t memo_keyring_search_session(const char *description) {
@@ -16,10 +20,6 @@ int32_t memo_keyring_search_session(const char *description) {
 
 long memo_keyring_read(int32_t key, void *buffer, size_t length) {
   return syscall(SYS_keyctl, KEYCTL_READ, key, buffer, length);
-}
-
-int memo_keyring_link_to_session(int32_t key) {
-  return (int)syscall(SYS_keyctl, KEYCTL_LINK, key, KEY_SPEC_SESSION_KEYRING);
 }
 
 int memo_keyring_set_timeout(int32_t key, unsigned int seconds) {

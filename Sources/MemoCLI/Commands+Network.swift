@@ -124,7 +124,8 @@ enum NetworkCommands {
   static let serve = Command(
     name: "serve", summary: "Advertise this node on the local network, while consent allows (a daemon).",
     details: """
-      Never browses and never asks. Without local-network consent it waits, says so once,
+      Never browses and never asks. It keeps running while the memos are locked, and reports
+      it in `memo-peer status`. Without local-network consent it waits, says so once,
       and starts advertising within 2 s of a grant; a revoke withdraws the advertisement
       within 2 s. The TCP port is open only while advertising. The advertisement is a
       pseudonym and a tag that change every rotation period. SIGTERM or SIGINT withdraws it
@@ -157,18 +158,23 @@ enum NetworkCommands {
       return source
     }
     let printer = LinePrinter()
+    let keys = DeviceKeys(paths: paths)
     let engine = ServeEngine(
       paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
       logger: context.logger.scoped("serve"), clock: { wallClock() },
-      report: { printer.error("memo-peer serve: \($0)") })
+      report: { printer.error("memo-peer serve: \($0)") },
+      lockState: { try? keys.status().lockState })
     try runBlocking { try await engine.run(until: stop) }
     withExtendedLifetime(signals) {}
   }
 
   static let status = Command(
-    name: "status", summary: "Show this node's consent and what its daemon is doing.",
-    details:
-      "The daemon state comes from `serve`: waiting (and for what), advertising (as what, where), or not running.",
+    name: "status", summary: "Show this node's protection, consent and what its daemon is doing.",
+    details: """
+      Protection: the class and whether memo content is locked. The daemon state comes from
+      `serve`: waiting (and for what), advertising (as what, where), or not running, and
+      whether it finds the memos locked.
+      """,
     options: [OptionSpec("json", "print the status as JSON")],
     positionals: []
   ) { context in
@@ -178,16 +184,22 @@ enum NetworkCommands {
     for scope in ConsentScope.allCases { consent[scope.rawValue] = try gate.state(scope).name }
     let serve = ServeStatus.read(paths)
     let running = serve?.isRunning ?? false
+    let protection = try DeviceKeys(paths: paths).status()
     if context.wantsJSON {
       struct StatusJSON: Encodable {
         let schema = OutputFormat.jsonSchema
         let consent: [String: String]
         let running: Bool
         let serve: ServeStatus?
+        let protection: ProtectionCommands.ProtectionJSON
       }
-      context.printJSON(StatusJSON(consent: consent, running: running, serve: running ? serve : nil))
+      context.printJSON(
+        StatusJSON(
+          consent: consent, running: running, serve: running ? serve : nil,
+          protection: .init(protection, changed: nil)))
       return
     }
+    context.console.print(ProtectionCommands.describe(protection))
     for scope in ConsentScope.allCases {
       context.console.print("consent \(scope.rawValue): \(consent[scope.rawValue]!)")
     }

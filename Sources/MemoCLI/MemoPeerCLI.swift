@@ -13,6 +13,7 @@ public enum MemoPeerCLI {
     NodeCommands.initialize, MemoCommands.new, MemoCommands.list, MemoCommands.show, MemoCommands.edit,
     MemoCommands.delete, MemoCommands.search, NodeCommands.export, NodeCommands.import, NetworkCommands.consent,
     NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, DoctorCommand.doctor,
+    ProtectionCommands.protect, ProtectionCommands.unlock, ProtectionCommands.lock, WidgetCommand.widget,
   ]
 
   public static func main(arguments: [String], environment: [String: String]) -> Int32 {

@@ -48,8 +48,11 @@ public struct PrivacyScreen: Sendable {
   public private(set) var active = false
   public private(set) var finished = false
 
+  /// - Parameter document: the lines to show. Control characters in them are drawn as `�`
+  ///   (a tab as four spaces): a memo holding escape sequences must not be able to leave the
+  ///   alternate screen or move text into the scrollback.
   public init(document: [String], rows: Int, columns: Int) {
-    self.document = document
+    self.document = document.map(Self.printable)
     self.rows = max(rows, 2)
     self.columns = max(columns, 10)
   }
@@ -163,4 +166,16 @@ public struct PrivacyScreen: Sendable {
   }
 
   private func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+  static func printable(_ line: String) -> String {
+    var result = ""
+    for scalar in line.unicodeScalars {
+      switch scalar.value {
+      case 0x09: result += "    "
+      case 0x00..<0x20, 0x7F..<0xA0: result += "\u{FFFD}"
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return result
+  }
 }

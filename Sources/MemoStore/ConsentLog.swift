@@ -51,35 +51,3 @@ public struct ConsentLog: Sendable {
     guard fsync(fd) == 0 else { throw PrivateFiles.ioError(errno, "cannot flush the consent log") }
   }
 }
-
-/// The node's configuration file `config/config.json`; today only extra DNS-SD types.
-public struct NodeConfig: Sendable {
-  public var serviceTypes: [String] = []
-
-  struct File: Decodable {
-    var serviceTypes: [String]?
-
-    enum CodingKeys: String, CodingKey { case serviceTypes = "service_types" }
-  }
-
-  public static func load(paths: NodePaths) throws -> NodeConfig {
-    let path = paths.configDirectory + "/config.json"
-    guard PrivateFiles.exists(path) else { return NodeConfig() }
-    let bytes = try PrivateFiles.read(path, limit: 1 << 20)
-    guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)) else {
-      throw MemoPeerError(
-        .invalidInput, "\(path) is not valid JSON of the expected shape",
-        hint: "it holds {\"service_types\": [\"_name._tcp\", …]}")
-    }
-    let types = file.serviceTypes ?? []
-    if let bad = types.first(where: { !LocalNetworkManifest.isWellFormed(serviceType: $0) }) {
-      throw MemoPeerError(
-        .invalidInput, "\(path) declares \(bad.prefix(40)), which is not a DNS-SD service type",
-        hint: "service types look like _name._tcp or _name._udp")
-    }
-    return NodeConfig(serviceTypes: types)
-  }
-
-  /// The manifest in force: memo-peer's own declarations plus the config's types.
-  public var manifest: LocalNetworkManifest { LocalNetworkManifest.builtIn.adding(serviceTypes: serviceTypes) }
-}

@@ -8,21 +8,23 @@ import MemoCrypto
 
 /// The kernel's per-user keyring (keyrings(7)) as a `SecretKeyring`.
 ///
-/// Secrets are "user" keys added to the user keyring (@u), which the kernel keeps until
+/// Secrets are "user" keys linked into the user keyring (@u), which the kernel keeps until
 /// the machine restarts (or until removed), and are looked up from the session keyring,
 /// which normally links @u. The kernel keeps them in its own memory, never on disk and never
-/// in swap, and gives them only to processes of this user (and to root). When the caller's
-/// session does not reach @u (a session made with `keyctl session`, as the tests do to stand
-/// for a reboot), the key is also linked into that session so the unlock works there.
+/// in swap, and gives them only to processes of this user (and to root).
+///
+/// A key is first added to the caller's session keyring, which makes the caller possess it
+/// (a key found only through @u by another session is not possessed, and the kernel refuses
+/// to link it); then it is linked into @u. A session that does not reach @u (one made with
+/// `keyctl session`, as the tests do to stand for a reboot) does not find keys unlocked
+/// elsewhere, and finds the ones it unlocked itself.
 public struct KernelKeyring: SecretKeyring {
   public init() {}
 
   public func store(_ name: String, secret: SecureBytes) throws {
-    let serial = secret.withUnsafeBytes { memo_keyring_add_user_key(name, $0.baseAddress, $0.count) }
+    let serial = secret.withUnsafeBytes { memo_keyring_add_session_key(name, $0.baseAddress, $0.count) }
     guard serial > 0 else { throw Self.failure("add_key", errno) }
-    if memo_keyring_search_session(name) != serial {
-      guard memo_keyring_link_to_session(serial) == 0 else { throw Self.failure("keyctl(LINK)", errno) }
-    }
+    guard memo_keyring_link_to_user(serial) == 0 else { throw Self.failure("keyctl(LINK)", errno) }
   }
 
   public func read(_ name: String, maxCount: Int) throws -> SecureBytes? {

@@ -102,6 +102,14 @@ final class PrivacyScreenTests: XCTestCase {
     XCTAssertEqual(screen.scroll, 0)
   }
 
+  func testEscapeSequencesInAMemoAreDrawnInertly() {
+    var screen = PrivacyScreen(document: ["a\u{1B}[?1049lb\u{9B}c\td"], rows: 5, columns: 40)
+    let text = written(screen.handle(.start))
+    XCTAssertFalse(text.contains("\u{1B}[?1049l"))
+    XCTAssertFalse(text.contains("\u{9B}"))
+    XCTAssertTrue(text.contains("a\u{FFFD}[?1049lb\u{FFFD}c    d"), text)
+  }
+
   func testWrapsToTheTerminalWidth() {
     var screen = PrivacyScreen(document: [String(repeating: "a", count: 25)], rows: 5, columns: 10)
     let text = written(screen.handle(.start))
