@@ -69,6 +69,7 @@ enum NodeCommands {
     if output == "-" && context.console.stdoutIsTerminal {
       throw MemoPeerError(.usage, "refusing to write a binary archive to the terminal", hint: "use --output FILE")
     }
+    try MemoCommands.requireUnlocked(context)
     let store = try context.store()
     let passphrase = try context.console.passphrase(
       prompt: "Passphrase for the archive: ", confirm: true, fd: try passphraseFD(context))
@@ -109,6 +110,7 @@ enum NodeCommands {
   ) { context in
     let path = context.arguments.positional(0) ?? ""
     let bytes = try PrivateFiles.read(path, limit: MemoArchiveReader.maxArchiveBytes)
+    try MemoCommands.requireUnlocked(context)
     let store = try context.store()
     let passphrase = try context.console.passphrase(
       prompt: "Passphrase of the archive: ", confirm: false, fd: try passphraseFD(context))
