@@ -87,7 +87,7 @@ enum NetworkCommands {
     let scopeName = context.arguments.value("scope") ?? ConsentScope.localNetwork.rawValue
     guard let scope = ConsentScope(rawValue: scopeName) else {
       throw ArgumentParser.usage(
-        "unknown consent scope \(scopeName.prefix(30))",
+        "unknown consent scope \(ArgumentParser.echo(scopeName))",
         suggestion: ArgumentParser.closest(to: scopeName, among: ConsentScope.allCases.map(\.rawValue)),
         command: "consent")
     }
@@ -106,7 +106,7 @@ enum NetworkCommands {
       decision = .revoked
     default:
       throw ArgumentParser.usage(
-        "unknown consent action \(action.prefix(20))",
+        "unknown consent action \(ArgumentParser.echo(action))",
         suggestion: ArgumentParser.closest(to: action, among: ["status", "grant", "deny", "revoke"]), command: "consent"
       )
     }
@@ -294,7 +294,7 @@ enum NetworkCommands {
     return try names.map { name in
       guard let interface = available.first(where: { $0.name == name }) else {
         throw MemoPeerError(
-          .usage, "there is no interface named \(name.prefix(20))",
+          .usage, "there is no interface named \(ArgumentParser.echo(name))",
           hint: "interfaces here: " + available.map(\.name).joined(separator: ", "))
       }
       return interface

@@ -141,7 +141,7 @@ enum ProtectionCommands {
   static func parseClass(_ text: String) throws -> ProtectionClass {
     guard let protection = ProtectionClass(rawValue: text) else {
       throw ArgumentParser.usage(
-        "unknown protection class \(text.prefix(24))",
+        "unknown protection class \(ArgumentParser.echo(text))",
         suggestion: ArgumentParser.closest(to: text, among: ProtectionClass.allCases.map(\.rawValue)),
         command: "protect")
     }

@@ -23,7 +23,7 @@ enum WidgetCommand {
     let formatName = context.wantsJSON ? "waybar" : context.arguments.value("format") ?? "plain"
     guard let format = WidgetFormat(rawValue: formatName) else {
       throw ArgumentParser.usage(
-        "unknown widget format \(formatName.prefix(20))",
+        "unknown widget format \(ArgumentParser.echo(formatName))",
         suggestion: ArgumentParser.closest(to: formatName, among: WidgetFormat.allCases.map(\.rawValue)),
         command: "widget")
     }

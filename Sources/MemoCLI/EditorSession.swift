@@ -22,7 +22,8 @@ enum EditorSession {
     privacy?.begin()
     defer { privacy?.end() }
     // The memo's path is the only argument; the text itself never reaches argv.
-    let outcome = try ForegroundChild.run("/bin/sh", ["-c", editor + " \"$1\"", "memo-peer-editor", path])
+    // `exec`: the editor replaces the shell, so a signal memo-peer passes on reaches it.
+    let outcome = try ForegroundChild.run("/bin/sh", ["-c", "exec " + editor + " \"$1\"", "memo-peer-editor", path])
     guard outcome == .exited(0) else {
       let how: String
       switch outcome {

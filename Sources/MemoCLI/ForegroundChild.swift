@@ -1,3 +1,5 @@
+import Dispatch
+import Foundation
 import MemoCore
 
 #if canImport(Glibc)
@@ -11,8 +13,9 @@ import MemoCore
 ///
 /// The child starts with default signal actions and an empty signal mask, whatever
 /// memo-peer ignores. While it runs, memo-peer ignores SIGINT and SIGQUIT, as system(3)
-/// does: Ctrl-C is the editor's to handle, and memo-peer must live on to remove the
-/// editor's file.
+/// does, and passes SIGTERM and SIGHUP (a closed terminal) on to the child instead of
+/// dying: memo-peer must live on after the editor to remove the editor's file, which holds
+/// the memo in plain text.
 enum ForegroundChild {
   /// How the child ended.
   enum Outcome: Equatable {
@@ -37,7 +40,18 @@ enum ForegroundChild {
 
     let previousInt = signal(SIGINT, SIG_IGN)
     let previousQuit = signal(SIGQUIT, SIG_IGN)
+    let child = ChildPID()
+    let forwarders = [SIGTERM, SIGHUP].map { number -> any DispatchSourceSignal in
+      signal(number, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+      source.setEventHandler { child.signal(number) }
+      source.resume()
+      return source
+    }
     defer {
+      for source in forwarders { source.cancel() }
+      signal(SIGTERM, SIG_DFL)
+      signal(SIGHUP, SIG_DFL)
       signal(SIGINT, previousInt)
       signal(SIGQUIT, previousQuit)
     }
@@ -47,6 +61,7 @@ enum ForegroundChild {
     let result = argv.withUnsafeBufferPointer { buffer in
       posix_spawn(&pid, executable, nil, &attributes, buffer.baseAddress!, environ)
     }
+    child.set(pid)
     guard result == 0 else {
       throw MemoPeerError(
         .editor, "could not start the editor", hint: "check VISUAL or EDITOR", diagnostics: "posix_spawn: \(result)")
@@ -59,5 +74,19 @@ enum ForegroundChild {
     }
     // WIFEXITED / WEXITSTATUS / WTERMSIG, which are macros Swift cannot import.
     return status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
+  }
+}
+
+/// The child's pid, set once it exists, for the signal forwarders on another thread.
+private final class ChildPID: @unchecked Sendable {
+  // Guarded by `lock`.
+  private let lock = NSLock()
+  private var pid: pid_t = 0
+
+  func set(_ value: pid_t) { lock.withLock { pid = value } }
+
+  func signal(_ number: Int32) {
+    let target = lock.withLock { pid }
+    if target > 0 { kill(target, number) }
   }
 }

@@ -35,7 +35,8 @@ public enum MemoPeerCLI {
         return 0
       default:
         return report(
-          ArgumentParser.usage("unknown option \(first)", suggestion: nil, command: nil), console, json: false)
+          ArgumentParser.usage("unknown option \(ArgumentParser.echo(first))", suggestion: nil, command: nil), console,
+          json: false)
       }
     }
     guard let name = rest.first else {
