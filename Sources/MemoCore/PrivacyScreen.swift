@@ -23,16 +23,22 @@ public struct PrivacyScreen: Sendable {
 
   /// Why the memo is not on screen.
   public enum HiddenReason: Sendable, Equatable {
-    case focusLost, suspended
+    /// The terminal reported focus loss (`ESC [ O`).
+    case focusLost
+    /// The job was suspended (SIGTSTP); the memo is off the screen until SIGCONT.
+    case suspended
   }
 
   public enum Event: Sendable, Equatable {
+    /// Enter the alternate screen and draw the memo.
     case start
+    /// A key or a focus report from the terminal.
     case input(TerminalInputEvent)
     /// SIGTSTP (Ctrl-Z, or a job-control stop): hide, leave, then stop.
     case suspend
     /// SIGCONT: the job is back in the foreground.
     case resume
+    /// SIGWINCH: the terminal has a new size.
     case resize(rows: Int, columns: Int)
     /// SIGINT, SIGTERM or SIGHUP: leave cleanly.
     case terminate

@@ -37,7 +37,10 @@ public struct WidgetSettings: Sendable, Equatable {
 
 /// The memo fields a widget may show.
 public enum WidgetMemoField: String, Sendable, CaseIterable {
-  case title, tags
+  /// Sealed under the listing key too for memos not marked private (readable while locked).
+  case title
+  /// Sealed under the device key only.
+  case tags
 }
 
 /// The rule for every memo field a widget shows. Pure: the same inputs always give the same

@@ -1,6 +1,8 @@
 /// What a person (or the terminal itself) typed while a memo is on screen.
 public enum TerminalInputEvent: Sendable, Equatable {
+  /// `q`, Enter or Ctrl-D: leave the memo.
   case quit
+  /// Scrolling (`k`/`j`/arrows, `b`/space/PgUp/PgDn, `g`/`G`/Home/End).
   case lineUp, lineDown, pageUp, pageDown, top, bottom
   /// Ctrl-L: draw everything again.
   case redraw

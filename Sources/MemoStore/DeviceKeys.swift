@@ -5,7 +5,10 @@ import MemoCrypto
 /// of protection `complete`; the widget, `status` and the daemon do not, or a status bar
 /// polling every few seconds would keep the node unlocked forever.
 public enum KeyUse: Sendable {
-  case person, background
+  /// A command a person ran: restarts the idle timeout.
+  case person
+  /// The widget, `status`, the daemon: leaves the idle timeout running.
+  case background
 }
 
 /// The device key and its protection: which class it is in, whether it is unlocked, and the
@@ -91,7 +94,14 @@ public struct DeviceKeys: Sendable {
 
   /// What `protect` did.
   public enum ProtectOutcome: Sendable, Equatable {
-    case unchanged, protected, changed, unprotected
+    /// Already as asked; nothing was written.
+    case unchanged
+    /// The key was wrapped under a passphrase for the first time.
+    case protected
+    /// Re-wrapped: another class, idle timeout or passphrase.
+    case changed
+    /// Unwrapped: protection none.
+    case unprotected
   }
 
   /// Moves the key to `target`, asking for passphrases only as `ProtectionPlan` says.

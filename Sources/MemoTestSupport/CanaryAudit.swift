@@ -7,7 +7,12 @@ import Foundation
 public struct Canaries: Sendable {
   /// What a canary stands for.
   public enum Kind: String, Sendable, CaseIterable {
-    case publicTitle, publicBody, publicTag, privateTitle, privateBody, privateTag, passphrase, archivePassphrase
+    /// Title, body and tag of a memo not marked private.
+    case publicTitle, publicBody, publicTag
+    /// Title, body and tag of a private memo.
+    case privateTitle, privateBody, privateTag
+    /// The node's passphrase, and an export archive's.
+    case passphrase, archivePassphrase
   }
 
   public let values: [Kind: String]

@@ -35,6 +35,8 @@ final class ProtectionCLITests: XCTestCase {
     XCTAssertEqual(result.status, 0, result.output)
     addTeardownBlock { [passphrase] in
       _ = try? cli.run(["protect", "none", "--passphrase-fd", "0"], stdin: Array((passphrase + "\n").utf8))
+      // XCTest keeps this block (and so `cli`) alive: remove the home here.
+      try? FileManager.default.removeItem(atPath: cli.home)
     }
     return cli
   }

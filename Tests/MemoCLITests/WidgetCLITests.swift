@@ -85,6 +85,8 @@ final class WidgetCLITests: XCTestCase {
     XCTAssertEqual(protected.status, 0, protected.output)
     addTeardownBlock { [passphrase] in
       _ = try? cli.run(["protect", "none", "--passphrase-fd", "0"], stdin: Array(passphrase.utf8))
+      // XCTest keeps this block (and so `cli`) alive: remove the home here.
+      try? FileManager.default.removeItem(atPath: cli.home)
     }
     XCTAssertEqual(try cli.run(["lock"]).status, 0)
     // The latest memo is the private one: a placeholder while locked.
