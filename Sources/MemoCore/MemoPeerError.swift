@@ -106,7 +106,8 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .noAuth: 13
     case .daemonUnavailable: 14
     case .discovery: 15
-    case .locked: 16
+    // 16 and 17 are taken by the pairing work (untrusted-peer, connection).
+    case .locked: 18
     }
   }
 }

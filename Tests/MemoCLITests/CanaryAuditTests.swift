@@ -82,10 +82,10 @@ final class CanaryAuditTests: XCTestCase {
     let locked: [AuditScenario] = [
       AuditScenario(["lock"]), AuditScenario(["lock", "--json"]),
       AuditScenario(["list"], mayShow: [.publicTitle]), AuditScenario(["list", "--json"], mayShow: [.publicTitle]),
-      AuditScenario(["show", open], status: 16), AuditScenario(["show", secret, "--json"], status: 16),
-      AuditScenario(["search", "--stdin"], stdin: c[.publicBody], status: 16),
-      AuditScenario(["edit", open, "--stdin"], stdin: "x", status: 16),
-      AuditScenario(["export", "-o", archive + "2", "--passphrase-fd", "0"], stdin: c[.archivePassphrase], status: 16),
+      AuditScenario(["show", open], status: 18), AuditScenario(["show", secret, "--json"], status: 18),
+      AuditScenario(["search", "--stdin"], stdin: c[.publicBody], status: 18),
+      AuditScenario(["edit", open, "--stdin"], stdin: "x", status: 18),
+      AuditScenario(["export", "-o", archive + "2", "--passphrase-fd", "0"], stdin: c[.archivePassphrase], status: 18),
       AuditScenario(["widget"], mayShow: [.publicTitle]), AuditScenario(["widget", "--json"], mayShow: [.publicTitle]),
       AuditScenario(
         ["serve"], status: 0,

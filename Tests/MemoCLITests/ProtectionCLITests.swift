@@ -83,16 +83,16 @@ final class ProtectionCLITests: XCTestCase {
     XCTAssertEqual(try cli.run(["lock"]).status, 0)
     XCTAssertEqual(try status(cli)["state"] as? String, "locked")
     for (arguments, expected) in [
-      (["show", secret], Int32(16)), (["show", open], 16), (["search", "secret"], 16), (["list"], 0),
-      (["list", "--json"], 0), (["widget"], 0), (["widget", "--format", "waybar"], 0), (["export", "-o", "-"], 16),
-      (["edit", open, "--stdin"], 16), (["delete", open, "--yes"], 16), (["list", "--tag", "x"], 16),
+      (["show", secret], Int32(18)), (["show", open], 18), (["search", "secret"], 18), (["list"], 0),
+      (["list", "--json"], 0), (["widget"], 0), (["widget", "--format", "waybar"], 0), (["export", "-o", "-"], 18),
+      (["edit", open, "--stdin"], 18), (["delete", open, "--yes"], 18), (["list", "--tag", "x"], 18),
     ] {
       let result = try cli.run(arguments, stdin: Array("new text".utf8))
       XCTAssertEqual(result.status, expected, "\(arguments): \(result.output)")
       XCTAssertFalse(result.output.contains("\(canary)-private"), "\(arguments): \(result.output)")
       XCTAssertFalse(result.output.contains("\(canary)-body"), "\(arguments): \(result.output)")
       XCTAssertFalse(result.output.contains("x\(canary.suffix(8).lowercased())"), "tag: \(arguments): \(result.output)")
-      if expected == 16 { XCTAssertTrue(result.stderr.contains("memo-peer unlock"), result.stderr) }
+      if expected == 18 { XCTAssertTrue(result.stderr.contains("memo-peer unlock"), result.stderr) }
     }
     // The title of the memo not marked private stays listable; the private one does not.
     let list = try cli.run(["list"])
@@ -100,7 +100,7 @@ final class ProtectionCLITests: XCTestCase {
     XCTAssertTrue(list.stdout.contains("● (private, locked)"), list.stdout)
     XCTAssertTrue(list.stderr.contains("locked"), list.stderr)
     let new = try cli.run(["new"], stdin: Array("typed while locked".utf8))
-    XCTAssertEqual(new.status, 16, new.output)
+    XCTAssertEqual(new.status, 18, new.output)
 
     let unlocked = try cli.run(["unlock", "--passphrase-fd", "0"], stdin: Array((passphrase + "\n").utf8))
     XCTAssertEqual(unlocked.status, 0, unlocked.output)
@@ -179,7 +179,7 @@ final class ProtectionCLITests: XCTestCase {
         as? [String: Any])
     XCTAssertEqual(protection["state"] as? String, "locked")
     XCTAssertEqual(protection["unlocked_since_boot"] as? Bool, false)
-    XCTAssertEqual(try run(cli, ["show", id], keyctlSession: true).status, 16)
+    XCTAssertEqual(try run(cli, ["show", id], keyctlSession: true).status, 18)
     // In that new session, unlock works again.
     let script = """
       "$0" unlock --passphrase-fd 0 >/dev/null && "$0" show "$1"

@@ -66,7 +66,7 @@ final class ProtectionTests: XCTestCase {
   }
 
   func testLockedHasItsOwnExitStatus() {
-    XCTAssertEqual(MemoPeerError(.locked, "x").exitStatus, 16)
+    XCTAssertEqual(MemoPeerError(.locked, "x").exitStatus, 18)
     XCTAssertEqual(MemoPeerError(.notProtected, "x").exitStatus, 5)
     let statuses = MemoPeerError.Code.allCases.map { MemoPeerError($0, "x").exitStatus }
     XCTAssertFalse(statuses.contains(0))
