@@ -13,18 +13,30 @@ import MemoCrypto
 /// which normally links @u. The kernel keeps them in its own memory, never on disk and never
 /// in swap, and gives them only to processes of this user (and to root).
 ///
-/// A key is first added to the caller's session keyring, which makes the caller possess it
-/// (a key found only through @u by another session is not possessed, and the kernel refuses
-/// to link it); then it is linked into @u. A session that does not reach @u (one made with
-/// `keyctl session`, as the tests do to stand for a reboot) does not find keys unlocked
-/// elsewhere, and finds the ones it unlocked itself.
+/// There is only ever one key object per name, so one `remove` (invalidate) takes it away
+/// from every process at once: a name this session already reaches is updated in place; a
+/// new key is made in the process's own keyring (so the process possesses it, which the
+/// kernel requires for linking it), linked into @u (replacing a stale key of that name no
+/// session can reach any more) and then dropped from the process keyring. A session that
+/// does not reach @u (one made with `keyctl session -`, as the tests do to stand for a
+/// restart) does not find keys unlocked elsewhere; the key it unlocks itself is also linked
+/// into that session, so it works there.
 public struct KernelKeyring: SecretKeyring {
   public init() {}
 
   public func store(_ name: String, secret: SecureBytes) throws {
-    let serial = secret.withUnsafeBytes { memo_keyring_add_session_key(name, $0.baseAddress, $0.count) }
+    if let existing = find(name) {
+      let updated = secret.withUnsafeBytes { memo_keyring_update(existing, $0.baseAddress, $0.count) }
+      guard updated == 0 else { throw Self.failure("keyctl(UPDATE)", errno) }
+      return
+    }
+    let serial = secret.withUnsafeBytes { memo_keyring_add_process_key(name, $0.baseAddress, $0.count) }
     guard serial > 0 else { throw Self.failure("add_key", errno) }
-    guard memo_keyring_link_to_user(serial) == 0 else { throw Self.failure("keyctl(LINK)", errno) }
+    defer { _ = memo_keyring_unlink_from_process(serial) }
+    guard memo_keyring_link_to_user(serial) == 0 else { throw Self.failure("keyctl(LINK @u)", errno) }
+    if find(name) != serial {
+      guard memo_keyring_link_to_session(serial) == 0 else { throw Self.failure("keyctl(LINK @s)", errno) }
+    }
   }
 
   public func read(_ name: String, maxCount: Int) throws -> SecureBytes? {

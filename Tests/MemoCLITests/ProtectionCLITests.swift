@@ -189,6 +189,40 @@ final class ProtectionCLITests: XCTestCase {
       stdin: Array(passphrase.utf8))
     XCTAssertEqual(again.status, 0, again.output)
     XCTAssertTrue(again.stdout.contains("needs the key"), again.stdout)
+
+    // `protect none` leaves nothing of this node in the user keyring, whichever session
+    // unlocked it last (the key id is bytes 30–45 of the wrapped key file).
+    let keyFile = try Data(contentsOf: URL(fileURLWithPath: cli.keyDirectory + "/device.key"))
+    let keyID = keyFile[30..<46].map { String(format: "%02x", $0) }.joined()
+    XCTAssertEqual(try cli.run(["protect", "none", "--passphrase-fd", "0"], stdin: Array(passphrase.utf8)).status, 0)
+    for entry in ["device-key", "unlocked-since-boot"] {
+      let search = try cli.run(
+        executable: "/usr/bin/keyctl", ["search", "@u", "user", "memo-peer:\(keyID):\(entry)"], stdin: nil)
+      XCTAssertNotEqual(search.status, 0, "\(entry) is still in the user keyring: \(search.output)")
+    }
+  }
+
+  /// Another login session (a new keyring session that links the user keyring, as
+  /// pam_keyinit makes) shares the one unlocked key: a lock in either locks both.
+  func testLockAndUnlockReachEverySessionOfTheUser() throws {
+    let cli = try protectedNode()
+    func inOtherSession(_ arguments: [String], stdin: String? = nil) throws -> CLIProcess.Result {
+      try cli.run(
+        executable: "/usr/bin/keyctl",
+        ["session", "-", "/bin/sh", "-c", "keyctl link @u @s >/dev/null && exec \"$0\" \"$@\"", CLIProcess.binary]
+          + arguments, stdin: stdin.map { Array($0.utf8) })
+    }
+    func state(_ result: CLIProcess.Result) throws -> String? {
+      let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+      return (json?["protection"] as? [String: Any])?["state"] as? String
+    }
+    XCTAssertEqual(try state(try inOtherSession(["status", "--json"])), "unlocked")
+    XCTAssertEqual(try inOtherSession(["lock"]).status, 0)
+    XCTAssertEqual(try status(cli)["state"] as? String, "locked")
+    XCTAssertEqual(try inOtherSession(["unlock", "--passphrase-fd", "0"], stdin: passphrase).status, 0)
+    XCTAssertEqual(try status(cli)["state"] as? String, "unlocked")
+    XCTAssertEqual(try cli.run(["lock"]).status, 0)
+    XCTAssertEqual(try state(try inOtherSession(["status", "--json"])), "locked")
   }
 
   func testServeKeepsRunningWhileLockedAndReportsIt() throws {
