@@ -129,8 +129,11 @@ final class CanaryAuditTests: XCTestCase {
       sleeper.terminate()
       sleeper.waitUntilExit()
     }
-    let found = LeakScanner.scanProcesses(for: canaries)
-    XCTAssertTrue(found.contains { $0.path == "/proc/\(sleeper.processIdentifier)/environ" }, "\(found)")
+    // The child may not have reached exec yet when run() returns: wait for it (bounded).
+    let environ = "/proc/\(sleeper.processIdentifier)/environ"
+    XCTAssertTrue(
+      AuditScenario.waitUntil { LeakScanner.scanProcesses(for: canaries).contains { $0.path == environ } },
+      "the scan finds a canary in a process's environment")
     XCTAssertGreaterThan(LeakScanner.readableProcessCount(), 1)
     let scenario = AuditScenario(["show"], mayShow: [.publicBody])
     XCTAssertEqual(scenario.findings(stdout: canaries[.publicBody], stderr: "", status: 0, canaries: canaries), [])
