@@ -22,7 +22,8 @@ let package = Package(
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
     // Prefixed C wrappers for OpenSSL macros and parameter builders Swift cannot import.
     .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
-    // statfs(2), which Swift's Glibc module does not export (memory-backed editor files).
+    // statfs(2) (memory-backed editor files) and the keyring system calls (add_key, keyctl),
+    // which Swift's Glibc module does not export.
     .target(name: "CSystemShims"),
     // avahi-client, only to ask the daemon for its version over D-Bus (`memo-peer doctor`).
     .target(
@@ -33,7 +34,8 @@ let package = Package(
     // libcrypto: AEAD sealing, randomness, secret bytes, KDF.
     .target(name: "MemoCrypto", dependencies: ["MemoCore", "COpenSSL", "COpenSSLShims"], swiftSettings: strict),
     // SQLite: the encrypted memo store, device key, migrations, archives.
-    .target(name: "MemoStore", dependencies: ["MemoCore", "MemoCrypto", "CSQLite"], swiftSettings: strict),
+    .target(
+      name: "MemoStore", dependencies: ["MemoCore", "MemoCrypto", "CSQLite", "CSystemShims"], swiftSettings: strict),
     // Discovery: register through dns_sd.h (Avahi compat); browse and resolve through
     // avahi-daemon's D-Bus API on one connection (libdbus).
     .target(name: "MemoDiscovery", dependencies: ["MemoCore", "CDNSSD", "CDBus"], swiftSettings: strict),

@@ -18,6 +18,9 @@ packages=(
   avahi-daemon           # each lab host's mDNS daemon (never started in the root namespace)
   avahi-utils            # avahi-browse: the lab's independent client
   systemd                # systemd-analyze verify for the units in Services/
+  keyutils               # keyctl: new keyring sessions stand for a reboot in the protection tests
+  tmux                   # a real terminal for the privacy-screen tests (capture-pane)
+  tcpdump                # the canary audit captures the lab's traffic
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done

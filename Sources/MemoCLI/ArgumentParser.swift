@@ -77,13 +77,14 @@ enum ArgumentParser {
         }
       } else {
         guard argument.count == 2, let spec = options.first(where: { $0.short == argument.last }) else {
-          throw usage("unknown option \(argument) for `memo-peer \(command)`", suggestion: nil, command: command)
+          throw usage("unknown option \(echo(argument)) for `memo-peer \(command)`", suggestion: nil, command: command)
         }
         name = spec.name
       }
       guard let spec = options.first(where: { $0.name == name }) else {
         let suggestion = closest(to: name, among: options.map(\.name)).map { "--\($0)" }
-        throw usage("unknown option --\(name) for `memo-peer \(command)`", suggestion: suggestion, command: command)
+        throw usage(
+          "unknown option \(echo("--" + name)) for `memo-peer \(command)`", suggestion: suggestion, command: command)
       }
       if spec.value == nil {
         guard inlineValue == nil else { throw usage("--\(name) takes no value", suggestion: nil, command: command) }
@@ -115,6 +116,18 @@ enum ArgumentParser {
       throw usage("too many arguments", suggestion: nil, command: command)
     }
     return result
+  }
+
+  /// A word from the command line, repeated in an error only when it looks like a word of
+  /// the command line (short, ASCII letters, digits, `-_.`): anything else may be memo text
+  /// typed in the wrong place, and errors never repeat memo text.
+  static func echo(_ word: String) -> String {
+    let looksLikeAWord =
+      word.count <= 32
+      && word.unicodeScalars.allSatisfy {
+        $0.isASCII && ($0.properties.isAlphabetic || "0123456789-_.".unicodeScalars.contains($0))
+      }
+    return looksLikeAWord ? word : "(not repeated: it does not look like an option or a name)"
   }
 
   static func usage(_ message: String, suggestion: String?, command: String?) -> MemoPeerError {

@@ -18,6 +18,8 @@ enum MemoCommands {
     ],
     positionals: []
   ) { context in
+    // Refuse before the editor opens: text typed into a locked node could not be saved.
+    try requireUnlocked(context)
     let body = try readBody(context, initial: "")
     let draft = MemoDraft(
       title: context.arguments.value("title") ?? "", body: body, tags: context.arguments.all("tag"),
@@ -32,21 +34,42 @@ enum MemoCommands {
 
   static let list = Command(
     name: "list", summary: "List memos, newest first.",
-    details: "Shows the short id, the time of the last change, the title and the tags. ● marks private memos.",
+    details: """
+      Shows the short id, the time of the last change, the title and the tags. ● marks private
+      memos. While the node is locked, only the titles of memos not marked private are shown
+      (no tags, and --tag needs the node unlocked).
+      """,
     options: [
       OptionSpec("tag", value: "TAG", "only memos with this tag"),
       OptionSpec("json", "print {schema, memos: [...]} as JSON"),
     ],
     positionals: []
   ) { context in
-    let memos = try context.store().summaries(tag: context.arguments.value("tag"))
-    printSummaries(memos, context)
+    let store = try context.store()
+    let memos = try store.listing(tag: context.arguments.value("tag"))
+    if context.wantsJSON {
+      context.printJSON(
+        OutputFormat.MemoListJSON(memos: memos.map { .init($0) }, locked: !store.lockState.canReadContent))
+      return
+    }
+    for memo in memos { context.console.print(OutputFormat.line(memo)) }
+    if !store.lockState.canReadContent {
+      context.console.error("memo-peer: locked: titles of private memos and all tags are hidden (`memo-peer unlock`)")
+    }
   }
 
   static let show = Command(
     name: "show", summary: "Show one memo.",
-    details: "ID may be any unique prefix of the memo's id.",
-    options: [OptionSpec("json", "print {schema, memo: {..., body}} as JSON")],
+    details: """
+      ID may be any unique prefix of the memo's id. On a terminal the memo is shown on the
+      alternate screen: it is hidden when the terminal loses focus or the job is suspended
+      (Ctrl-Z), comes back on return, and leaves nothing in the scrollback when you quit
+      (q). On a pipe, or with --plain, it is printed as text.
+      """,
+    options: [
+      OptionSpec("plain", "print as text even on a terminal (it stays in the scrollback)"),
+      OptionSpec("json", "print {schema, memo: {..., body}} as JSON"),
+    ],
     positionals: [PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix")]
   ) { context in
     let memo = try context.store().memo(try context.memoID())
@@ -54,15 +77,13 @@ enum MemoCommands {
       context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary, body: memo.body)))
       return
     }
-    let console = context.console
-    console.print(memo.title)
-    var meta = "id \(memo.id)  ·  updated \(OutputFormat.localTime(memo.updated))  ·  revision \(memo.revision)"
-    if memo.isPrivate { meta += "  ·  private" }
-    console.print(meta)
-    if !memo.tags.isEmpty { console.print(memo.tags.map { "#" + $0 }.joined(separator: " ")) }
-    console.print("")
-    console.write(Array(memo.body.utf8))
-    if !memo.body.isEmpty && !memo.body.hasSuffix("\n") { console.print("") }
+    let document = OutputFormat.document(memo)
+    if !context.arguments.has("plain"), let viewer = TerminalViewer(environment: context.environment) {
+      context.console.flush()
+      try viewer.show(document)
+      return
+    }
+    for line in document { context.console.print(line) }
   }
 
   static let edit = Command(
@@ -79,6 +100,8 @@ enum MemoCommands {
       OptionSpec("no-tags", "remove all tags"),
       OptionSpec("private", "mark private"),
       OptionSpec("public", "remove the private mark"),
+      OptionSpec("pin", "pin it: the widget shows the pinned memo (works while locked)"),
+      OptionSpec("unpin", "unpin it"),
       OptionSpec("json", "print the changed memo as JSON"),
     ],
     positionals: [PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix")]
@@ -86,6 +109,18 @@ enum MemoCommands {
     let arguments = context.arguments
     let store = try context.store()
     let id = try context.memoID()
+    if arguments.has("pin") && arguments.has("unpin") {
+      throw ArgumentParser.usage("--pin and --unpin exclude each other", suggestion: nil, command: "edit")
+    }
+    if arguments.has("pin") || arguments.has("unpin") {
+      try store.setPinned(id, arguments.has("pin"))
+      let others = ["stdin", "title", "tag", "no-tags", "private", "public"]
+      if !others.contains(where: { arguments.has($0) || arguments.value($0) != nil }) {
+        context.console.print("\(id.short)  \(arguments.has("pin") ? "pinned" : "unpinned")")
+        return
+      }
+    }
+    try requireUnlocked(context)
     var change = MemoChange()
     change.title = arguments.value("title")
     if arguments.has("no-tags") { change.tags = [] }
@@ -99,7 +134,8 @@ enum MemoCommands {
       change.body = try MemoRules.decodeUTF8(
         try context.console.readStdin(limit: MemoRules.maxBodyBytes), source: "stdin")
     } else if change.isEmpty {
-      change.body = try EditorSession.edit(try store.memo(id).body, environment: context.environment)
+      change.body = try EditorSession.edit(
+        try store.memo(id).body, environment: context.environment, privacy: TerminalViewer.editorPrivacy())
     }
     let memo = try store.update(id, change, now: context.now)
     if context.wantsJSON {
@@ -164,6 +200,11 @@ enum MemoCommands {
 
   // MARK: - Helpers
 
+  /// Refuses a change before any text is typed when the node is locked.
+  static func requireUnlocked(_ context: CommandContext) throws {
+    guard try context.store().lockState.canReadContent else { throw MemoStore.lockedError }
+  }
+
   static func printSummaries(_ memos: [MemoSummary], _ context: CommandContext) {
     if context.wantsJSON {
       context.printJSON(OutputFormat.MemoListJSON(memos: memos.map { .init($0) }))
@@ -175,7 +216,7 @@ enum MemoCommands {
   /// The body of a new memo: stdin when piped, the editor on a terminal.
   static func readBody(_ context: CommandContext, initial: String) throws -> String {
     if context.console.stdinIsTerminal {
-      return try EditorSession.edit(initial, environment: context.environment)
+      return try EditorSession.edit(initial, environment: context.environment, privacy: TerminalViewer.editorPrivacy())
     }
     let bytes = try context.console.readStdin(limit: MemoRules.maxBodyBytes)
     return try MemoRules.decodeUTF8(bytes, source: "stdin")

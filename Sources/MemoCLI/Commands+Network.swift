@@ -90,7 +90,7 @@ enum NetworkCommands {
     let scopeName = context.arguments.value("scope") ?? ConsentScope.localNetwork.rawValue
     guard let scope = ConsentScope(rawValue: scopeName) else {
       throw ArgumentParser.usage(
-        "unknown consent scope \(scopeName.prefix(30))",
+        "unknown consent scope \(ArgumentParser.echo(scopeName))",
         suggestion: ArgumentParser.closest(to: scopeName, among: ConsentScope.allCases.map(\.rawValue)),
         command: "consent")
     }
@@ -109,7 +109,7 @@ enum NetworkCommands {
       decision = .revoked
     default:
       throw ArgumentParser.usage(
-        "unknown consent action \(action.prefix(20))",
+        "unknown consent action \(ArgumentParser.echo(action))",
         suggestion: ArgumentParser.closest(to: action, among: ["status", "grant", "deny", "revoke"]), command: "consent"
       )
     }
@@ -127,7 +127,8 @@ enum NetworkCommands {
   static let serve = Command(
     name: "serve", summary: "Advertise this node on the local network, while consent allows (a daemon).",
     details: """
-      Never browses and never asks. Without local-network consent it waits, says so once,
+      Never browses and never asks. It keeps running while the memos are locked, and reports
+      it in `memo-peer status`. Without local-network consent it waits, says so once,
       and starts advertising within 2 s of a grant; a revoke withdraws the advertisement
       within 2 s. The TCP port is open only while advertising. The advertisement is a
       pseudonym and a tag that change every rotation period. SIGTERM or SIGINT withdraws it
@@ -162,18 +163,23 @@ enum NetworkCommands {
       return source
     }
     let printer = LinePrinter()
+    let keys = DeviceKeys(paths: paths)
     let engine = try ServeEngine(
       paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
       logger: context.logger.scoped("serve"), clock: { wallClock() },
-      report: { printer.error("memo-peer serve: \($0)") })
+      report: { printer.error("memo-peer serve: \($0)") },
+      lockState: { try? keys.status().lockState })
     try runBlocking { try await engine.run(until: stop) }
     withExtendedLifetime(signals) {}
   }
 
   static let status = Command(
-    name: "status", summary: "Show this node's consent and what its daemon is doing.",
-    details:
-      "The daemon state comes from `serve`: waiting (and for what), advertising (as what, where), or not running.",
+    name: "status", summary: "Show this node's protection, consent and what its daemon is doing.",
+    details: """
+      Protection: the class and whether memo content is locked. The daemon state comes from
+      `serve`: waiting (and for what), advertising (as what, where), or not running, and
+      whether it finds the memos locked.
+      """,
     options: [OptionSpec("json", "print the status as JSON")],
     positionals: []
   ) { context in
@@ -183,16 +189,22 @@ enum NetworkCommands {
     for scope in ConsentScope.allCases { consent[scope.rawValue] = try gate.state(scope).name }
     let serve = ServeStatus.read(paths)
     let running = serve?.isRunning ?? false
+    let protection = try DeviceKeys(paths: paths).status()
     if context.wantsJSON {
       struct StatusJSON: Encodable {
         let schema = OutputFormat.jsonSchema
         let consent: [String: String]
         let running: Bool
         let serve: ServeStatus?
+        let protection: ProtectionCommands.ProtectionJSON
       }
-      context.printJSON(StatusJSON(consent: consent, running: running, serve: running ? serve : nil))
+      context.printJSON(
+        StatusJSON(
+          consent: consent, running: running, serve: running ? serve : nil,
+          protection: .init(protection, changed: nil)))
       return
     }
+    context.console.print(ProtectionCommands.describe(protection))
     for scope in ConsentScope.allCases {
       context.console.print("consent \(scope.rawValue): \(consent[scope.rawValue]!)")
     }
@@ -289,7 +301,7 @@ enum NetworkCommands {
     return try names.map { name in
       guard let interface = available.first(where: { $0.name == name }) else {
         throw MemoPeerError(
-          .usage, "there is no interface named \(name.prefix(20))",
+          .usage, "there is no interface named \(ArgumentParser.echo(name))",
           hint: "interfaces here: " + available.map(\.name).joined(separator: ", "))
       }
       return interface

@@ -15,6 +15,7 @@ enum NodeCommands {
     let paths = try context.paths()
     let existed = PrivateFiles.exists(paths.databasePath)
     let store = try context.store()
+    let protection = try DeviceKeys(paths: paths).status()
     if context.wantsJSON {
       struct Initialized: Encodable {
         let schema = OutputFormat.jsonSchema
@@ -23,9 +24,11 @@ enum NodeCommands {
         let keyDirectory: String
         let schemaVersion: Int
         let memos: Int
+        let protection: String
+        let state: String
 
         enum CodingKeys: String, CodingKey {
-          case schema, created, memos
+          case schema, created, memos, protection, state
           case dataDirectory = "data_directory"
           case keyDirectory = "key_directory"
           case schemaVersion = "schema_version"
@@ -34,7 +37,8 @@ enum NodeCommands {
       context.printJSON(
         Initialized(
           created: !existed, dataDirectory: paths.dataDirectory, keyDirectory: paths.keyDirectory,
-          schemaVersion: store.schemaVersion, memos: try store.count()))
+          schemaVersion: store.schemaVersion, memos: try store.count(), protection: protection.protection.rawValue,
+          state: protection.lockState.name))
       return
     }
     let console = context.console
@@ -42,6 +46,7 @@ enum NodeCommands {
     console.print("  data:  \(paths.dataDirectory)")
     console.print("  keys:  \(paths.keyDirectory)  (device-only: never exported or backed up by memo-peer)")
     console.print("  memos: \(try store.count())")
+    console.print("  \(ProtectionCommands.describe(protection))")
   }
 
   static let export = Command(
@@ -64,6 +69,7 @@ enum NodeCommands {
     if output == "-" && context.console.stdoutIsTerminal {
       throw MemoPeerError(.usage, "refusing to write a binary archive to the terminal", hint: "use --output FILE")
     }
+    try MemoCommands.requireUnlocked(context)
     let store = try context.store()
     let passphrase = try context.console.passphrase(
       prompt: "Passphrase for the archive: ", confirm: true, fd: try passphraseFD(context))
@@ -104,6 +110,7 @@ enum NodeCommands {
   ) { context in
     let path = context.arguments.positional(0) ?? ""
     let bytes = try PrivateFiles.read(path, limit: MemoArchiveReader.maxArchiveBytes)
+    try MemoCommands.requireUnlocked(context)
     let store = try context.store()
     let passphrase = try context.console.passphrase(
       prompt: "Passphrase of the archive: ", confirm: false, fd: try passphraseFD(context))

@@ -12,23 +12,26 @@ import MemoStore
 /// ($XDG_RUNTIME_DIR or /dev/shm), and the directory, with any swap or backup files the
 /// editor made in it, is removed afterwards.
 enum EditorSession {
-  static func edit(_ text: String, environment: [String: String]) throws -> String {
+  /// - Parameter privacy: on a terminal, keeps the editor on a wiped alternate screen.
+  static func edit(_ text: String, environment: [String: String], privacy: EditorPrivacy? = nil) throws -> String {
     let editor = try editorCommand(environment)
     let directory = try privateDirectory(environment)
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let path = directory + "/memo.txt"
     try PrivateFiles.writeAtomically(Array(text.utf8), to: path)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    privacy?.begin()
+    defer { privacy?.end() }
     // The memo's path is the only argument; the text itself never reaches argv.
-    process.arguments = ["-c", editor + " \"$1\"", "memo-peer-editor", path]
-    do { try process.run() } catch {
-      throw MemoPeerError(.editor, "could not start the editor", hint: "check VISUAL or EDITOR")
-    }
-    process.waitUntilExit()
-    guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+    // `exec`: the editor replaces the shell, so a signal memo-peer passes on reaches it.
+    let outcome = try ForegroundChild.run("/bin/sh", ["-c", "exec " + editor + " \"$1\"", "memo-peer-editor", path])
+    guard outcome == .exited(0) else {
+      let how: String
+      switch outcome {
+      case .exited(let status): how = "exited with status \(status)"
+      case .signalled(let number): how = "was ended by signal \(number)"
+      }
       throw MemoPeerError(
-        .editor, "the editor exited with status \(process.terminationStatus); the memo was not changed",
+        .editor, "the editor \(how); the memo was not changed",
         hint: "save and quit the editor normally to keep your changes")
     }
     let bytes = try PrivateFiles.read(path, limit: MemoRules.maxBodyBytes)

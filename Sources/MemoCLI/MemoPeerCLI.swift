@@ -14,7 +14,8 @@ public enum MemoPeerCLI {
     MemoCommands.delete, MemoCommands.search, NodeCommands.export, NodeCommands.import, NetworkCommands.consent,
     NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, TrustCommands.id, TrustCommands.trust,
     PairingCommands.pair, PairingCommands.ping, DeliveryCommands.send, DeliveryCommands.outbox, DeliveryCommands.inbox,
-    DoctorCommand.doctor,
+    DoctorCommand.doctor, ProtectionCommands.protect, ProtectionCommands.unlock, ProtectionCommands.lock,
+    WidgetCommand.widget,
   ]
 
   public static func main(arguments: [String], environment: [String: String]) -> Int32 {
@@ -36,7 +37,8 @@ public enum MemoPeerCLI {
         return 0
       default:
         return report(
-          ArgumentParser.usage("unknown option \(first)", suggestion: nil, command: nil), console, json: false)
+          ArgumentParser.usage("unknown option \(ArgumentParser.echo(first))", suggestion: nil, command: nil), console,
+          json: false)
       }
     }
     guard let name = rest.first else {

@@ -39,6 +39,29 @@ enum OutputFormat {
     return text
   }
 
+  /// One line of `list` in any lock state: a field that could not be read is replaced by a
+  /// placeholder that says why, never left out silently.
+  static func line(_ memo: MemoListing) -> String {
+    var text = memo.id.short + "  " + localTime(memo.updated) + "  " + (memo.isPrivate ? "● " : "")
+    text += memo.title ?? "(\(memo.isPrivate ? "private, " : "")locked)"
+    if let tags = memo.tags, !tags.isEmpty { text += "  " + tags.map { "#" + $0 }.joined(separator: " ") }
+    return text
+  }
+
+  /// What `show` displays: the title, a line of facts, the tags, a blank line, the body.
+  static func document(_ memo: Memo) -> [String] {
+    var lines = [memo.title]
+    var meta = "id \(memo.id)  ·  updated \(localTime(memo.updated))  ·  revision \(memo.revision)"
+    if memo.isPrivate { meta += "  ·  private" }
+    lines.append(meta)
+    if !memo.tags.isEmpty { lines.append(memo.tags.map { "#" + $0 }.joined(separator: " ")) }
+    lines.append("")
+    var body = memo.body
+    if body.hasSuffix("\n") { body.removeLast() }
+    if !body.isEmpty { lines += body.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) }
+    return lines
+  }
+
   struct SummaryJSON: Encodable {
     let id: String
     let title: String
@@ -48,6 +71,10 @@ enum OutputFormat {
     let `private`: Bool
     let revision: Int64
     let body: String?
+    let pinned: Bool?
+    /// Fields withheld because the node is locked (`{"title": "locked", "tags": "locked"}`);
+    /// their values are then empty. Absent when nothing is withheld.
+    let redacted: [String: String]?
 
     init(_ memo: MemoSummary, body: String? = nil) {
       id = memo.id.rawValue
@@ -58,12 +85,32 @@ enum OutputFormat {
       self.private = memo.isPrivate
       revision = memo.revision
       self.body = body
+      pinned = nil
+      redacted = nil
+    }
+
+    init(_ memo: MemoListing) {
+      id = memo.id.rawValue
+      title = memo.title ?? ""
+      tags = memo.tags ?? []
+      created = OutputFormat.isoTime(memo.created)
+      updated = OutputFormat.isoTime(memo.updated)
+      self.private = memo.isPrivate
+      revision = memo.revision
+      body = nil
+      pinned = memo.isPinned
+      var withheld: [String: String] = [:]
+      if memo.title == nil { withheld["title"] = RedactionReason.locked.rawValue }
+      if memo.tags == nil { withheld["tags"] = RedactionReason.locked.rawValue }
+      redacted = withheld.isEmpty ? nil : withheld
     }
   }
 
   struct MemoListJSON: Encodable {
     let schema = OutputFormat.jsonSchema
     let memos: [SummaryJSON]
+    /// Present on `list`: whether the node was locked (and so some fields are withheld).
+    var locked: Bool? = nil
   }
 
   struct MemoJSON: Encodable {

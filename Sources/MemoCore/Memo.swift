@@ -100,3 +100,31 @@ public struct MemoChange: Sendable, Equatable {
 
   public var isEmpty: Bool { title == nil && body == nil && tags == nil && isPrivate == nil }
 }
+
+/// A memo as a listing or the widget shows it, in any lock state: a field that could not be
+/// decrypted (the node is locked; tags always, titles of private memos) is nil.
+public struct MemoListing: Sendable, Equatable {
+  public var id: MemoID
+  public var title: String?
+  public var tags: [String]?
+  public var created: Timestamp
+  public var updated: Timestamp
+  public var isPrivate: Bool
+  /// Pinned for the widget (a local preference, not part of the memo's revisions).
+  public var isPinned: Bool
+  public var revision: Int64
+
+  public init(
+    id: MemoID, title: String?, tags: [String]?, created: Timestamp, updated: Timestamp, isPrivate: Bool,
+    isPinned: Bool, revision: Int64
+  ) {
+    self.id = id
+    self.title = title
+    self.tags = tags
+    self.created = created
+    self.updated = updated
+    self.isPrivate = isPrivate
+    self.isPinned = isPinned
+    self.revision = revision
+  }
+}

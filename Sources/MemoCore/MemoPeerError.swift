@@ -64,6 +64,11 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     /// A connection to a peer could not be made or was lost: unreachable, handshake failed,
     /// timed out, closed, or the peer broke the protocol.
     case connection
+    /// The device key is wrapped under a passphrase and not unlocked: memo content cannot
+    /// be read or written until `memo-peer unlock`.
+    case locked
+    /// A lock or unlock was asked of a node whose key has no passphrase (protection none).
+    case notProtected = "not-protected"
   }
 
   public let code: Code
@@ -95,7 +100,7 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .usage: 2
     case .notFound, .ambiguousID: 3
     case .invalidInput, .tooLarge, .invalidUTF8: 4
-    case .permissionsTooOpen, .keyMissing, .wrongKey, .passphrase: 5
+    case .permissionsTooOpen, .keyMissing, .wrongKey, .passphrase, .notProtected: 5
     case .integrity, .corruptDatabase, .foreignDatabase, .newerDatabase, .archive: 6
     case .diskFull, .storage, .io: 7
     case .crypto: 8
@@ -108,6 +113,7 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .discovery: 15
     case .untrustedPeer: 16
     case .connection: 17
+    case .locked: 18
     }
   }
 }

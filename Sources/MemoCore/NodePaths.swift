@@ -12,6 +12,8 @@ public struct NodePaths: Sendable, Equatable {
 
   public var databasePath: String { dataDirectory + "/memos.sqlite" }
   public var deviceKeyPath: String { keyDirectory + "/device.key" }
+  /// Seals a copy of the titles of memos not marked private (listable while locked).
+  public var listingKeyPath: String { keyDirectory + "/listing.key" }
 
   public init(dataDirectory: String, keyDirectory: String, stateDirectory: String, configDirectory: String) {
     self.dataDirectory = dataDirectory

@@ -8,6 +8,9 @@ public enum SealingContext {
   /// The sealed fields of a memo.
   public enum MemoField: String, Sendable, CaseIterable {
     case title, body, tags
+    /// The title again, sealed under the listing key (schema 3) so that `list` and the widget
+    /// can show the titles of memos not marked private while the node is locked.
+    case listingTitle = "listing-title"
   }
 
   public static func memoField(_ field: MemoField, id: MemoID, revision: Int64) -> [UInt8] {
@@ -24,6 +27,15 @@ public enum SealingContext {
 
   /// A known value sealed at creation: opening it proves the device key matches the store.
   public static let keyCheck: [UInt8] = make(["key-check"])
+
+  /// The same for the listing key (schema 3).
+  public static let listingKeyCheck: [UInt8] = make(["listing-key-check"])
+
+  /// A device key wrapped under a passphrase, bound to its file header (class, KDF cost,
+  /// salt, idle timeout, key id), so editing the header makes the unwrap fail.
+  public static func wrappedKey(header: [UInt8]) -> [UInt8] {
+    make(["wrapped-key"]) + [0] + header
+  }
 
   private static func make(_ parts: [String]) -> [UInt8] {
     var bytes = Array("memo-peer/1".utf8)

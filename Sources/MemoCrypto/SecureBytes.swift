@@ -34,6 +34,16 @@ public final class SecureBytes: @unchecked Sendable {
     return bytes
   }
 
+  /// `count` secret bytes written in place by `body` (a system call that reads a secret, such
+  /// as a kernel keyring read), so they never pass through an array that could not be wiped.
+  public static func filled(count: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows
+    -> SecureBytes
+  {
+    let bytes = SecureBytes(zeroedCount: count)
+    try body(UnsafeMutableRawBufferPointer(rebasing: bytes.storage[0..<count]))
+    return bytes
+  }
+
   /// Lets a C function write the secret in place.
   func fill(_ body: (UnsafeMutableBufferPointer<UInt8>) throws(CryptoError) -> Void) throws(CryptoError) {
     try body(UnsafeMutableBufferPointer(start: storage.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))

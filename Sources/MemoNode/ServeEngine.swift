@@ -31,6 +31,10 @@ public actor ServeEngine {
   /// Human-readable state changes (the CLI prints them on stderr).
   let report: @Sendable (String) -> Void
   let clock: @Sendable () -> Timestamp
+  /// Whether the memos can be read now (from the key file and the kernel keyring); nil when
+  /// that cannot be told. The daemon never holds the device key itself: it reports the
+  /// state, so a locked node keeps advertising and says `locked`.
+  let lockState: @Sendable () -> LockState?
 
   private var registrations: [DNSServiceRegistration] = []
   private var server: TLSServer?
@@ -52,8 +56,10 @@ public actor ServeEngine {
   public init(
     paths: NodePaths, gate: ConsentGate, identity: NodeIdentity, port: UInt16,
     interfaces: [NetworkInterface], limits: ConnectionLimits = ConnectionLimits(),
-    logger: Logger, clock: @escaping @Sendable () -> Timestamp, report: @escaping @Sendable (String) -> Void
+    logger: Logger, clock: @escaping @Sendable () -> Timestamp, report: @escaping @Sendable (String) -> Void,
+    lockState: @escaping @Sendable () -> LockState? = { nil }
   ) throws {
+    self.lockState = lockState
     self.paths = paths
     self.gate = gate
     self.identity = identity
@@ -82,6 +88,15 @@ public actor ServeEngine {
 
   func step() async {
     followTrustStore()
+    let store = lockState()?.name
+    if store != status.store {
+      status.store = store
+      // Before the first state is published, that publication carries it.
+      if status.state != .stopped {
+        try? publish(
+          status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
+      }
+    }
     let verdict: LocalNetworkVerdict
     do {
       verdict = try gate.verdict(for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType))
@@ -277,12 +292,12 @@ public actor ServeEngine {
     currentPlan = nil
   }
 
-  private func publish(_ state: ServeStatus.State, waitingFor: String?, instance: String? = nil, port: UInt16 = 0)
-    throws
-  {
+  private func publish(
+    _ state: ServeStatus.State, waitingFor: String?, instance: String? = nil, port: UInt16 = 0, force: Bool = false
+  ) throws {
     let changed =
       state != status.state || waitingFor != status.waitingFor || instance != status.instance || port != status.port
-    guard changed else { return }
+    guard changed || force else { return }
     status.state = state
     status.waitingFor = waitingFor
     status.instance = instance

@@ -25,6 +25,8 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   /// Interface names advertised on, or empty for all.
   public var interfaces: [String]
   public var updated: Timestamp
+  /// The memos' lock state as the daemon sees it: `unprotected`, `unlocked` or `locked`.
+  public var store: String?
 
   public init(
     pid: Int32, state: State, waitingFor: String?, instance: String?, port: UInt16, interfaces: [String],
@@ -40,7 +42,7 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   }
 
   enum CodingKeys: String, CodingKey {
-    case schema, pid, state, instance, port, interfaces, updated
+    case schema, pid, state, instance, port, interfaces, updated, store
     case waitingFor = "waiting_for"
   }
 
@@ -63,6 +65,11 @@ public struct ServeStatus: Codable, Sendable, Equatable {
 
   /// One line for people: `advertising as memo-peer-1a2b3c4d on eth0 (port 7410)`.
   public var summary: String {
+    let memos = store == "locked" ? "; memos locked" : ""
+    return stateSummary + memos
+  }
+
+  private var stateSummary: String {
     switch state {
     case .waiting: "waiting (\(waitingFor ?? "unknown"))"
     case .advertising:

@@ -3,11 +3,11 @@ import MemoCrypto
 
 /// A 256-bit secret kept in the key directory, never in the data directory, never exported.
 ///
-/// File format version 1 (docs/FORMATS.md), 38 bytes: a 4-byte magic naming the key's
-/// purpose, version `0x01`, protection class `0x00` (none: stored unwrapped, for headless
-/// hosts; wrapped classes come with the lock issue), then the 32 key bytes.
+/// Two file formats (docs/FORMATS.md). Version 1, 38 bytes: a 4-byte magic naming the key's
+/// purpose, version `0x01`, protection class `0x00` (none: stored unwrapped), then the 32 key
+/// bytes. Version 2 (device key only): the key wrapped under a passphrase (`WrappedKey`).
 public struct KeyFile: Sendable {
-  /// The device key: seals every memo at rest on this machine.
+  /// The device key: seals memo content at rest on this machine.
   public static func device(_ paths: NodePaths) -> KeyFile {
     KeyFile(path: paths.deviceKeyPath, directory: paths.keyDirectory, magic: "MPDK", role: "device key")
   }
@@ -23,6 +23,12 @@ public struct KeyFile: Sendable {
   public static func identity(_ paths: NodePaths) -> KeyFile {
     KeyFile(
       path: paths.keyDirectory + "/identity.key", directory: paths.keyDirectory, magic: "MPID", role: "identity key")
+  }
+
+  /// The listing key: seals a second copy of the titles of memos not marked private, so they
+  /// can be listed while the device key is locked. Always protection none.
+  public static func listing(_ paths: NodePaths) -> KeyFile {
+    KeyFile(path: paths.listingKeyPath, directory: paths.keyDirectory, magic: "MPLK", role: "listing key")
   }
 
   public let path: String
@@ -41,41 +47,86 @@ public struct KeyFile: Sendable {
   static let protectionNone: UInt8 = 0
   static let fileSize = 4 + 1 + 1 + AES256GCMKey.keySize
 
+  /// What a key file holds.
+  enum Contents {
+    case plain(SecureBytes)
+    case wrapped(WrappedKey)
+
+    var protection: ProtectionClass {
+      if case .wrapped(let key) = self { return key.protection }
+      return .none
+    }
+  }
+
   public var exists: Bool { PrivateFiles.exists(path) }
 
-  /// Loads the key, checking the key directory and file permissions first.
-  public func load() throws -> SecureBytes {
+  /// Reads the file, checking the key directory and file permissions first.
+  func contents() throws -> Contents {
     try PrivateFiles.checkPrivate(directory, role: "key directory", expectedMode: "700")
     try PrivateFiles.checkPrivate(path, role: role, expectedMode: "600")
     var bytes = try PrivateFiles.read(path, limit: 4096)
     defer { for index in bytes.indices { bytes[index] = 0 } }
-    guard bytes.count == Self.fileSize, Array(bytes[0..<4]) == magic else {
+    guard bytes.count >= 6, Array(bytes[0..<4]) == magic else {
       throw MemoPeerError(
         .wrongKey, "\(path) is not a memo-peer \(role)",
         hint: "restore the original key file; without it the data it protects cannot be read")
     }
-    guard bytes[4] == Self.version, bytes[5] == Self.protectionNone else {
+    if bytes[4] == Self.version && bytes[5] == Self.protectionNone && bytes.count == Self.fileSize {
+      return .plain(SecureBytes(copying: bytes[6...]))
+    }
+    if bytes[4] == WrappedKey.version, magic == Array("MPDK".utf8) {
+      guard let wrapped = WrappedKey.decode(bytes, magic: magic) else {
+        throw MemoPeerError(
+          .wrongKey, "\(path) is damaged (its wrapped key cannot be parsed)",
+          hint: "restore the key file from a backup of this device")
+      }
+      return .wrapped(wrapped)
+    }
+    if bytes[4] > WrappedKey.version {
       throw MemoPeerError(
         .newerDatabase, "the \(role) uses a format this memo-peer does not know (version \(bytes[4]))",
         hint: "upgrade memo-peer")
     }
-    return SecureBytes(copying: bytes[6...])
+    throw MemoPeerError(
+      .wrongKey, "\(path) is damaged (version \(bytes[4]), \(bytes.count) bytes)",
+      hint: "restore the key file from a backup of this device")
+  }
+
+  /// Loads an unwrapped key. A wrapped one is opened through `DeviceKeys` instead.
+  public func load() throws -> SecureBytes {
+    switch try contents() {
+    case .plain(let key): return key
+    case .wrapped:
+      throw MemoPeerError(.locked, "the \(role) is protected by a passphrase", hint: "run `memo-peer unlock`")
+    }
   }
 
   /// Creates a fresh key from OpenSSL's CSPRNG, never replacing an existing one.
   public func create() throws -> SecureBytes {
-    try PrivateFiles.ensureDirectory(directory, role: "key directory")
     let key: SecureBytes
     do { key = try SecureBytes.random(count: AES256GCMKey.keySize) } catch {
       throw MemoPeerError(.crypto, "could not draw random bytes for the \(role)", diagnostics: "\(error)")
     }
-    var file = magic + [Self.version, Self.protectionNone]
-    key.withUnsafeBytes { file.append(contentsOf: $0) }
-    defer { for index in file.indices { file[index] = 0 } }
-    try PrivateFiles.writeAtomically(file, to: path, exclusive: true)
+    try write(plain: key, exclusive: true)
     return key
   }
 
   /// Loads the key, creating it on first use.
   public func loadOrCreate() throws -> SecureBytes { exists ? try load() : try create() }
+
+  /// Writes the key unwrapped (version 1), atomically.
+  func write(plain key: SecureBytes, exclusive: Bool = false) throws {
+    try PrivateFiles.ensureDirectory(directory, role: "key directory")
+    var file = magic + [Self.version, Self.protectionNone]
+    key.withUnsafeBytes { file.append(contentsOf: $0) }
+    defer { for index in file.indices { file[index] = 0 } }
+    try PrivateFiles.writeAtomically(file, to: path, exclusive: exclusive)
+  }
+
+  /// Writes the key wrapped (version 2), atomically: the old file stays until the new one is
+  /// complete on disk.
+  func write(wrapped: WrappedKey, exclusive: Bool = false) throws {
+    try PrivateFiles.ensureDirectory(directory, role: "key directory")
+    try PrivateFiles.writeAtomically(wrapped.encoded(magic: magic), to: path, exclusive: exclusive)
+  }
 }

@@ -84,6 +84,7 @@ extension MemoStore {
     guard let row else {
       throw MemoPeerError(.notFound, "no outbox entry \(id)", hint: "`memo-peer outbox` lists the entries")
     }
+    let sealer = try sealer()
     let payload: [UInt8]
     do {
       payload = try sealer.open(row.payload, associatedData: Queue.outbox.context(id: id, peer: row.peer))

@@ -6,11 +6,16 @@ import MemoCrypto
 extension MemoStore {
   /// Answered from the covering index `memos_for_listing` alone (a test checks the plan).
   static let listingQuery =
-    "SELECT id, title, tags, created, updated, private, revision FROM memos WHERE deleted = 0 "
-    + "ORDER BY updated DESC, id"
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned FROM memos "
+    + "WHERE deleted = 0 ORDER BY updated DESC, id"
+
+  /// The memo a widget shows: the most recently changed pinned memo, else the latest.
+  static let widgetQuery =
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned FROM memos "
+    + "WHERE deleted = 0 ORDER BY pinned DESC, updated DESC, id LIMIT 1"
 
   private static let insertMemo =
-    "INSERT INTO memos (\(memoColumns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO memos (\(memoColumns), listing_title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
   private static let memoColumns =
     "id, title, body, tags, created, updated, private, revision, origin, deleted"
@@ -45,24 +50,76 @@ extension MemoStore {
   }
 
   /// Live memos, newest first, with title and tags decrypted (bodies are not touched).
+  /// Needs the device key; `listing` works while locked.
   public func summaries(tag: String? = nil) throws -> [MemoSummary] {
+    _ = try sealer()
+    return try listing(tag: tag).map { memo in
+      MemoSummary(
+        id: memo.id, title: memo.title ?? "", tags: memo.tags ?? [], created: memo.created, updated: memo.updated,
+        isPrivate: memo.isPrivate, revision: memo.revision)
+    }
+  }
+
+  /// Live memos, newest first, with whatever can be decrypted in the current lock state:
+  /// everything when unlocked; while locked only the titles of memos not marked private
+  /// (from their listing copy), never tags. Filtering by tag needs the device key.
+  public func listing(tag: String? = nil) throws -> [MemoListing] {
     let wanted = try tag.map { try MemoRules.normalizeTags([$0])[0] }
+    if wanted != nil { _ = try sealer() }
     return try sql {
       let query = try db.prepare(Self.listingQuery)
-      var result: [MemoSummary] = []
+      var result: [MemoListing] = []
       while try query.step() {
-        let id = try memoID(query.text(0))
-        let revision = query.int64(6)
-        let tags = TagList.decode(try open(.tags, of: id, revision: revision, query.blob(2)))
-        if let wanted, !tags.contains(wanted) { continue }
-        let title = String(decoding: try open(.title, of: id, revision: revision, query.blob(1)), as: UTF8.self)
-        result.append(
-          MemoSummary(
-            id: id, title: title, tags: tags, created: query.int64(3), updated: query.int64(4),
-            isPrivate: query.int64(5) != 0, revision: revision))
+        let memo = try listed(query)
+        if let wanted, !(memo.tags ?? []).contains(wanted) { continue }
+        result.append(memo)
       }
       return result
     }
+  }
+
+  /// The memo a status-bar widget shows (pinned first, else the latest), decrypted as far
+  /// as the lock state allows; nil when there are no memos.
+  public func widgetMemo() throws -> MemoListing? {
+    try sql {
+      let query = try db.prepare(Self.widgetQuery)
+      return try query.step() ? try listed(query) : nil
+    }
+  }
+
+  /// Pins or unpins a memo for the widget. A local preference: not a new revision.
+  public func setPinned(_ id: MemoID, _ pinned: Bool) throws {
+    try sql {
+      try db.transaction {
+        let update = try db.prepare("UPDATE memos SET pinned = ? WHERE id = ? AND deleted = 0")
+        try update.bind([.integer(pinned ? 1 : 0), .text(id.rawValue)])
+        try update.step()
+      }
+    }
+  }
+
+  /// Outbox entries not delivered yet. Counted without opening any payload, so it works
+  /// while locked.
+  public func outboxWaitingCount() throws -> Int {
+    try sql { Int(try db.scalarInt("SELECT count(*) FROM outbox WHERE delivered IS NULL")) }
+  }
+
+  /// One row of `listingQuery` or `widgetQuery`.
+  private func listed(_ query: SQLiteStatement) throws -> MemoListing {
+    let id = try memoID(query.text(0))
+    let revision = query.int64(7)
+    let isPrivate = query.int64(6) != 0
+    var title: String?
+    var tags: [String]?
+    if contentSealer != nil {
+      title = String(decoding: try open(.title, of: id, revision: revision, query.blob(1)), as: UTF8.self)
+      tags = TagList.decode(try open(.tags, of: id, revision: revision, query.blob(3)))
+    } else if !isPrivate && !query.isNull(2) {
+      title = String(decoding: try openListingTitle(of: id, revision: revision, query.blob(2)), as: UTF8.self)
+    }
+    return MemoListing(
+      id: id, title: title, tags: tags, created: query.int64(4), updated: query.int64(5), isPrivate: isPrivate,
+      isPinned: query.int64(8) != 0, revision: revision)
   }
 
   /// One live memo, fully decrypted.
@@ -193,14 +250,19 @@ extension MemoStore {
     var isDeleted: Bool
   }
 
+  /// The row's values in `memoColumns` order, then `listing_title`: a copy of the title
+  /// under the listing key for live memos not marked private, NULL otherwise (so marking a
+  /// memo private removes the copy in the same write).
   private func row(for memo: Memo) throws -> [SQLiteValue] {
-    [
+    let listingTitle: SQLiteValue =
+      memo.isPrivate || memo.isDeleted ? .null : .blob(try sealListingTitle(of: memo))
+    return [
       .text(memo.id.rawValue),
       .blob(try seal(.title, of: memo, Array(memo.title.utf8))),
       .blob(try seal(.body, of: memo, Array(memo.body.utf8))),
       .blob(try seal(.tags, of: memo, TagList.encode(memo.tags))),
       .integer(memo.created), .integer(memo.updated), .integer(memo.isPrivate ? 1 : 0),
-      .integer(memo.revision), .text(memo.origin), .integer(memo.isDeleted ? 1 : 0),
+      .integer(memo.revision), .text(memo.origin), .integer(memo.isDeleted ? 1 : 0), listingTitle,
     ]
   }
 
@@ -212,7 +274,7 @@ extension MemoStore {
       try db.transaction {
         let update = try db.prepare(
           "UPDATE memos SET title = ?2, body = ?3, tags = ?4, created = ?5, updated = ?6, private = ?7, "
-            + "revision = ?8, origin = ?9, deleted = ?10 WHERE id = ?1 AND revision = ?11")
+            + "revision = ?8, origin = ?9, deleted = ?10, listing_title = ?11 WHERE id = ?1 AND revision = ?12")
         try update.bind(values + [.integer(revision)])
         try update.step()
         guard db.changes == 1 else {
@@ -273,6 +335,7 @@ extension MemoStore {
   // MARK: - Sealing
 
   private func seal(_ field: SealingContext.MemoField, of memo: Memo, _ plaintext: [UInt8]) throws -> [UInt8] {
+    let sealer = try sealer()
     do {
       return try sealer.seal(
         plaintext, associatedData: SealingContext.memoField(field, id: memo.id, revision: memo.revision))
@@ -281,8 +344,30 @@ extension MemoStore {
     }
   }
 
+  private func sealListingTitle(of memo: Memo) throws -> [UInt8] {
+    do {
+      return try listingSealer.seal(
+        Array(memo.title.utf8),
+        associatedData: SealingContext.memoField(.listingTitle, id: memo.id, revision: memo.revision))
+    } catch {
+      throw MemoPeerError(.crypto, "sealing memo \(memo.id) failed", diagnostics: "\(error)")
+    }
+  }
+
+  private func openListingTitle(of id: MemoID, revision: Int64, _ sealed: [UInt8]) throws -> [UInt8] {
+    do {
+      return try listingSealer.open(
+        sealed, associatedData: SealingContext.memoField(.listingTitle, id: id, revision: revision))
+    } catch {
+      throw MemoPeerError(
+        .integrity, "memo \(id): its listing title failed the integrity check (tampered, truncated or moved)",
+        hint: "unlock the node to read the memo itself", diagnostics: "\(error)")
+    }
+  }
+
   /// Opens one sealed field; a failure names the memo, never shows garbage.
   func open(_ field: SealingContext.MemoField, of id: MemoID, revision: Int64, _ sealed: [UInt8]) throws -> [UInt8] {
+    let sealer = try sealer()
     do {
       return try sealer.open(sealed, associatedData: SealingContext.memoField(field, id: id, revision: revision))
     } catch {

@@ -36,6 +36,7 @@ extension MemoStore {
 
   /// Adds a payload, sealed with additional data binding its entry id and peer.
   public func enqueue(_ entry: QueuedPayload, in queue: Queue) throws {
+    let sealer = try sealer()
     let sealed: [UInt8]
     do { sealed = try sealer.seal(entry.payload, associatedData: queue.context(id: entry.id, peer: entry.peer)) } catch
     {
@@ -53,7 +54,8 @@ extension MemoStore {
 
   /// Every entry of a queue, opened, oldest first.
   public func entries(in queue: Queue) throws -> [QueuedPayload] {
-    try sql {
+    let sealer = try sealer()
+    return try sql {
       let query = try db.prepare(
         "SELECT id, \(queue.peerColumn), payload, \(queue.timeColumn) FROM \(queue.table) "
           + "ORDER BY \(queue.timeColumn), id")

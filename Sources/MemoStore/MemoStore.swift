@@ -6,41 +6,73 @@ import MemoCrypto
 #endif
 
 /// The encrypted memo store of one node: an SQLite database whose memo content (title, body,
-/// tags), outbox and inbox payloads are sealed with AES-256-GCM under the device key.
+/// tags), outbox and inbox payloads are sealed with AES-256-GCM under the device key, and
+/// whose titles of memos not marked private are sealed a second time under the listing key.
 ///
 /// Opening checks, in order: directory permissions, that the file is a memo-peer database
-/// of a version we know (foreign or damaged files are never modified), that the device key
-/// opens it, then runs forward migrations. Not Sendable: one store per thread or actor.
+/// of a version we know (foreign or damaged files are never modified), that the keys open
+/// it, then runs forward migrations. A protected node that is locked opens without its
+/// device key: ids, times, flags and the listing titles can be read, and everything that
+/// needs content fails with a `locked` error. Not Sendable: one store per thread or actor.
 public final class MemoStore {
   public let paths: NodePaths
   /// A random id for this replica, made at creation; the origin of local revisions.
   public let replicaID: String
   /// The schema version after opening (always `Schema.currentVersion`).
   public let schemaVersion: Int
+  /// Whether content could be read when the store was opened (it stays so while it is open).
+  public let lockState: LockState
   let db: SQLiteConnection
-  let sealer: AES256GCMKey
+  /// Seals content under the device key; nil while the node is locked.
+  let contentSealer: AES256GCMKey?
+  /// Seals the listing titles; always available.
+  let listingSealer: AES256GCMKey
   let logger: Logger
 
-  private init(paths: NodePaths, db: SQLiteConnection, sealer: AES256GCMKey, replicaID: String, logger: Logger) {
+  private init(
+    paths: NodePaths, db: SQLiteConnection, contentSealer: AES256GCMKey?, listingSealer: AES256GCMKey,
+    lockState: LockState, replicaID: String, logger: Logger
+  ) {
     self.paths = paths
     self.db = db
-    self.sealer = sealer
+    self.contentSealer = contentSealer
+    self.listingSealer = listingSealer
+    self.lockState = lockState
     self.replicaID = replicaID
     self.schemaVersion = Schema.currentVersion
     self.logger = logger
   }
 
-  /// Opens the node's store, creating the key and database on first use.
-  public static func open(paths: NodePaths, logger: Logger = .disabled) throws -> MemoStore {
-    try open(paths: paths, logger: logger, schemaVersion: Schema.currentVersion)
+  /// The error of every operation that needs memo content while the node is locked.
+  public static let lockedError = MemoPeerError(
+    .locked, "this node is locked: memo content cannot be read or changed until it is unlocked",
+    hint: "run `memo-peer unlock`")
+
+  /// The device key's sealer, or the `locked` error.
+  func sealer() throws -> AES256GCMKey {
+    guard let contentSealer else { throw Self.lockedError }
+    return contentSealer
+  }
+
+  /// Opens the node's store, creating the keys and database on first use. `use` says whether
+  /// a person is acting (which restarts the idle timeout of protection `complete`).
+  public static func open(
+    paths: NodePaths, logger: Logger = .disabled, keys: DeviceKeys? = nil, use: KeyUse = .person
+  ) throws -> MemoStore {
+    try open(
+      paths: paths, logger: logger, keys: keys ?? DeviceKeys(paths: paths), use: use,
+      schemaVersion: Schema.currentVersion)
   }
 
   /// Opens at an older schema version: only for building migration fixtures in tests.
   public static func openForFixture(paths: NodePaths, schemaVersion: Int) throws -> MemoStore {
-    try open(paths: paths, logger: .disabled, schemaVersion: schemaVersion)
+    try open(
+      paths: paths, logger: .disabled, keys: DeviceKeys(paths: paths), use: .person, schemaVersion: schemaVersion)
   }
 
-  private static func open(paths: NodePaths, logger: Logger, schemaVersion target: Int) throws -> MemoStore {
+  private static func open(
+    paths: NodePaths, logger: Logger, keys: DeviceKeys, use: KeyUse, schemaVersion target: Int
+  ) throws -> MemoStore {
     let path = paths.databasePath
     try PrivateFiles.ensureDirectory(paths.dataDirectory, role: "data directory")
     if !PrivateFiles.exists(path) {
@@ -57,9 +89,10 @@ public final class MemoStore {
       let version = try identify(db, path: path)
       try configure(db)
       let isNew = version == 0
-      let key: SecureBytes
+      let key: SecureBytes?
       if try isNew || !hasKeyCheck(db) {
-        key = try KeyFile.device(paths).loadOrCreate()
+        key = try keys.dataKeyCreatingIfMissing(use: use)
+        guard key != nil else { throw lockedError }
       } else {
         guard PrivateFiles.exists(paths.deviceKeyPath) else {
           throw MemoPeerError(
@@ -67,19 +100,35 @@ public final class MemoStore {
             hint: "restore the key file from this device; a data directory copied from another device "
               + "cannot be opened here (move memos with `memo-peer export` and `import`)")
         }
-        key = try KeyFile.device(paths).load()
+        key = try keys.dataKey(use: use)
       }
-      let sealer: AES256GCMKey
-      do { sealer = try AES256GCMKey(key) } catch {
-        throw MemoPeerError(.crypto, "the cryptographic library failed to load the key", diagnostics: "\(error)")
-      }
+      let lockState = try keys.status().lockState
+      let contentSealer = try key.map { try sealer(for: $0, role: "device key") }
+      let listingSealer = try sealer(for: try KeyFile.listing(paths).loadOrCreate(), role: "listing key")
       if isNew { try db.execute("PRAGMA application_id = \(Schema.applicationID)") }
       if version < target {
+        // The listing titles of schema 3 are copies of sealed titles: making them needs the
+        // device key.
+        guard contentSealer != nil else { throw lockedError }
         logger.info("migrating schema from \(version, privacy: .public) to \(target, privacy: .public)")
       }
-      try Schema.migrate(db, from: version, to: target)
-      let replicaID = try prepareMeta(db, sealer: sealer, paths: paths)
-      return MemoStore(paths: paths, db: db, sealer: sealer, replicaID: replicaID, logger: logger)
+      try Schema.migrate(db, from: version, to: target) { reached in
+        if reached == 3, let contentSealer {
+          try backfillListingTitles(db, contentSealer: contentSealer, listingSealer: listingSealer)
+        }
+      }
+      let replicaID = try prepareMeta(
+        db, contentSealer: contentSealer, listingSealer: listingSealer, paths: paths,
+        listingReady: target >= 3)
+      return MemoStore(
+        paths: paths, db: db, contentSealer: contentSealer, listingSealer: listingSealer, lockState: lockState,
+        replicaID: replicaID, logger: logger)
+    }
+  }
+
+  private static func sealer(for key: SecureBytes, role: String) throws -> AES256GCMKey {
+    do { return try AES256GCMKey(key) } catch {
+      throw MemoPeerError(.crypto, "the cryptographic library failed to load the \(role)", diagnostics: "\(error)")
     }
   }
 
@@ -116,32 +165,74 @@ public final class MemoStore {
       && db.scalarInt("SELECT count(*) FROM meta WHERE key = 'key_check'") == 1
   }
 
-  /// Seals a random value on first open; later opens must open it, which tells a wrong key
-  /// from damaged memos.
-  private static func prepareMeta(_ db: SQLiteConnection, sealer: AES256GCMKey, paths: NodePaths) throws -> String {
-    let read = try db.prepare("SELECT value FROM meta WHERE key = ?")
-    try read.bind(1, "key_check")
-    if try read.step() {
-      do { _ = try sealer.open(read.blob(0), associatedData: SealingContext.keyCheck) } catch {
-        throw MemoPeerError(
+  /// Seals a random value under each key on first open; later opens must open them, which
+  /// tells a wrong key from damaged memos. While locked only the listing key is checked.
+  private static func prepareMeta(
+    _ db: SQLiteConnection, contentSealer: AES256GCMKey?, listingSealer: AES256GCMKey, paths: NodePaths,
+    listingReady: Bool
+  ) throws -> String {
+    if let contentSealer {
+      try check(
+        db, name: "key_check", sealer: contentSealer, context: SealingContext.keyCheck,
+        failure: MemoPeerError(
           .wrongKey, "the device key in \(paths.keyDirectory) does not open the memos in \(paths.dataDirectory)",
           hint: "the data directory was copied from another device, or the key was replaced; "
-            + "restore this device's key, or move memos with `memo-peer export` and `import`")
-      }
-    } else {
-      let check = try SystemRandom.bytes(32)
-      let insert = try db.prepare("INSERT INTO meta (key, value) VALUES ('key_check', ?)")
-      try insert.bind(1, try sealer.seal(check, associatedData: SealingContext.keyCheck))
-      try insert.step()
+            + "restore this device's key, or move memos with `memo-peer export` and `import`"))
     }
-    read.reset()
-    try read.bind(1, "replica_id")
+    if listingReady {
+      try check(
+        db, name: "listing_key_check", sealer: listingSealer, context: SealingContext.listingKeyCheck,
+        failure: MemoPeerError(
+          .wrongKey, "the listing key \(paths.listingKeyPath) does not open the titles in \(paths.dataDirectory)",
+          hint: "restore this device's key directory; the key files belong together"))
+    }
+    let read = try db.prepare("SELECT value FROM meta WHERE key = 'replica_id'")
     if try read.step() { return String(decoding: read.blob(0), as: UTF8.self) }
     let replica = Hex.encode(try SystemRandom.bytes(16))
     let insert = try db.prepare("INSERT INTO meta (key, value) VALUES ('replica_id', ?)")
     try insert.bind(1, Array(replica.utf8))
     try insert.step()
     return replica
+  }
+
+  /// Opens the check value `name`, or seals a fresh one when there is none yet.
+  private static func check(
+    _ db: SQLiteConnection, name: String, sealer: AES256GCMKey, context: [UInt8], failure: MemoPeerError
+  ) throws {
+    let read = try db.prepare("SELECT value FROM meta WHERE key = ?")
+    try read.bind(1, name)
+    if try read.step() {
+      do { _ = try sealer.open(read.blob(0), associatedData: context) } catch { throw failure }
+      return
+    }
+    let insert = try db.prepare("INSERT INTO meta (key, value) VALUES (?, ?)")
+    try insert.bind([.text(name), .blob(try sealer.seal(try SystemRandom.bytes(32), associatedData: context))])
+    try insert.step()
+  }
+
+  /// Schema 3: seals a listing copy of every live title not marked private. Runs inside the
+  /// migration's transaction; it only fills the new column.
+  private static func backfillListingTitles(
+    _ db: SQLiteConnection, contentSealer: AES256GCMKey, listingSealer: AES256GCMKey
+  ) throws {
+    let rows = try db.prepare("SELECT id, title, revision FROM memos WHERE deleted = 0 AND private = 0")
+    var listed: [(id: String, title: [UInt8], revision: Int64)] = []
+    while try rows.step() { listed.append((rows.text(0), rows.blob(1), rows.int64(2))) }
+    let update = try db.prepare("UPDATE memos SET listing_title = ? WHERE id = ?")
+    for row in listed {
+      guard let memoID = MemoID(canonical: row.id) else { continue }
+      var title: [UInt8]
+      do {
+        title = try contentSealer.open(
+          row.title, associatedData: SealingContext.memoField(.title, id: memoID, revision: row.revision))
+      } catch { continue }  // a damaged title stays unlisted; reading the memo reports it
+      defer { for index in title.indices { title[index] = 0 } }
+      let sealed = try listingSealer.seal(
+        title, associatedData: SealingContext.memoField(.listingTitle, id: memoID, revision: row.revision))
+      try update.bind([.blob(sealed), .text(row.id)])
+      try update.step()
+      update.reset()
+    }
   }
 
   /// Runs `body`, turning SQLite failures into user-facing errors that name the database.

@@ -1,7 +1,8 @@
 /// The database schema and its forward migrations.
 ///
-/// Rules (docs/FORMATS.md, "Migrations"): a migration only adds; it never drops or
-/// rewrites a row, so no undelivered outbox entry or unsynced change can be lost. Each runs
+/// Rules (docs/FORMATS.md, "Migrations"): a migration only adds (it may rebuild an index,
+/// which holds no data of its own); it never drops or rewrites a row, so no undelivered
+/// outbox entry or unsynced change can be lost. Each runs
 /// in its own transaction together with its `user_version` bump, so a crash mid-migration
 /// leaves the previous version intact. Every released version has a fixture under
 /// Tests/MemoStoreTests/Fixtures that the tests migrate.
@@ -58,14 +59,30 @@ enum Schema {
     ALTER TABLE memos ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX memos_for_listing ON memos(deleted, updated DESC, id, title, tags, created, private, revision);
     """,
+    // Version 3: a second copy of each title not marked private, sealed under the listing key
+    // (which has no passphrase), so `list` and the widget can name those memos while the node
+    // is locked; NULL for private memos and tombstones. The listing index is rebuilt to cover
+    // it and the pinned flag (an index holds no data of its own: nothing is lost). The copies
+    // of existing titles are made by `MemoStore` inside this migration's transaction.
+    """
+    ALTER TABLE memos ADD COLUMN listing_title BLOB;
+    DROP INDEX memos_for_listing;
+    CREATE INDEX memos_for_listing ON memos(
+      deleted, updated DESC, id, title, listing_title, tags, created, private, revision, pinned);
+    """,
   ]
 
   /// Brings the database up to `currentVersion` (or `target`, for building fixtures).
-  static func migrate(_ db: SQLiteConnection, from version: Int, to target: Int = currentVersion) throws {
+  /// `fill(version)` runs inside the transaction that reaches `version`, for migrations that
+  /// must compute a new column's values in Swift.
+  static func migrate(
+    _ db: SQLiteConnection, from version: Int, to target: Int = currentVersion, fill: (Int) throws -> Void = { _ in }
+  ) throws {
     guard version < target else { return }
     for next in version..<target {
       try db.transaction {
         try db.execute(migrations[next])
+        try fill(next + 1)
         try db.execute("PRAGMA user_version = \(next + 1)")
       }
     }

@@ -37,3 +37,21 @@ final class ArgumentParserTests: XCTestCase {
     XCTAssertNil(ArgumentParser.closest(to: "zzzzzz", among: ["list", "show"]))
   }
 }
+
+final class EchoTests: XCTestCase {
+  /// Words that may be memo text typed in the wrong place are never repeated in errors.
+  func testOnlyOptionLikeWordsAreRepeated() throws {
+    XCTAssertEqual(ArgumentParser.echo("--jsno"), "--jsno")
+    XCTAssertEqual(ArgumentParser.echo("after-first-unlok"), "after-first-unlok")
+    for text in ["--my secret plan", "Geheimnis ünd mehr", String(repeating: "a", count: 40), "-x\u{1B}[2J"] {
+      XCTAssertFalse(ArgumentParser.echo(text).contains(text), text)
+    }
+    let cli = try CLIProcess()
+    for arguments in [["new", "--Secret plan for Ana"], ["protect", "my passphrase is hunter2"], ["--Secret plan"]] {
+      let result = try cli.run(arguments)
+      XCTAssertEqual(result.status, 2, result.output)
+      XCTAssertFalse(result.stderr.contains("plan for Ana") || result.stderr.contains("hunter2"), result.stderr)
+      XCTAssertFalse(result.stderr.contains("Secret plan"), result.stderr)
+    }
+  }
+}

@@ -5,7 +5,10 @@ import XCTest
 @testable import MemoStore
 
 final class CLIUsageTests: XCTestCase {
-  static let commands = ["init", "new", "list", "show", "edit", "delete", "search", "export", "import"]
+  static let commands = [
+    "init", "new", "list", "show", "edit", "delete", "search", "export", "import", "protect", "unlock", "lock",
+    "widget",
+  ]
 
   func testEveryCommandHasHelp() throws {
     let cli = try CLIProcess()

@@ -27,6 +27,7 @@ final class ServiceUnitTests: XCTestCase {
     for setting in [
       "User=memo-peer", "StateDirectory=memo-peer", "NoNewPrivileges=yes", "ProtectSystem=strict", "ProtectHome=yes",
       "PrivateTmp=yes", "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK", "CapabilityBoundingSet=\n",
+      "KeyringMode=shared",
     ] {
       XCTAssertTrue(unit.contains(setting), setting)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoCrypto
 import XCTest
 
 @testable import MemoStore
@@ -7,7 +8,7 @@ import XCTest
 /// Every older schema has a committed fixture; migrating it must keep every row readable,
 /// including undelivered outbox entries.
 final class MigrationTests: XCTestCase {
-  /// The memos the version-1 fixture was made with (see `makeVersion1Node`).
+  /// The memos every fixture was made with (see `makeFixtureNode`).
   static let fixtureMemos: [MemoDraft] = [
     MemoDraft(title: "Groceries", body: "milk\neggs\n", tags: ["home"]),
     MemoDraft(title: "", body: "Router admin password is in the safe", tags: ["lab", "network"], isPrivate: true),
@@ -22,59 +23,112 @@ final class MigrationTests: XCTestCase {
     QueuedPayload(id: "in-1", peer: "device-b", payload: Array("received, not accepted".utf8), time: 1_700_000_000_002)
   ]
 
-  static func makeVersion1Node() throws -> TemporaryNode {
+  /// A node at schema `version` holding the fixture memos and queues, written by this
+  /// build's code. Only meaningful while `version` is the current schema (the committed
+  /// fixtures of older versions were written by the code of their time).
+  static func makeFixtureNode(version: Int) throws -> TemporaryNode {
     let node = try TemporaryNode()
-    let store = try MemoStore.openForFixture(paths: node.paths, schemaVersion: 1)
+    let store = try MemoStore.openForFixture(paths: node.paths, schemaVersion: version)
     let memos = try store.createMany(fixtureMemos, now: 1_700_000_000_000)
     try store.update(memos[0].id, MemoChange(body: "milk\neggs\nbread\n"), now: 1_700_000_000_500)
     try store.delete(memos[3].id, now: 1_700_000_000_600)
     for entry in fixtureOutbox { try store.enqueue(entry, in: .outbox) }
     for entry in fixtureInbox { try store.enqueue(entry, in: .inbox) }
+    if version >= 2 { try node.tamper("UPDATE memos SET pinned = 1 WHERE id = '\(memos[2].id.rawValue)'") }
     return node
   }
 
   func testVersion1FixtureMigratesKeepingEveryRow() throws {
-    let node = try TemporaryNode()
-    try SchemaFixture.load(version: 1, into: node)
-    let before = try SQLiteConnection(path: node.paths.databasePath, create: false)
-    XCTAssertEqual(try before.scalarInt("PRAGMA user_version"), 1)
-    let rowsBefore = try ["memos", "outbox", "inbox", "meta"].map { try before.scalarInt("SELECT count(*) FROM \($0)") }
-
-    let store = try node.open()
-    XCTAssertEqual(store.schemaVersion, Schema.currentVersion)
-    let after = try SQLiteConnection(path: node.paths.databasePath, create: false)
-    XCTAssertEqual(try after.scalarInt("PRAGMA user_version"), Int64(Schema.currentVersion))
-    let rowsAfter = try ["memos", "outbox", "inbox", "meta"].map { try after.scalarInt("SELECT count(*) FROM \($0)") }
-    XCTAssertEqual(rowsBefore, rowsAfter)
-    XCTAssertEqual(rowsBefore, [4, 2, 1, 2])
-
-    let summaries = try store.summaries()
-    XCTAssertEqual(Set(summaries.map(\.title)), ["Groceries", "Router admin password is in the safe", "Ünïcode ✓"])
-    let groceries = try store.memo(try XCTUnwrap(summaries.first { $0.title == "Groceries" }).id)
-    XCTAssertEqual(groceries.body, "milk\neggs\nbread\n")
-    XCTAssertEqual(groceries.revision, 2)
-    XCTAssertTrue(try XCTUnwrap(summaries.first { $0.tags == ["lab", "network"] }).isPrivate)
-    XCTAssertEqual(try store.entries(in: .outbox), Self.fixtureOutbox)
-    XCTAssertEqual(try store.entries(in: .inbox), Self.fixtureInbox)
-    // The migrated store keeps working: new memos use the new schema.
-    try store.create(MemoDraft(title: "after", body: "migration"), now: 1_800_000_000_000)
-    XCTAssertEqual(try store.count(), 4)
+    try assertFixtureMigrates(version: 1)
   }
 
-  /// The committed fixture is what version 1 of the code writes. Set MEMO_PEER_WRITE_FIXTURES=1
-  /// to regenerate it (only ever for a new version, never to paper over a change).
-  func testVersion1FixtureMatchesTheVersion1Schema() throws {
-    let node = try Self.makeVersion1Node()
-    let scratch = node.root + "/dump"
-    try SchemaFixture.dump(node, to: scratch)
+  func testVersion2FixtureMigratesKeepingEveryRow() throws {
+    try assertFixtureMigrates(version: 2)
+  }
+
+  func testVersion3FixtureOpensKeepingEveryRow() throws {
+    try assertFixtureMigrates(version: 3)
+  }
+
+  /// Schema 3's listing copies are made for every live memo not marked private, so after
+  /// the upgrade a locked node still lists them.
+  func testMigratedTitlesAreListableWhileLocked() throws {
+    let node = try TemporaryNode()
+    try SchemaFixture.load(version: 2, into: node)
+    let keyring = FakeKeyring()
+    let keys = DeviceKeys(paths: node.paths, keyring: keyring, kdfParameters: ProtectionStoreTests.fastKDF)
+    _ = try MemoStore.open(paths: node.paths, keys: keys)
+    let passphrase = SecureBytes(copying: Array("fixture passphrase".utf8))
+    _ = try keys.protect(
+      .afterFirstUnlock, idleTimeout: nil, changePassphrase: false, currentPassphrase: { passphrase },
+      newPassphrase: { passphrase })
+    try keys.lock()
+    let listing = try MemoStore.open(paths: node.paths, keys: keys).listing()
+    XCTAssertEqual(Set(listing.compactMap(\.title)), ["Groceries", "Ünïcode ✓"])
+    XCTAssertEqual(listing.filter { $0.title == nil }.map(\.isPrivate), [true])
+  }
+
+  private func assertFixtureMigrates(version: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+    let node = try TemporaryNode()
+    try SchemaFixture.load(version: version, into: node)
+    let before = try SQLiteConnection(path: node.paths.databasePath, create: false)
+    XCTAssertEqual(try before.scalarInt("PRAGMA user_version"), Int64(version), file: file, line: line)
+    let rowsBefore = try ["memos", "outbox", "inbox"].map { try before.scalarInt("SELECT count(*) FROM \($0)") }
+
+    let store = try node.open()
+    XCTAssertEqual(store.schemaVersion, Schema.currentVersion, file: file, line: line)
+    let after = try SQLiteConnection(path: node.paths.databasePath, create: false)
+    XCTAssertEqual(try after.scalarInt("PRAGMA user_version"), Int64(Schema.currentVersion), file: file, line: line)
+    let rowsAfter = try ["memos", "outbox", "inbox"].map { try after.scalarInt("SELECT count(*) FROM \($0)") }
+    XCTAssertEqual(rowsBefore, rowsAfter, file: file, line: line)
+    XCTAssertEqual(rowsBefore, [4, 2, 1], file: file, line: line)
+
+    let summaries = try store.summaries()
+    XCTAssertEqual(
+      Set(summaries.map(\.title)), ["Groceries", "Router admin password is in the safe", "Ünïcode ✓"], file: file,
+      line: line)
+    let groceries = try store.memo(try XCTUnwrap(summaries.first { $0.title == "Groceries" }).id)
+    XCTAssertEqual(groceries.body, "milk\neggs\nbread\n", file: file, line: line)
+    XCTAssertEqual(groceries.revision, 2, file: file, line: line)
+    XCTAssertTrue(try XCTUnwrap(summaries.first { $0.tags == ["lab", "network"] }).isPrivate, file: file, line: line)
+    XCTAssertEqual(try store.entries(in: .outbox), Self.fixtureOutbox, file: file, line: line)
+    XCTAssertEqual(try store.entries(in: .inbox), Self.fixtureInbox, file: file, line: line)
+    if version >= 2 {
+      XCTAssertEqual(try after.scalarInt("SELECT count(*) FROM memos WHERE pinned = 1"), 1, file: file, line: line)
+    }
+    XCTAssertEqual(
+      try after.scalarInt("SELECT count(*) FROM memos WHERE listing_title IS NOT NULL"), 2, file: file, line: line)
+    // The migrated store keeps working: new memos use the new schema.
+    try store.create(MemoDraft(title: "after", body: "migration"), now: 1_800_000_000_000)
+    XCTAssertEqual(try store.count(), 4, file: file, line: line)
+  }
+
+  /// Each committed fixture has exactly the schema (tables, columns, indexes) that the
+  /// migrations build for its version. Set MEMO_PEER_WRITE_FIXTURES=1 to write the fixture of
+  /// the *current* version, once, when it is released and before the next migration exists;
+  /// never to paper over a change to an older one.
+  func testEveryFixtureMatchesTheSchemaOfItsVersion() throws {
     if ProcessInfo.processInfo.environment["MEMO_PEER_WRITE_FIXTURES"] == "1" {
-      let target = URL(fileURLWithPath: #filePath).deletingLastPathComponent().path + "/Fixtures/schema-v1"
+      let node = try Self.makeFixtureNode(version: Schema.currentVersion)
+      let target =
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().path + "/Fixtures/schema-v\(Schema.currentVersion)"
       try SchemaFixture.dump(node, to: target)
     }
     func schemaLines(_ path: String) throws -> [String] {
       try String(contentsOfFile: path + "/memos.sql", encoding: .utf8).split(separator: "\n")
         .filter { !$0.hasPrefix("INSERT") }.map(String.init)
     }
-    XCTAssertEqual(try schemaLines(scratch), try schemaLines(try SchemaFixture.directory(version: 1)))
+    for version in 1...Schema.currentVersion {
+      let fixture = try SchemaFixture.directory(version: version)
+      guard FileManager.default.fileExists(atPath: fixture) else {
+        XCTFail("schema \(version) has no fixture under Fixtures/schema-v\(version)")
+        continue
+      }
+      let node = try TemporaryNode()
+      _ = try MemoStore.openForFixture(paths: node.paths, schemaVersion: version)
+      let scratch = node.root + "/dump"
+      try SchemaFixture.dump(node, to: scratch)
+      XCTAssertEqual(try schemaLines(scratch), try schemaLines(fixture), "schema \(version)")
+    }
   }
 }

@@ -28,6 +28,21 @@ final class TemporaryNode {
     return bytes
   }
 
+  /// Every file under the node (name and bytes), to prove an operation changed nothing.
+  func snapshot() throws -> [String: [UInt8]] {
+    var files: [String: [UInt8]] = [:]
+    let enumerator = FileManager.default.enumerator(atPath: root)
+    while let name = enumerator?.nextObject() as? String {
+      var isDirectory: ObjCBool = false
+      let path = root + "/" + name
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        continue
+      }
+      files[name] = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+    return files
+  }
+
   /// The raw (sealed) bytes of one memo column.
   func column(_ name: String, of id: MemoID) throws -> [UInt8] {
     let db = try SQLiteConnection(path: paths.databasePath, create: false)
@@ -72,8 +87,8 @@ extension [UInt8] {
   }
 }
 
-/// Migration fixtures: a database of an older schema as SQL text plus the device key that
-/// sealed it, committed under Fixtures/schema-vN. `dump` writes one; `load` rebuilds it.
+/// Migration fixtures: a database of an older schema as SQL text plus the keys that sealed
+/// it (device, and from schema 3 listing), committed under Fixtures/schema-vN. `dump` writes one; `load` rebuilds it.
 enum SchemaFixture {
   static func directory(version: Int) throws -> String {
     let url = try XCTUnwrap(Bundle.module.url(forResource: "Fixtures", withExtension: nil))
@@ -89,6 +104,11 @@ enum SchemaFixture {
     try PrivateFiles.ensureDirectory(node.paths.keyDirectory, role: "key directory")
     let key = try hexBytes(keyHex.trimmingCharacters(in: .whitespacesAndNewlines))
     try PrivateFiles.writeAtomically(Array("MPDK".utf8) + [1, 0] + key, to: node.paths.deviceKeyPath)
+    // Schema 3 and later: the listing key too.
+    if let listingHex = try? String(contentsOfFile: source + "/listing.key.hex", encoding: .utf8) {
+      let listing = try hexBytes(listingHex.trimmingCharacters(in: .whitespacesAndNewlines))
+      try PrivateFiles.writeAtomically(Array("MPLK".utf8) + [1, 0] + listing, to: node.paths.listingKeyPath)
+    }
     let fd = open(node.paths.databasePath, O_CREAT | O_WRONLY, 0o600)
     close(fd)
     let db = try SQLiteConnection(path: node.paths.databasePath, create: false)
@@ -128,9 +148,12 @@ enum SchemaFixture {
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     try (lines.joined(separator: "\n") + "\n").write(
       toFile: directory + "/memos.sql", atomically: true, encoding: .utf8)
-    let key = try PrivateFiles.read(node.paths.deviceKeyPath, limit: 64)
-    try (key[6...].map { String(format: "%02x", $0) }.joined() + "\n")
-      .write(toFile: directory + "/device.key.hex", atomically: true, encoding: .utf8)
+    for (path, name) in [(node.paths.deviceKeyPath, "device"), (node.paths.listingKeyPath, "listing")]
+    where PrivateFiles.exists(path) {
+      let key = try PrivateFiles.read(path, limit: 64)
+      try (key[6...].map { String(format: "%02x", $0) }.joined() + "\n")
+        .write(toFile: directory + "/\(name).key.hex", atomically: true, encoding: .utf8)
+    }
   }
 
   static func hexBytes(_ text: String) throws -> [UInt8] {

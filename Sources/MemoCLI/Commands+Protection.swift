@@ -1,0 +1,167 @@
+import MemoCore
+import MemoCrypto
+import MemoStore
+
+/// `protect`, `unlock` and `lock`: the device key's protection class and lock state.
+enum ProtectionCommands {
+  static let protect = Command(
+    name: "protect", summary: "Choose how the device key is protected: none, after-first-unlock or complete.",
+    details: """
+      none keeps the key unwrapped (file permissions only), for headless hosts that must work
+      unattended. after-first-unlock wraps it under a passphrase: after each restart,
+      `memo-peer unlock` puts it in the kernel keyring until the next restart or `memo-peer
+      lock`. complete does the same and also locks after --idle-timeout seconds without use
+      (default 300). Only the key is re-wrapped: memos are never re-encrypted. Changing a
+      protected key asks for its current passphrase first. Without CLASS, shows the current
+      protection. Passphrases come from the terminal (not echoed), or from descriptors:
+      --passphrase-fd N (the current one) and --new-passphrase-fd M (the new one).
+      """,
+    options: [
+      OptionSpec("idle-timeout", value: "SECONDS", "complete only: lock after this long without use"),
+      OptionSpec("change-passphrase", "set a new passphrase (keeps the class unless CLASS is given)"),
+      OptionSpec("passphrase-fd", value: "N", "read the current passphrase from this file descriptor"),
+      OptionSpec("new-passphrase-fd", value: "N", "read the new passphrase from this file descriptor"),
+      OptionSpec("json", "print {schema, protection, state, idle_timeout, unlocked_since_boot, changed}"),
+    ],
+    positionals: [
+      PositionalSpec(name: "CLASS", optional: true, help: "none, after-first-unlock or complete")
+    ]
+  ) { context in
+    let keys = DeviceKeys(paths: try context.paths())
+    let changePassphrase = context.arguments.has("change-passphrase")
+    let requested = try context.arguments.positional(0).map(parseClass)
+    let timeout = try context.arguments.value("idle-timeout").map(parseTimeout)
+    guard requested != nil || changePassphrase || timeout != nil else {
+      printProtection(try keys.status(), changed: nil, context)
+      return
+    }
+    let current = try keys.status().protection
+    let target = requested ?? current
+    let console = context.console
+    let outcome = try keys.protect(
+      target, idleTimeout: timeout, changePassphrase: changePassphrase,
+      currentPassphrase: {
+        try console.passphrase(
+          prompt: "Current passphrase: ", confirm: false, fd: try fd(context, "passphrase-fd"))
+      },
+      newPassphrase: {
+        try console.passphrase(prompt: "New passphrase: ", confirm: true, fd: try fd(context, "new-passphrase-fd"))
+      })
+    context.logger.info("protection changed: \(outcome != .unchanged, privacy: .public)")
+    printProtection(try keys.status(), changed: outcome != .unchanged, context)
+  }
+
+  static let unlock = Command(
+    name: "unlock", summary: "Unlock memo content with the passphrase, until restart, `lock` or the idle timeout.",
+    details: """
+      Unwraps the device key and keeps it in your kernel keyring (never on disk), where every
+      memo-peer of yours, the daemon included, finds it. A wrong passphrase changes nothing.
+      The passphrase comes from the terminal (not echoed) or, for scripts, as one line from
+      --passphrase-fd N.
+      """,
+    options: [
+      OptionSpec("passphrase-fd", value: "N", "read the passphrase from this file descriptor"),
+      OptionSpec("json", "print {schema, protection, state, idle_timeout, unlocked_since_boot}"),
+    ],
+    positionals: []
+  ) { context in
+    let keys = DeviceKeys(paths: try context.paths())
+    let status = try keys.status()
+    guard status.protection.isProtected else {
+      throw MemoPeerError(
+        .notProtected, "this node's key has no passphrase (protection none): it is always unlocked",
+        hint: "protect it with `memo-peer protect after-first-unlock` or `memo-peer protect complete`")
+    }
+    if status.lockState == .unlocked {
+      printProtection(status, changed: false, context)
+      return
+    }
+    let passphrase = try context.console.passphrase(
+      prompt: "Passphrase: ", confirm: false, fd: try fd(context, "passphrase-fd"))
+    printProtection(try keys.unlock(passphrase: passphrase), changed: true, context)
+  }
+
+  static let lock = Command(
+    name: "lock", summary: "Lock memo content now: nothing can read it until `memo-peer unlock`.",
+    details: """
+      Removes the unwrapped device key from the kernel keyring. Commands running now keep the
+      copy they hold until they finish; every later one, and the daemon, finds the node
+      locked. Titles of memos not marked private stay listable.
+      """,
+    options: [OptionSpec("json", "print {schema, protection, state, idle_timeout, unlocked_since_boot}")],
+    positionals: []
+  ) { context in
+    let keys = DeviceKeys(paths: try context.paths())
+    try keys.lock()
+    printProtection(try keys.status(), changed: true, context)
+  }
+
+  // MARK: - Helpers
+
+  struct ProtectionJSON: Encodable {
+    let schema = OutputFormat.jsonSchema
+    let protection: String
+    let state: String
+    let idleTimeout: UInt32?
+    let unlockedSinceBoot: Bool
+    let changed: Bool?
+
+    init(_ status: DeviceKeys.Status, changed: Bool?) {
+      protection = status.protection.rawValue
+      state = status.lockState.name
+      idleTimeout = status.idleTimeout
+      unlockedSinceBoot = status.lockState.unlockedSinceBoot
+      self.changed = changed
+    }
+
+    enum CodingKeys: String, CodingKey {
+      case schema, protection, state, changed
+      case idleTimeout = "idle_timeout"
+      case unlockedSinceBoot = "unlocked_since_boot"
+    }
+  }
+
+  static func printProtection(_ status: DeviceKeys.Status, changed: Bool?, _ context: CommandContext) {
+    if context.wantsJSON {
+      context.printJSON(ProtectionJSON(status, changed: changed))
+    } else {
+      context.console.print(describe(status))
+    }
+  }
+
+  /// `protection complete (locks after 300 s without use): unlocked`
+  static func describe(_ status: DeviceKeys.Status) -> String {
+    var text = "protection \(status.protection.rawValue)"
+    if let timeout = status.idleTimeout { text += " (locks after \(timeout) s without use)" }
+    text += ": \(status.lockState.name)"
+    if status.lockState == .locked(unlockedSinceBoot: false) { text += " (not unlocked since the machine started)" }
+    return text
+  }
+
+  static func parseClass(_ text: String) throws -> ProtectionClass {
+    guard let protection = ProtectionClass(rawValue: text) else {
+      throw ArgumentParser.usage(
+        "unknown protection class \(ArgumentParser.echo(text))",
+        suggestion: ArgumentParser.closest(to: text, among: ProtectionClass.allCases.map(\.rawValue)),
+        command: "protect")
+    }
+    return protection
+  }
+
+  static func parseTimeout(_ text: String) throws -> UInt32 {
+    guard let seconds = UInt32(text), ProtectionClass.idleTimeoutRange.contains(seconds) else {
+      throw ArgumentParser.usage(
+        "--idle-timeout needs a number of seconds from 1 to 604800", suggestion: nil, command: "protect")
+    }
+    return seconds
+  }
+
+  /// A `--…-fd N` option's descriptor number.
+  static func fd(_ context: CommandContext, _ option: String) throws -> Int32? {
+    guard let text = context.arguments.value(option) else { return nil }
+    guard let fd = Int32(text), fd >= 0 else {
+      throw ArgumentParser.usage("--\(option) needs a file descriptor number", suggestion: nil, command: nil)
+    }
+    return fd
+  }
+}

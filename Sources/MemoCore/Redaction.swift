@@ -1,0 +1,73 @@
+/// Why a field is not shown. The widget's JSON names the reason for every redacted field,
+/// so a bar (or a person reading it) can tell "locked" from "private" from "not yet".
+public enum RedactionReason: String, Sendable, Codable, CaseIterable {
+  /// The field is sealed under the device key and the node is locked.
+  case locked
+  /// The memo is marked private and the user chose not to show private memos in the widget
+  /// (`widget.show-private-when-locked=false`).
+  case `private`
+  /// `widget.protection=complete` and nobody has unlocked the node since the machine
+  /// started: every memo field is a placeholder, like a widget under Data Protection.
+  case placeholder
+}
+
+/// The widget's settings, from the node's config file (`widget` in config/config.json).
+public struct WidgetSettings: Sendable, Equatable {
+  /// Whether the widget protects its memo fields beyond the memo's own protection.
+  public enum Protection: String, Sendable, CaseIterable, Codable {
+    /// Fields follow the node's lock state and the private mark.
+    case none
+    /// Every memo field is a placeholder until the first unlock after boot.
+    case complete
+  }
+
+  /// `widget.show-private-when-locked`. memo-peer cannot tell whether your desktop's screen
+  /// is locked, and a status bar may be seen by anyone at the desk, so `false` means a
+  /// private memo is never shown in the widget. `true` (the default) shows it while the
+  /// node is unlocked; while locked it cannot be read anyway.
+  public var showPrivateWhenLocked: Bool
+  /// `widget.protection`.
+  public var protection: Protection
+
+  public init(showPrivateWhenLocked: Bool = true, protection: Protection = .none) {
+    self.showPrivateWhenLocked = showPrivateWhenLocked
+    self.protection = protection
+  }
+}
+
+/// The memo fields a widget may show.
+public enum WidgetMemoField: String, Sendable, CaseIterable {
+  /// Sealed under the listing key too for memos not marked private (readable while locked).
+  case title
+  /// Sealed under the device key only.
+  case tags
+}
+
+/// The rule for every memo field a widget shows. Pure: the same inputs always give the same
+/// answer, and the tests cover every combination.
+///
+/// Precedence: `placeholder` (nothing of any memo before the first unlock, when asked for),
+/// then `private` (the user's choice for private memos), then `locked` (the field is sealed
+/// under the device key: tags always, titles of private memos). A non-private memo's title
+/// is sealed under the listing key as well and so stays readable while locked, which is what
+/// lets a locked widget still say which memo is pinned.
+public enum RedactionPolicy {
+  public static func reason(
+    for field: WidgetMemoField, isPrivate: Bool, lockState: LockState, settings: WidgetSettings
+  ) -> RedactionReason? {
+    if settings.protection == .complete && lockState.isProtectedState && !lockState.unlockedSinceBoot {
+      return .placeholder
+    }
+    if isPrivate && !settings.showPrivateWhenLocked { return .private }
+    if lockState.canReadContent { return nil }
+    switch field {
+    case .title: return isPrivate ? .locked : nil
+    case .tags: return .locked
+    }
+  }
+}
+
+extension LockState {
+  /// Whether the node has a passphrase at all (only then is there an unlock to wait for).
+  var isProtectedState: Bool { self != .unprotected }
+}

@@ -1,0 +1,204 @@
+import MemoCore
+import MemoCrypto
+
+/// Who is using the device key: a person's command counts as activity for the idle timeout
+/// of protection `complete`; the widget, `status` and the daemon do not, or a status bar
+/// polling every few seconds would keep the node unlocked forever.
+public enum KeyUse: Sendable {
+  /// A command a person ran: restarts the idle timeout.
+  case person
+  /// The widget, `status`, the daemon: leaves the idle timeout running.
+  case background
+}
+
+/// The device key and its protection: which class it is in, whether it is unlocked, and the
+/// changes between them (`protect`, `unlock`, `lock`).
+///
+/// The unwrapped key of a protected node lives only in the kernel keyring (`SecretKeyring`)
+/// between commands, and in a command's memory while it runs. Memos are never re-encrypted
+/// by any of these operations: only the 32-byte key is wrapped, unwrapped or re-wrapped.
+/// Every change is one atomic replacement of the key file, made only after the current
+/// passphrase was verified, so a wrong passphrase or a crash leaves the file as it was.
+public struct DeviceKeys: Sendable {
+  public let paths: NodePaths
+  let keyring: any SecretKeyring
+  let kdfParameters: ScryptParameters
+  let file: KeyFile
+
+  public init(
+    paths: NodePaths, keyring: any SecretKeyring = KernelKeyring(), kdfParameters: ScryptParameters = .standard
+  ) {
+    self.paths = paths
+    self.keyring = keyring
+    self.kdfParameters = kdfParameters
+    file = KeyFile.device(paths)
+  }
+
+  /// The class, the lock state and (for `complete`) the idle timeout.
+  public struct Status: Sendable, Equatable {
+    public let protection: ProtectionClass
+    public let lockState: LockState
+    /// Seconds without use after which `complete` locks by itself; nil for other classes.
+    public let idleTimeout: UInt32?
+  }
+
+  public func status() throws -> Status {
+    guard file.exists else { return Status(protection: .none, lockState: .unprotected, idleTimeout: nil) }
+    switch try file.contents() {
+    case .plain: return Status(protection: .none, lockState: .unprotected, idleTimeout: nil)
+    case .wrapped(let wrapped):
+      let names = KeyringNames(wrapped.keyID)
+      let state = LockState.of(
+        protection: wrapped.protection, keyInKeyring: keyring.contains(names.deviceKey),
+        unlockedSinceBoot: keyring.contains(names.unlockedSinceBoot))
+      return Status(
+        protection: wrapped.protection, lockState: state,
+        idleTimeout: wrapped.protection == .complete ? wrapped.idleTimeout : nil)
+    }
+  }
+
+  /// The device key, or nil while the node is locked. A person's use restarts the idle
+  /// timeout of `complete`.
+  public func dataKey(use: KeyUse) throws -> SecureBytes? {
+    switch try file.contents() {
+    case .plain(let key): return key
+    case .wrapped(let wrapped):
+      let names = KeyringNames(wrapped.keyID)
+      guard let key = try keyring.read(names.deviceKey, maxCount: AES256GCMKey.keySize) else { return nil }
+      if use == .person && wrapped.protection == .complete {
+        try keyring.setTimeout(names.deviceKey, seconds: wrapped.idleTimeout)
+      }
+      return key
+    }
+  }
+
+  /// The device key, made (unprotected) on a node's first use.
+  func dataKeyCreatingIfMissing(use: KeyUse) throws -> SecureBytes? {
+    file.exists ? try dataKey(use: use) : try file.create()
+  }
+
+  /// Unwraps the key with `passphrase` and puts it in the keyring. Nothing changes on disk.
+  @discardableResult
+  public func unlock(passphrase: SecureBytes) throws -> Status {
+    let wrapped = try wrappedKey(for: "unlock")
+    let key = try wrapped.unwrap(passphrase: passphrase, magic: file.magic)
+    try admit(key, wrapped)
+    return try status()
+  }
+
+  /// Removes the unwrapped key from the keyring: content is unreadable until `unlock`.
+  public func lock() throws {
+    let wrapped = try wrappedKey(for: "lock")
+    try keyring.remove(KeyringNames(wrapped.keyID).deviceKey)
+  }
+
+  /// What `protect` did.
+  public enum ProtectOutcome: Sendable, Equatable {
+    /// Already as asked; nothing was written.
+    case unchanged
+    /// The key was wrapped under a passphrase for the first time.
+    case protected
+    /// Re-wrapped: another class, idle timeout or passphrase.
+    case changed
+    /// Unwrapped: protection none.
+    case unprotected
+  }
+
+  /// Moves the key to `target`, asking for passphrases only as `ProtectionPlan` says.
+  ///
+  /// - Parameters:
+  ///   - idleTimeout: for `complete`; nil keeps the current one (or the default).
+  ///   - currentPassphrase: asked first, before anything else happens.
+  ///   - newPassphrase: asked only once the current one proved right.
+  public func protect(
+    _ target: ProtectionClass, idleTimeout: UInt32?, changePassphrase: Bool,
+    currentPassphrase: () throws -> SecureBytes, newPassphrase: () throws -> SecureBytes
+  ) throws -> ProtectOutcome {
+    if let idleTimeout, !ProtectionClass.idleTimeoutRange.contains(idleTimeout) {
+      throw MemoPeerError(
+        .invalidInput, "the idle timeout must be between 1 second and 7 days (604800 seconds)",
+        hint: "for example --idle-timeout 300")
+    }
+    if idleTimeout != nil && target != .complete {
+      throw MemoPeerError(
+        .usage, "--idle-timeout applies only to protection complete", hint: "drop --idle-timeout, or choose complete")
+    }
+    let contents: KeyFile.Contents? = file.exists ? try file.contents() : nil
+    let current = contents?.protection ?? .none
+    var currentTimeout: UInt32?
+    if case .wrapped(let wrapped)? = contents, wrapped.protection == .complete { currentTimeout = wrapped.idleTimeout }
+    let timeout = idleTimeout ?? currentTimeout ?? ProtectionClass.defaultIdleTimeoutSeconds
+    let plan = try ProtectionPlan.make(
+      from: current, to: target, changePassphrase: changePassphrase,
+      settingsChange: target == .complete && current == .complete && timeout != currentTimeout)
+    switch plan.action {
+    case .nothing:
+      return .unchanged
+    case .wrap:
+      let key: SecureBytes
+      if case .plain(let plain)? = contents { key = plain } else { key = try randomKey() }
+      let wrapped = try WrappedKey.wrap(
+        key, passphrase: try newPassphrase(), protection: target, idleTimeout: timeout,
+        keyID: try WrappedKey.random(WrappedKey.keyIDSize), parameters: kdfParameters, magic: file.magic)
+      try file.write(wrapped: wrapped, exclusive: contents == nil)
+      try admit(key, wrapped)
+      return .protected
+    case .rewrap:
+      guard case .wrapped(let old)? = contents else { return .unchanged }
+      let passphrase = try currentPassphrase()
+      let key = try old.unwrap(passphrase: passphrase, magic: file.magic)
+      let wrapped = try WrappedKey.wrap(
+        key, passphrase: plan.needsNewPassphrase ? try newPassphrase() : passphrase, protection: target,
+        idleTimeout: timeout, keyID: old.keyID, parameters: kdfParameters, magic: file.magic)
+      try file.write(wrapped: wrapped)
+      try admit(key, wrapped)
+      return .changed
+    case .unwrap:
+      guard case .wrapped(let old)? = contents else { return .unchanged }
+      let key = try old.unwrap(passphrase: try currentPassphrase(), magic: file.magic)
+      try file.write(plain: key)
+      let names = KeyringNames(old.keyID)
+      try keyring.remove(names.deviceKey)
+      try keyring.remove(names.unlockedSinceBoot)
+      return .unprotected
+    }
+  }
+
+  /// Puts an unwrapped key in the keyring with its class's timeout, and notes that the node
+  /// was unlocked since boot.
+  private func admit(_ key: SecureBytes, _ wrapped: WrappedKey) throws {
+    let names = KeyringNames(wrapped.keyID)
+    try keyring.store(names.deviceKey, secret: key)
+    try keyring.setTimeout(names.deviceKey, seconds: wrapped.protection == .complete ? wrapped.idleTimeout : 0)
+    try keyring.store(names.unlockedSinceBoot, secret: SecureBytes(copying: [1]))
+  }
+
+  private func wrappedKey(for action: String) throws -> WrappedKey {
+    guard file.exists, case .wrapped(let wrapped) = try file.contents() else {
+      throw MemoPeerError(
+        .notProtected, "this node's key has no passphrase (protection none), so there is nothing to \(action)",
+        hint: "protect it first: `memo-peer protect after-first-unlock` or `memo-peer protect complete`")
+    }
+    return wrapped
+  }
+
+  private func randomKey() throws -> SecureBytes {
+    do { return try SecureBytes.random(count: AES256GCMKey.keySize) } catch {
+      throw MemoPeerError(.crypto, "could not draw random bytes for the device key", diagnostics: "\(error)")
+    }
+  }
+}
+
+/// The keyring names of one node's entries. The key id is random per node, so several nodes
+/// (`MEMO_PEER_HOME`) of one user never share an entry.
+struct KeyringNames {
+  let deviceKey: String
+  /// Present once the node was unlocked since the machine started; `lock` keeps it.
+  let unlockedSinceBoot: String
+
+  init(_ keyID: [UInt8]) {
+    let id = Hex.encode(keyID)
+    deviceKey = "memo-peer:\(id):device-key"
+    unlockedSinceBoot = "memo-peer:\(id):unlocked-since-boot"
+  }
+}

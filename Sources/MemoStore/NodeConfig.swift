@@ -1,0 +1,72 @@
+import Foundation
+import MemoCore
+
+/// The node's configuration file `config/config.json` (optional; docs/FORMATS.md):
+/// extra DNS-SD service types, the advertisement's rotation period, and the widget's settings.
+///
+/// ```json
+/// {"service_types": ["_name._tcp"], "rotation_seconds": 900,
+///  "widget": {"show-private-when-locked": false, "protection": "complete"}}
+/// ```
+public struct NodeConfig: Sendable {
+  public var serviceTypes: [String] = []
+  /// Seconds per advertisement rotation period; nil means the default (900).
+  public var rotationSeconds: Int64?
+  public var widget = WidgetSettings()
+
+  struct File: Decodable {
+    var serviceTypes: [String]?
+    var rotationSeconds: Int64?
+    var widget: Widget?
+
+    struct Widget: Decodable {
+      var showPrivateWhenLocked: Bool?
+      var protection: WidgetSettings.Protection?
+
+      enum CodingKeys: String, CodingKey {
+        case showPrivateWhenLocked = "show-private-when-locked"
+        case protection
+      }
+    }
+
+    enum CodingKeys: String, CodingKey {
+      case serviceTypes = "service_types"
+      case rotationSeconds = "rotation_seconds"
+      case widget
+    }
+  }
+
+  public static func path(_ paths: NodePaths) -> String { paths.configDirectory + "/config.json" }
+
+  public static func load(paths: NodePaths) throws -> NodeConfig {
+    let path = path(paths)
+    guard PrivateFiles.exists(path) else { return NodeConfig() }
+    let bytes = try PrivateFiles.read(path, limit: 1 << 20)
+    guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)) else {
+      throw MemoPeerError(
+        .invalidInput, "\(path) is not valid JSON of the expected shape",
+        hint: "it holds {\"service_types\": [\"_name._tcp\", …], \"rotation_seconds\": 900, "
+          + "\"widget\": {\"show-private-when-locked\": "
+          + "true|false, \"protection\": \"none\"|\"complete\"}}")
+    }
+    let types = file.serviceTypes ?? []
+    if let bad = types.first(where: { !LocalNetworkManifest.isWellFormed(serviceType: $0) }) {
+      throw MemoPeerError(
+        .invalidInput, "\(path) declares \(bad.prefix(40)), which is not a DNS-SD service type",
+        hint: "service types look like _name._tcp or _name._udp")
+    }
+    if let rotation = file.rotationSeconds, !(1...604_800).contains(rotation) {
+      throw MemoPeerError(
+        .invalidInput, "\(path): rotation_seconds must be from 1 to 604800", hint: "the default is 900 (15 minutes)")
+    }
+    var config = NodeConfig(serviceTypes: types, rotationSeconds: file.rotationSeconds)
+    if let widget = file.widget {
+      config.widget = WidgetSettings(
+        showPrivateWhenLocked: widget.showPrivateWhenLocked ?? true, protection: widget.protection ?? .none)
+    }
+    return config
+  }
+
+  /// The manifest in force: memo-peer's own declarations plus the config's types.
+  public var manifest: LocalNetworkManifest { LocalNetworkManifest.builtIn.adding(serviceTypes: serviceTypes) }
+}

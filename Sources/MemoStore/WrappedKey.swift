@@ -1,0 +1,113 @@
+import MemoCore
+import MemoCrypto
+
+/// A key sealed under a passphrase: key file format version 2 (docs/FORMATS.md).
+///
+/// ```
+/// magic (4) ‖ 0x02 ‖ class ‖ KDF 0x01 (scrypt) ‖ log2 N ‖ r ‖ p ‖ salt (16)
+///   ‖ idle timeout (u32, big-endian, seconds) ‖ key id (16) ‖ sealed key (61)
+/// ```
+///
+/// The sealed key is AES-256-GCM (sealed-value format 1) under scrypt(passphrase, salt, N,
+/// r, p), with everything before it as additional data: a file whose class, cost, timeout or
+/// id was edited fails to open exactly as a wrong passphrase does, so protection can never be
+/// weakened by editing the header. The key id names the key in the kernel keyring; it is
+/// random, not derived from the key, and survives passphrase changes.
+struct WrappedKey: Sendable {
+  static let version: UInt8 = 2
+  static let kdfScrypt: UInt8 = 1
+  static let saltSize = 16
+  static let keyIDSize = 16
+  static let headerSize = 4 + 1 + 1 + 1 + 3 + saltSize + 4 + keyIDSize
+  static let fileSize = headerSize + AES256GCMKey.overhead + AES256GCMKey.keySize
+
+  var protection: ProtectionClass
+  var parameters: ScryptParameters
+  var salt: [UInt8]
+  var idleTimeout: UInt32
+  var keyID: [UInt8]
+  var sealed: [UInt8]
+
+  /// Seals `key` under `passphrase` with a fresh salt.
+  static func wrap(
+    _ key: SecureBytes, passphrase: SecureBytes, protection: ProtectionClass, idleTimeout: UInt32, keyID: [UInt8],
+    parameters: ScryptParameters, magic: [UInt8]
+  ) throws -> WrappedKey {
+    var wrapped = WrappedKey(
+      protection: protection, parameters: parameters, salt: try random(saltSize), idleTimeout: idleTimeout,
+      keyID: keyID, sealed: [])
+    let sealer = try crypto {
+      try AES256GCMKey(try PassphraseKDF.deriveKey(passphrase: passphrase, salt: wrapped.salt, parameters: parameters))
+    }
+    var plain = key.withUnsafeBytes { Array($0) }
+    defer { for index in plain.indices { plain[index] = 0 } }
+    wrapped.sealed = try crypto { try sealer.seal(plain, associatedData: wrapped.additionalData(magic: magic)) }
+    return wrapped
+  }
+
+  /// Opens the key with `passphrase`. A wrong passphrase (or an edited file) is a
+  /// `passphrase` error that never repeats what was typed.
+  func unwrap(passphrase: SecureBytes, magic: [UInt8]) throws -> SecureBytes {
+    let sealer = try Self.crypto {
+      try AES256GCMKey(try PassphraseKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters))
+    }
+    var plain: [UInt8]
+    do { plain = try sealer.open(sealed, associatedData: additionalData(magic: magic)) } catch CryptoError
+      .authenticationFailed
+    {
+      throw MemoPeerError(
+        .passphrase, "that passphrase does not unlock this node's key; nothing was changed",
+        hint: "try again (the passphrase is the one given to `memo-peer protect`)")
+    } catch {
+      throw MemoPeerError(.crypto, "the cryptographic library failed to open the key", diagnostics: "\(error)")
+    }
+    defer { for index in plain.indices { plain[index] = 0 } }
+    guard plain.count == AES256GCMKey.keySize else {
+      throw MemoPeerError(.wrongKey, "the wrapped key has the wrong size", hint: "restore the key file from a backup")
+    }
+    return SecureBytes(copying: plain)
+  }
+
+  func header(magic: [UInt8]) -> [UInt8] {
+    var bytes = magic + [Self.version, protection.code, Self.kdfScrypt]
+    bytes += [UInt8(parameters.n.trailingZeroBitCount), UInt8(parameters.r), UInt8(parameters.p)]
+    bytes += salt
+    bytes += withUnsafeBytes(of: idleTimeout.bigEndian) { Array($0) }
+    bytes += keyID
+    return bytes
+  }
+
+  func additionalData(magic: [UInt8]) -> [UInt8] { SealingContext.wrappedKey(header: header(magic: magic)) }
+
+  func encoded(magic: [UInt8]) -> [UInt8] { header(magic: magic) + sealed }
+
+  /// Parses a version-2 file; `nil` for anything malformed (the caller names the file).
+  static func decode(_ bytes: [UInt8], magic: [UInt8]) -> WrappedKey? {
+    guard bytes.count == fileSize, Array(bytes[0..<4]) == magic, bytes[4] == version, bytes[6] == kdfScrypt,
+      let protection = ProtectionClass(code: bytes[5]), protection.isProtected, bytes[7] < 64
+    else { return nil }
+    let parameters = ScryptParameters(n: 1 << UInt64(bytes[7]), r: UInt32(bytes[8]), p: UInt32(bytes[9]))
+    guard parameters.isAcceptable else { return nil }
+    var offset = 10
+    func take(_ count: Int) -> [UInt8] {
+      defer { offset += count }
+      return Array(bytes[offset..<(offset + count)])
+    }
+    let salt = take(saltSize)
+    let timeout = take(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+    let keyID = take(keyIDSize)
+    return WrappedKey(
+      protection: protection, parameters: parameters, salt: salt, idleTimeout: timeout, keyID: keyID,
+      sealed: take(bytes.count - offset))
+  }
+
+  static func random(_ count: Int) throws -> [UInt8] { try crypto { try SystemRandom.bytes(count) } }
+
+  private static func crypto<R>(_ body: () throws -> R) throws -> R {
+    do { return try body() } catch let error as MemoPeerError { throw error } catch {
+      throw MemoPeerError(.crypto, "the cryptographic library failed", diagnostics: "\(error)")
+    }
+  }
+
+  private func crypto<R>(_ body: () throws -> R) throws -> R { try Self.crypto(body) }
+}

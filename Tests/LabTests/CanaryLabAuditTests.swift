@@ -1,0 +1,157 @@
+import Foundation
+import MemoTestSupport
+import XCTest
+
+/// The network half of the canary audit, in the virtual home lab: host a holds memos full
+/// of canaries and advertises (`serve`, unlocked, then locked); b browses with memo-peer;
+/// c with avahi-browse; tcpdump records every packet on the lab's bridge. No canary may be
+/// in any output, in the capture, in the lab's files or in any process's arguments and
+/// environment.
+///
+/// The steps are a list: `send` and `sync` become two more entries when they exist.
+final class CanaryLabAuditTests: XCTestCase {
+  let canaries = Canaries()
+  var findings: [String] = []
+
+  /// One command on one lab host.
+  struct Step {
+    let host: String
+    let scenario: AuditScenario
+    /// Another program than memo-peer (avahi-browse), run without `--debug`.
+    var tool: String?
+  }
+
+  override class func setUp() {
+    super.setUp()
+    if getuid() == 0 { try? Lab.up(3) }
+  }
+
+  override class func tearDown() {
+    if getuid() == 0 { Lab.down() }
+    super.tearDown()
+  }
+
+  override func setUpWithError() throws {
+    try Lab.require()
+    try Lab.resetHomes()
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tcpdump") else {
+      if ProcessInfo.processInfo.environment["CI"] == "true" {
+        XCTFail("tcpdump is missing (scripts/deps.sh installs it); CI=true requires the lab audit")
+      }
+      throw XCTSkip("tcpdump is missing: run `make deps`")
+    }
+  }
+
+  func testNoCanaryReachesTheNetworkOrTheLab() throws {
+    let c = canaries
+    // Host a: the memos (tags through argv in setup only), protection, consent.
+    for (body, options) in [
+      ("\(c[.publicTitle])\n\(c[.publicBody])", ["--tag", c[.publicTag]]),
+      ("\(c[.privateTitle])\n\(c[.privateBody])", ["--tag", c[.privateTag], "--private"]),
+    ] {
+      XCTAssertEqual(try Lab.exec("a", ["new"] + options, stdin: body).status, 0)
+    }
+    XCTAssertEqual(
+      try Lab.exec("a", ["protect", "complete", "--new-passphrase-fd", "0"], stdin: c[.passphrase]).status, 0)
+    // The lab's hosts share this machine's kernel keyring: leave nothing of a's in it.
+    addTeardownBlock { [c] in
+      _ = try? Lab.exec("a", ["protect", "none", "--passphrase-fd", "0"], stdin: c[.passphrase])
+    }
+    XCTAssertEqual(try Lab.exec("a", ["consent", "grant", "--provisioning"]).status, 0)
+    XCTAssertEqual(try Lab.exec("b", ["consent", "grant"]).status, 0)
+
+    let capture = Lab.directory + "/audit-\(UUID().uuidString.prefix(8)).pcap"
+    let tcpdump = try startCapture(capture)
+    defer { stopCapture(tcpdump) }
+    let server = try Lab.start("a", ["--debug", "serve"])
+    defer { server.terminate() }
+    XCTAssertTrue(try Lab.waitUntil(seconds: 10) { try daemon("a")?["state"] as? String == "advertising" }, server.text)
+
+    let steps: [Step] = [
+      Step(host: "b", scenario: AuditScenario(["browse", "--json", "--timeout", "3"])),
+      Step(host: "c", scenario: AuditScenario(["-a", "-r", "-t", "-p"]), tool: "avahi-browse"),
+      Step(host: "a", scenario: AuditScenario(["status", "--json"])),
+      Step(host: "a", scenario: AuditScenario(["doctor", "--json"], status: nil)),
+      Step(host: "a", scenario: AuditScenario(["widget", "--json"], mayShow: [.privateTitle, .privateTag])),
+      Step(host: "a", scenario: AuditScenario(["lock"])),
+      // Locked: the daemon keeps advertising and says so.
+      Step(host: "b", scenario: AuditScenario(["browse", "--timeout", "3"])),
+      Step(host: "c", scenario: AuditScenario(["-r", "-t", "-p", "_memo-peer._tcp"]), tool: "avahi-browse"),
+      Step(host: "a", scenario: AuditScenario(["status"])),
+      Step(host: "b", scenario: AuditScenario(["doctor"], status: nil)),
+      // send and sync (later issues) go here, between hosts a and b.
+    ]
+    var sawA = false
+    for step in steps {
+      let arguments = step.tool == nil ? ["--debug"] + step.scenario.arguments : step.scenario.arguments
+      let result = try Lab.exec(step.host, arguments, tool: step.tool, stdin: step.scenario.stdin)
+      findings += step.scenario.findings(
+        stdout: result.stdout, stderr: result.stderr, status: result.status, canaries: c
+      ).map { "host \(step.host): \($0)" }
+      if step.host == "b" && step.scenario.arguments.first == "browse" {
+        sawA = sawA || result.stdout.contains("memo-peer-")
+      }
+    }
+    XCTAssertTrue(sawA, "b saw a's advertisement: the audit looked at real traffic")
+    XCTAssertTrue(
+      try Lab.waitUntil(seconds: 10) { try daemon("a")?["store"] as? String == "locked" }, "the daemon reports locked")
+    XCTAssertEqual(try daemon("a")?["state"] as? String, "advertising", "and keeps advertising")
+
+    // While everything runs: every process's arguments and environment.
+    for (path, kinds) in LeakScanner.scanProcesses(for: c) { findings.append("\(path) holds \(kinds.map(\.rawValue))") }
+
+    XCTAssertEqual(server.terminate(), 0)
+    findings += AuditScenario(["serve"]).findings(stdout: "", stderr: server.text, status: 0, canaries: c)
+    stopCapture(tcpdump)
+    let packets = try Data(contentsOf: URL(fileURLWithPath: capture))
+    XCTAssertNotNil(packets.range(of: Data("_memo-peer".utf8)), "the capture holds the mDNS traffic")
+    for kind in c.found(in: packets) { findings.append("the packet capture holds \(kind.rawValue)") }
+    try? FileManager.default.removeItem(atPath: capture)
+
+    // The lab's files (each host's memo-peer home, daemons' logs) and /tmp.
+    for root in [Lab.directory, "/tmp", "/dev/shm"] {
+      for (path, kinds) in LeakScanner.scanFiles(under: root, for: c) {
+        findings.append("\(path) holds \(kinds.map(\.rawValue))")
+      }
+    }
+    XCTAssertEqual(findings, [], findings.joined(separator: "\n"))
+  }
+
+  func daemon(_ host: String) throws -> [String: Any]? {
+    let result = try Lab.exec(host, ["status", "--json"])
+    let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
+    return json?["serve"] as? [String: Any]
+  }
+
+  /// tcpdump on the lab's bridge (inside the lab's bridge namespace, never the machine's
+  /// own interfaces), writing every packet as it arrives.
+  func startCapture(_ path: String) throws -> Process {
+    let log = path + ".log"
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+    process.arguments = [
+      "netns", "exec", "\(Lab.prefix)-bridge", "/usr/bin/tcpdump", "-i", "br0", "-n", "-U", "-s", "0", "-Z", "root",
+      "-w", path,
+    ]
+    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+    process.standardOutput = FileHandle(forWritingAtPath: log)
+    process.standardError = FileHandle(forWritingAtPath: log)
+    try process.run()
+    let listening = Lab.waitUntil(seconds: 10) {
+      ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listening on")
+    }
+    guard listening else {
+      stopCapture(process)
+      throw LabError("tcpdump did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
+    return process
+  }
+
+  /// SIGINT (tcpdump flushes and exits); `ip netns exec` has exec'd tcpdump, so this is its pid.
+  func stopCapture(_ process: Process) {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGINT)
+    process.waitUntilExit()
+  }
+}
