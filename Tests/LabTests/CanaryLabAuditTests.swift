@@ -3,12 +3,13 @@ import MemoTestSupport
 import XCTest
 
 /// The network half of the canary audit, in the virtual home lab: host a holds memos full
-/// of canaries and advertises (`serve`, unlocked, then locked); b browses with memo-peer;
-/// c with avahi-browse; tcpdump records every packet on the lab's bridge. No canary may be
+/// of canaries, advertises (`serve`, unlocked, then locked) and sends both memos to b over
+/// TLS; b browses with memo-peer and receives with its own `serve`; c browses with
+/// avahi-browse; tcpdump records every packet on the lab's bridge. No canary may be
 /// in any output, in the capture, in the lab's files or in any process's arguments and
 /// environment.
 ///
-/// The steps are a list: `send` and `sync` become two more entries when they exist.
+/// The steps are a list: `sync` becomes more entries when it exists.
 final class CanaryLabAuditTests: XCTestCase {
   let canaries = Canaries()
   var findings: [String] = []
@@ -45,11 +46,14 @@ final class CanaryLabAuditTests: XCTestCase {
   func testNoCanaryReachesTheNetworkOrTheLab() throws {
     let c = canaries
     // Host a: the memos (tags through argv in setup only), protection, consent.
+    var ids: [String] = []
     for (body, options) in [
       ("\(c[.publicTitle])\n\(c[.publicBody])", ["--tag", c[.publicTag]]),
       ("\(c[.privateTitle])\n\(c[.privateBody])", ["--tag", c[.privateTag], "--private"]),
     ] {
-      XCTAssertEqual(try Lab.exec("a", ["new"] + options, stdin: body).status, 0)
+      let created = try Lab.exec("a", ["new"] + options, stdin: body)
+      XCTAssertEqual(created.status, 0)
+      ids.append(created.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
     }
     XCTAssertEqual(
       try Lab.exec("a", ["protect", "complete", "--new-passphrase-fd", "0"], stdin: c[.passphrase]).status, 0)
@@ -59,6 +63,12 @@ final class CanaryLabAuditTests: XCTestCase {
     }
     XCTAssertEqual(try Lab.exec("a", ["consent", "grant", "--provisioning"]).status, 0)
     XCTAssertEqual(try Lab.exec("b", ["consent", "grant"]).status, 0)
+    // a and b trust each other, so a can send both memos to b's daemon.
+    let deviceIDs = try ["a", "b"].map {
+      try Lab.exec($0, ["id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+    XCTAssertEqual(try Lab.exec("a", ["trust", "add", deviceIDs[1], "--name", "bee"]).status, 0)
+    XCTAssertEqual(try Lab.exec("b", ["trust", "add", deviceIDs[0], "--name", "ay"]).status, 0)
 
     let capture = Lab.directory + "/audit-\(UUID().uuidString.prefix(8)).pcap"
     let tcpdump = try startCapture(capture)
@@ -66,6 +76,10 @@ final class CanaryLabAuditTests: XCTestCase {
     let server = try Lab.start("a", ["--debug", "serve"])
     defer { server.terminate() }
     XCTAssertTrue(try Lab.waitUntil(seconds: 10) { try daemon("a")?["state"] as? String == "advertising" }, server.text)
+    let receiver = try Lab.start("b", ["--debug", "serve"])
+    defer { receiver.terminate() }
+    XCTAssertTrue(
+      try Lab.waitUntil(seconds: 10) { try daemon("b")?["state"] as? String == "advertising" }, receiver.text)
 
     let steps: [Step] = [
       Step(host: "b", scenario: AuditScenario(["browse", "--json", "--timeout", "3"])),
@@ -73,13 +87,20 @@ final class CanaryLabAuditTests: XCTestCase {
       Step(host: "a", scenario: AuditScenario(["status", "--json"])),
       Step(host: "a", scenario: AuditScenario(["doctor", "--json"], status: nil)),
       Step(host: "a", scenario: AuditScenario(["widget", "--json"], mayShow: [.privateTitle, .privateTag])),
+      // Sending: both memos cross the lab, inside TLS, to b's inbox.
+      Step(host: "a", scenario: AuditScenario(["send", ids[0], "--to", "bee", "--wait", "30"])),
+      Step(host: "a", scenario: AuditScenario(["send", ids[1], "--to", "bee", "--wait", "30"])),
+      Step(host: "a", scenario: AuditScenario(["outbox", "--json"])),
+      Step(
+        host: "b",
+        scenario: AuditScenario(["inbox", "--json"], mayShow: [.publicTitle, .publicTag, .privateTitle, .privateTag])),
       Step(host: "a", scenario: AuditScenario(["lock"])),
       // Locked: the daemon keeps advertising and says so.
       Step(host: "b", scenario: AuditScenario(["browse", "--timeout", "3"])),
       Step(host: "c", scenario: AuditScenario(["-r", "-t", "-p", "_memo-peer._tcp"]), tool: "avahi-browse"),
       Step(host: "a", scenario: AuditScenario(["status"])),
       Step(host: "b", scenario: AuditScenario(["doctor"], status: nil)),
-      // send and sync (later issues) go here, between hosts a and b.
+      // sync (a later issue) goes here, between hosts a and b.
     ]
     var sawA = false
     for step in steps {
@@ -101,7 +122,9 @@ final class CanaryLabAuditTests: XCTestCase {
     for (path, kinds) in LeakScanner.scanProcesses(for: c) { findings.append("\(path) holds \(kinds.map(\.rawValue))") }
 
     XCTAssertEqual(server.terminate(), 0)
+    XCTAssertEqual(receiver.terminate(), 0)
     findings += AuditScenario(["serve"]).findings(stdout: "", stderr: server.text, status: 0, canaries: c)
+    findings += AuditScenario(["serve"]).findings(stdout: "", stderr: receiver.text, status: 0, canaries: c)
     stopCapture(tcpdump)
     let packets = try Data(contentsOf: URL(fileURLWithPath: capture))
     XCTAssertNotNil(packets.range(of: Data("_memo-peer".utf8)), "the capture holds the mDNS traffic")
