@@ -81,6 +81,13 @@ final class CanaryLabAuditTests: XCTestCase {
     XCTAssertTrue(
       try Lab.waitUntil(seconds: 10) { try daemon("b")?["state"] as? String == "advertising" }, receiver.text)
 
+    // A freshly started lab host's avahi-daemon may not answer its first D-Bus clients yet:
+    // wait (bounded) until b and c can browse at all, so the steps audit output, not start-up.
+    _ = try Lab.waitUntil(seconds: 20) { try Lab.exec("b", ["browse", "--timeout", "1"]).status == 0 }
+    _ = try Lab.waitUntil(seconds: 20) {
+      try Lab.exec("c", ["-t", "-p", "_memo-peer._tcp"], tool: "avahi-browse").status == 0
+    }
+
     let steps: [Step] = [
       Step(host: "b", scenario: AuditScenario(["browse", "--json", "--timeout", "3"])),
       Step(host: "c", scenario: AuditScenario(["-a", "-r", "-t", "-p"]), tool: "avahi-browse"),
