@@ -1,4 +1,5 @@
 import MemoCore
+import MemoNode
 import MemoStore
 
 /// `memo-peer widget`: one status line for a desktop bar, redacted by `RedactionPolicy`.
@@ -27,7 +28,8 @@ enum WidgetCommand {
         suggestion: ArgumentParser.closest(to: formatName, among: WidgetFormat.allCases.map(\.rawValue)),
         command: "widget")
     }
-    let model = WidgetModel(try gather(context, presence: NoTrustStoreYet()))
+    let presence = RecentTrustedContacts(paths: try context.paths(), now: context.now)
+    let model = WidgetModel(try gather(context, presence: presence))
     switch format {
     case .waybar: context.printJSON(WidgetRenderer.waybar(model))
     case .i3blocks: context.console.write(Array(WidgetRenderer.i3blocks(model).utf8))

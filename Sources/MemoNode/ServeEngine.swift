@@ -22,6 +22,8 @@ public actor ServeEngine {
   let gate: ConsentGate
   let identity: NodeIdentity
   let trusted: TrustedDevices
+  /// Trusted devices that completed a handshake, for `status` and the widget.
+  let contacts = TrustedContacts()
   let limits: ConnectionLimits
   /// The TCP port asked for (0: any free port).
   let requestedPort: UInt16
@@ -88,6 +90,13 @@ public actor ServeEngine {
 
   func step() async {
     followTrustStore()
+    if let seen = contacts.takeChanges(clock: clock) {
+      status.trustedContacts = seen
+      if status.state != .stopped {
+        try? publish(
+          status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
+      }
+    }
     let store = lockState()?.name
     if store != status.store {
       status.store = store
@@ -248,6 +257,7 @@ public actor ServeEngine {
 
   private func makeServer() throws -> TLSServer {
     let (identity, trusted, logger, paths, clock) = (self.identity, self.trusted, self.logger, self.paths, self.clock)
+    let contacts = self.contacts
     let store = trusted.store
     // Test-only (the kill -9 lab test): milliseconds between storing a delivery and its receipt.
     let receiptDelay =
@@ -257,7 +267,9 @@ public actor ServeEngine {
       accepts: { trusted.contains($0) },
       events: { event in
         switch event {
-        case .accepted(let peer, _): logger.info("trusted connection from \(peer.short, privacy: .public)")
+        case .accepted(let peer, _):
+          contacts.record(peer)
+          logger.info("trusted connection from \(peer.short, privacy: .public)")
         case .refused(let error, _): logger.warning("connection refused: \(error.kind.rawValue, privacy: .public)")
         }
       },

@@ -27,6 +27,9 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   public var updated: Timestamp
   /// The memos' lock state as the daemon sees it: `unprotected`, `unlocked` or `locked`.
   public var store: String?
+  /// When each trusted device (compact device ID) last completed a trusted handshake with
+  /// this daemon, in ms since the epoch. Counted by the widget as "peers online".
+  public var trustedContacts: [String: Timestamp]?
 
   public init(
     pid: Int32, state: State, waitingFor: String?, instance: String?, port: UInt16, interfaces: [String],
@@ -44,6 +47,7 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   enum CodingKeys: String, CodingKey {
     case schema, pid, state, instance, port, interfaces, updated, store
     case waitingFor = "waiting_for"
+    case trustedContacts = "trusted_contacts"
   }
 
   /// Whether the process that wrote the status still runs.

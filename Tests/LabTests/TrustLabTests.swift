@@ -185,6 +185,17 @@ final class TrustLabTests: LabTestCase {
       }, "a trusted external client gets the hello frame")
   }
 
+  func testTheWidgetCountsATrustedPeerThatConnectedAsOnline() throws {
+    _ = try trustedPairWithServer()
+    XCTAssertTrue(try ok("a", ["widget", "--format", "plain"]).contains("0 online"))
+    XCTAssertEqual(try Lab.exec("b", ["ping", "ay", "--count", "1", "--timeout", "15"]).status, 0)
+    XCTAssertTrue(
+      try Lab.waitUntil(seconds: 5) { try ok("a", ["widget", "--format", "plain"]).contains("1 online") },
+      "b's trusted connection makes it count as online on a")
+    _ = try ok("a", ["trust", "remove", "bee"])
+    XCTAssertTrue(try ok("a", ["widget", "--format", "plain"]).contains("0 online"), "a removed device is not counted")
+  }
+
   func testTrustRemoveClosesTheLiveConnectionAndRefusesTheNext() throws {
     let server = try trustedPairWithServer()
     let pinger = try start("b", ["ping", "ay", "--count", "200", "--interval", "0.1", "--timeout", "15"])

@@ -1,0 +1,47 @@
+import Foundation
+import MemoCore
+import MemoStore
+
+/// The trusted devices the daemon has had a handshake with, and when: written into
+/// `state/serve.json` so the widget can count peers online without touching the network.
+/// Connection threads record; the daemon's loop takes the changes.
+public final class TrustedContacts: @unchecked Sendable {
+  private let lock = NSLock()
+  private var pending: Set<DeviceID> = []
+  private var seen: [String: Timestamp] = [:]
+
+  public init() {}
+
+  func record(_ peer: DeviceID) { lock.withLock { _ = pending.insert(peer) } }
+
+  /// Every contact with its latest time, if anything was recorded since the last call.
+  func takeChanges(clock: () -> Timestamp) -> [String: Timestamp]? {
+    lock.withLock {
+      guard !pending.isEmpty else { return nil }
+      let now = clock()
+      for peer in pending { seen[peer.compact] = now }
+      pending = []
+      return seen
+    }
+  }
+}
+
+/// "Peers online" for the widget: trusted devices (still in the trust store) that had a
+/// trusted connection with this node's running daemon within the window. Reads two local
+/// files; never the network. A device that never connects to us counts as offline.
+public struct RecentTrustedContacts: TrustedPeerPresence {
+  public static let window: Timestamp = 5 * 60 * 1000
+  let count: Int
+
+  public init(paths: NodePaths, now: Timestamp) {
+    guard let status = ServeStatus.read(paths), status.isRunning, let contacts = status.trustedContacts,
+      let trusted = try? TrustStore(paths: paths).load().deviceIDs.map(\.compact)
+    else {
+      count = 0
+      return
+    }
+    count = contacts.filter { trusted.contains($0.key) && now - $0.value <= Self.window }.count
+  }
+
+  public func onlineCount() -> Int { count }
+}
