@@ -124,15 +124,10 @@ enum DeliveryCommands {
     ]
   ) { context in
     let store = try context.store()
-    let names = Dictionary(
-      (try TrustStore(paths: try context.paths()).load().peers).map { ($0.deviceID, $0.name) },
-      uniquingKeysWith: { first, _ in first })
+    let names = try PeerNames(context)
     let action = context.arguments.positional(0) ?? "list"
     func entryArgument() throws -> OutboxEntry {
-      guard let text = context.arguments.positional(1) else {
-        throw ArgumentParser.usage("outbox \(action) needs an entry id", suggestion: nil, command: "outbox")
-      }
-      return try store.resolveOutboxEntry(text)
+      try store.resolveOutboxEntry(try entryText(context, command: "outbox", action: action))
     }
     switch action {
     case "list":
@@ -145,7 +140,7 @@ enum DeliveryCommands {
         context.printJSON(
           OutboxJSON(
             schema: OutputFormat.jsonSchema,
-            entries: entries.map { json($0, name: names[$0.recipient] ?? $0.recipient.prefix(8) + "…") }))
+            entries: entries.map { json($0, name: names[$0.recipient]) }))
         return
       }
       guard !entries.isEmpty else {
@@ -153,7 +148,7 @@ enum DeliveryCommands {
         return
       }
       for entry in entries {
-        let name = names[entry.recipient] ?? String(entry.recipient.prefix(8)) + "…"
+        let name = names[entry.recipient]
         context.console.print(
           "\(entry.id.prefix(8))  to \(name)  \(OutputFormat.localTime(entry.created))  \(display(entry.state))")
       }
@@ -192,16 +187,9 @@ enum DeliveryCommands {
     ]
   ) { context in
     let store = try context.store()
-    let names = Dictionary(
-      (try TrustStore(paths: try context.paths()).load().peers).map { ($0.deviceID, $0.name) },
-      uniquingKeysWith: { first, _ in first })
+    let names = try PeerNames(context)
     let action = context.arguments.positional(0) ?? "list"
-    func entryArgument() throws -> String {
-      guard let text = context.arguments.positional(1) else {
-        throw ArgumentParser.usage("inbox \(action) needs an entry id", suggestion: nil, command: "inbox")
-      }
-      return text
-    }
+    func entryArgument() throws -> String { try entryText(context, command: "inbox", action: action) }
     switch action {
     case "list":
       let entries = try store.inboxEntries()
@@ -223,7 +211,7 @@ enum DeliveryCommands {
             schema: OutputFormat.jsonSchema,
             entries: entries.map {
               EntryJSON(
-                id: $0.id, from: names[$0.sender] ?? String($0.sender.prefix(8)) + "…", deviceID: $0.sender,
+                id: $0.id, from: names[$0.sender], deviceID: $0.sender,
                 title: $0.memo.title, received: OutputFormat.isoTime($0.received),
                 sent: OutputFormat.isoTime($0.memo.sent), tags: $0.memo.tags)
             }))
@@ -234,7 +222,7 @@ enum DeliveryCommands {
         return
       }
       for entry in entries {
-        let name = names[entry.sender] ?? String(entry.sender.prefix(8)) + "…"
+        let name = names[entry.sender]
         context.console.print(
           "\(entry.id.prefix(8))  from \(name)  \(OutputFormat.localTime(entry.received))  \(entry.memo.title)")
       }
@@ -280,4 +268,26 @@ enum DeliveryCommands {
     if case .delivered(let time) = state { return "delivered (\(OutputFormat.localTime(time)))" }
     return state.description
   }
+}
+
+/// Trusted devices' names by compact device ID, for outbox and inbox listings; a device no
+/// longer trusted shows as the start of its ID.
+struct PeerNames {
+  private let names: [String: String]
+
+  init(_ context: CommandContext) throws {
+    names = Dictionary(
+      (try TrustStore(paths: try context.paths()).load().peers).map { ($0.deviceID, $0.name) },
+      uniquingKeysWith: { first, _ in first })
+  }
+
+  subscript(deviceID: String) -> String { names[deviceID] ?? String(deviceID.prefix(8)) + "…" }
+}
+
+/// The entry id an outbox or inbox action was given, or the usage error that asks for it.
+private func entryText(_ context: CommandContext, command: String, action: String) throws -> String {
+  guard let text = context.arguments.positional(1) else {
+    throw ArgumentParser.usage("\(command) \(action) needs an entry id", suggestion: nil, command: command)
+  }
+  return text
 }

@@ -122,3 +122,21 @@ struct BenchError: Error, CustomStringConvertible {
   let description: String
   init(_ description: String) { self.description = description }
 }
+
+/// `memo-peer serve` on a lab host, in the background, its log discarded. The caller ends
+/// it with `stopLabProcess`.
+func startLabServe(lab: String, host: String, memoPeer: String, environment: [String: String]) throws -> Process {
+  let serve = Process()
+  serve.executableURL = URL(fileURLWithPath: lab)
+  serve.arguments = ["exec", host, memoPeer, "serve"]
+  serve.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+  serve.standardError = FileHandle(forWritingAtPath: "/dev/null")
+  try serve.run()
+  return serve
+}
+
+/// SIGTERM to a process this benchmark started, then its exit.
+func stopLabProcess(_ process: Process) {
+  kill(process.processIdentifier, SIGTERM)
+  process.waitUntilExit()
+}

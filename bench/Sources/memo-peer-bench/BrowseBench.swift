@@ -19,16 +19,8 @@ struct BrowseBench {
     for host in ["a", "b"] {
       try Self.run(lab, ["exec", host, options.memoPeer, "consent", "grant"], environment: environment)
     }
-    let serve = Process()
-    serve.executableURL = URL(fileURLWithPath: lab)
-    serve.arguments = ["exec", "a", options.memoPeer, "serve"]
-    serve.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    serve.standardError = FileHandle(forWritingAtPath: "/dev/null")
-    try serve.run()
-    defer {
-      kill(serve.processIdentifier, SIGTERM)
-      serve.waitUntilExit()
-    }
+    let serve = try startLabServe(lab: lab, host: "a", memoPeer: options.memoPeer, environment: environment)
+    defer { stopLabProcess(serve) }
     // Warm up both (and wait for the advertisement) before measuring.
     _ = try firstLine(lab, ["exec", "b", options.memoPeer, "browse", "--timeout", "10"], environment, prefix: "+")
     var ours: [Double] = []

@@ -50,16 +50,8 @@ struct DeliveryBench {
     _ = try memoPeer("a", ["trust", "add", idB, "--name", "bee"])
     _ = try memoPeer("b", ["trust", "add", idA, "--name", "ay"])
     _ = try memoPeer("b", ["trust", "policy", "ay", "accept"])
-    let serve = Process()
-    serve.executableURL = URL(fileURLWithPath: lab)
-    serve.arguments = ["exec", "b", options.memoPeer, "serve"]
-    serve.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    serve.standardError = FileHandle(forWritingAtPath: "/dev/null")
-    try serve.run()
-    defer {
-      kill(serve.processIdentifier, SIGTERM)
-      serve.waitUntilExit()
-    }
+    let serve = try startLabServe(lab: lab, host: "b", memoPeer: options.memoPeer, environment: environment)
+    defer { stopLabProcess(serve) }
     let body = String(repeating: "x", count: 1023) + "\n"
     // Warm-up: b is up and found; one memo delivered.
     _ = try memoPeer("a", ["send", "-", "--to", "bee", "--wait", "30"], stdin: "warm-up\n" + body)
