@@ -20,11 +20,21 @@ public struct Memo: Sendable, Equatable {
   public var origin: String
   /// A tombstone: content wiped, kept so deletion can replicate.
   public var isDeleted: Bool
+  /// This revision's identity in replication (nil until the store assigns one).
+  public var dot: Dot?
+  /// Every revision of this memo this one has seen (docs/PROTOCOL.md, "Sync").
+  public var clock: VersionVector
+  /// Set on a conflict copy: the memo it is a concurrent version of.
+  public var conflictOf: MemoID?
 
   public init(
     id: MemoID, title: String, body: String, tags: [String], created: Timestamp,
-    updated: Timestamp, isPrivate: Bool, revision: Int64, origin: String, isDeleted: Bool = false
+    updated: Timestamp, isPrivate: Bool, revision: Int64, origin: String, isDeleted: Bool = false,
+    dot: Dot? = nil, clock: VersionVector = VersionVector(), conflictOf: MemoID? = nil
   ) {
+    self.dot = dot
+    self.clock = clock
+    self.conflictOf = conflictOf
     self.id = id
     self.title = title
     self.body = body
@@ -113,11 +123,18 @@ public struct MemoListing: Sendable, Equatable {
   /// Pinned for the widget (a local preference, not part of the memo's revisions).
   public var isPinned: Bool
   public var revision: Int64
+  /// Set on a conflict copy: the memo it is a concurrent version of.
+  public var conflictOf: MemoID?
+  /// The memo has conflict copies, or a delete on another device lost to an edit: `conflicts`
+  /// lists it until a person resolves it.
+  public var hasConflict: Bool
 
   public init(
     id: MemoID, title: String?, tags: [String]?, created: Timestamp, updated: Timestamp, isPrivate: Bool,
-    isPinned: Bool, revision: Int64
+    isPinned: Bool, revision: Int64, conflictOf: MemoID? = nil, hasConflict: Bool = false
   ) {
+    self.conflictOf = conflictOf
+    self.hasConflict = hasConflict
     self.id = id
     self.title = title
     self.tags = tags

@@ -69,6 +69,10 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case locked
     /// A lock or unlock was asked of a node whose key has no passphrase (protection none).
     case notProtected = "not-protected"
+    /// The memo has conflict copies (or is one): a person resolves them first.
+    case conflict
+    /// The mass-delete guard held back a sync's deletes: a person decides.
+    case syncHeld = "sync-held"
   }
 
   public let code: Code
@@ -114,6 +118,8 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .untrustedPeer: 16
     case .connection: 17
     case .locked: 18
+    case .conflict: 19
+    case .syncHeld: 20
     }
   }
 }

@@ -6,19 +6,21 @@ import MemoCrypto
 extension MemoStore {
   /// Answered from the covering index `memos_for_listing` alone (a test checks the plan).
   static let listingQuery =
-    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned FROM memos "
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of FROM memos "
     + "WHERE deleted = 0 ORDER BY updated DESC, id"
 
   /// The memo a widget shows: the most recently changed pinned memo, else the latest.
   static let widgetQuery =
-    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned FROM memos "
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of FROM memos "
     + "WHERE deleted = 0 ORDER BY pinned DESC, updated DESC, id LIMIT 1"
 
-  private static let insertMemo =
-    "INSERT INTO memos (\(memoColumns), listing_title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+  static let insertMemo =
+    "INSERT INTO memos (\(memoColumns), listing_title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
-  private static let memoColumns =
-    "id, title, body, tags, created, updated, private, revision, origin, deleted"
+  /// Every column of a memo row but `listing_title` and `pinned`, in the order `row(for:)` gives.
+  static let memoColumns =
+    "id, title, body, tags, created, updated, private, revision, origin, deleted, "
+    + "dot_origin, dot_seq, clock, feed_seq, conflict_of"
 
   /// Validates and stores a new memo.
   @discardableResult
@@ -29,7 +31,7 @@ extension MemoStore {
   /// Stores many new memos in one transaction (imports, benchmarks).
   @discardableResult
   public func createMany(_ drafts: [MemoDraft], now: Timestamp) throws -> [Memo] {
-    let memos = try drafts.map { draft -> Memo in
+    var memos = try drafts.map { draft -> Memo in
       let valid = try MemoRules.validated(draft)
       return Memo(
         id: MemoID(), title: valid.title, body: valid.body, tags: valid.tags, created: now, updated: now,
@@ -37,9 +39,14 @@ extension MemoStore {
     }
     try sql {
       try db.transaction {
+        let firstSeq = try nextLocalSeqs(memos.count)
+        let firstFeed = try nextFeedPositions(memos.count)
         let insert = try db.prepare(Self.insertMemo)
-        for memo in memos {
-          try insert.bind(try row(for: memo))
+        for index in memos.indices {
+          let dot = Dot(origin: replicaID, seq: firstSeq + UInt64(index))
+          memos[index].dot = dot
+          memos[index].clock = VersionVector([dot.origin: dot.seq])
+          try insert.bind(try row(for: memos[index], feed: firstFeed + UInt64(index)))
           try insert.step()
           insert.reset()
         }
@@ -119,7 +126,8 @@ extension MemoStore {
     }
     return MemoListing(
       id: id, title: title, tags: tags, created: query.int64(4), updated: query.int64(5), isPrivate: isPrivate,
-      isPinned: query.int64(8) != 0, revision: revision)
+      isPinned: query.int64(8) != 0, revision: revision,
+      conflictOf: query.isNull(9) ? nil : MemoID(canonical: query.text(9)))
   }
 
   /// One live memo, fully decrypted.
@@ -153,27 +161,37 @@ extension MemoStore {
     }
   }
 
-  /// Applies a change as a new revision; an unchanged memo keeps its revision.
+  /// Applies a change as a new revision; an unchanged memo keeps its revision. The new
+  /// revision has seen the memo and any delete that lost to it. A memo with conflict
+  /// copies is resolved first: a version vector can only say "this replica's revisions up
+  /// to n", so a new revision here would claim to have seen every copy made here too.
   @discardableResult
   public func update(_ id: MemoID, _ change: MemoChange, now: Timestamp) throws -> Memo {
-    let current = try memo(id)
-    var next = try MemoRules.applying(change, to: current)
-    guard next != current else { return current }
-    next.revision = current.revision + 1
-    next.updated = max(now, current.updated)
-    next.origin = replicaID
-    try write(next, replacing: current.revision)
-    return next
+    try batch {
+      let current = try memo(id)
+      try refuseConflictCopy(current)
+      try refuseWhileConflicted(id, doing: "changed")
+      var next = try MemoRules.applying(change, to: current)
+      guard next != current else { return current }
+      next.revision = current.revision + 1
+      next.updated = max(now, current.updated)
+      return try storeLocalRevision(next, resolvingAll: false)
+    }
   }
 
   /// Replaces the memo's content with a tombstone: the text is gone, the id and a new
-  /// revision stay so that the deletion can replicate.
+  /// revision stay so that the deletion can replicate. A memo with conflict copies is
+  /// resolved first (`conflicts resolve`), as for `update`.
   public func delete(_ id: MemoID, now: Timestamp) throws {
-    let current = try memo(id)
-    let tombstone = Memo(
-      id: id, title: "", body: "", tags: [], created: current.created, updated: max(now, current.updated),
-      isPrivate: current.isPrivate, revision: current.revision + 1, origin: replicaID, isDeleted: true)
-    try write(tombstone, replacing: current.revision)
+    try batch {
+      let current = try memo(id)
+      try refuseConflictCopy(current)
+      try refuseWhileConflicted(id, doing: "deleted")
+      let tombstone = Memo(
+        id: id, title: "", body: "", tags: [], created: current.created, updated: max(now, current.updated),
+        isPrivate: current.isPrivate, revision: current.revision + 1, origin: replicaID, isDeleted: true)
+      _ = try storeLocalRevision(tombstone, resolvingAll: true)
+    }
   }
 
   /// Memos whose title, tags or body contain `query`, case-insensitively. Decrypts in
@@ -222,19 +240,18 @@ extension MemoStore {
     memo.title = valid.title
     memo.tags = valid.tags
     memo.isDeleted = false
-    guard let existing = try loadRow(memo.id) else {
-      try sql {
-        try db.transaction {
-          let insert = try db.prepare(Self.insertMemo)
-          try insert.bind(try row(for: memo))
-          try insert.step()
-        }
+    memo.conflictOf = nil
+    return try batch {
+      guard let existing = try loadRow(memo.id) else {
+        _ = try storeLocalRevision(memo, resolvingAll: true)
+        return .added
       }
-      return .added
+      guard !existing.isDeleted, existing.conflictOf == nil, memo.revision > existing.revision else {
+        return .unchanged
+      }
+      _ = try storeLocalRevision(memo, resolvingAll: false)
+      return .updated
     }
-    guard !existing.isDeleted, memo.revision > existing.revision else { return .unchanged }
-    try write(memo, replacing: existing.revision)
-    return .updated
   }
 
   // MARK: - Rows
@@ -248,12 +265,15 @@ extension MemoStore {
     var isPrivate: Bool
     var origin: String
     var isDeleted: Bool
+    var dot: Dot?
+    var clock: VersionVector
+    var conflictOf: MemoID?
   }
 
   /// The row's values in `memoColumns` order, then `listing_title`: a copy of the title
   /// under the listing key for live memos not marked private, NULL otherwise (so marking a
   /// memo private removes the copy in the same write).
-  private func row(for memo: Memo) throws -> [SQLiteValue] {
+  func row(for memo: Memo, feed: UInt64) throws -> [SQLiteValue] {
     let listingTitle: SQLiteValue =
       memo.isPrivate || memo.isDeleted ? .null : .blob(try sealListingTitle(of: memo))
     return [
@@ -262,31 +282,14 @@ extension MemoStore {
       .blob(try seal(.body, of: memo, Array(memo.body.utf8))),
       .blob(try seal(.tags, of: memo, TagList.encode(memo.tags))),
       .integer(memo.created), .integer(memo.updated), .integer(memo.isPrivate ? 1 : 0),
-      .integer(memo.revision), .text(memo.origin), .integer(memo.isDeleted ? 1 : 0), listingTitle,
+      .integer(memo.revision), .text(memo.origin), .integer(memo.isDeleted ? 1 : 0),
+      memo.dot.map { .text($0.origin) } ?? .null, memo.dot.map { .integer(Int64(bitPattern: $0.seq)) } ?? .null,
+      .blob(memo.clock.encoded()), .integer(Int64(bitPattern: feed)),
+      memo.conflictOf.map { .text($0.rawValue) } ?? .null, listingTitle,
     ]
   }
 
-  /// Writes a new revision, only if the stored one is still `replacing` (a concurrent
-  /// writer in another process makes this fail instead of silently losing its edit).
-  private func write(_ memo: Memo, replacing revision: Int64) throws {
-    let values = try row(for: memo)
-    try sql {
-      try db.transaction {
-        let update = try db.prepare(
-          "UPDATE memos SET title = ?2, body = ?3, tags = ?4, created = ?5, updated = ?6, private = ?7, "
-            + "revision = ?8, origin = ?9, deleted = ?10, listing_title = ?11 WHERE id = ?1 AND revision = ?12")
-        try update.bind(values + [.integer(revision)])
-        try update.step()
-        guard db.changes == 1 else {
-          throw MemoPeerError(
-            .storage, "memo \(memo.id) was changed by another command meanwhile; nothing was saved",
-            hint: "run the command again")
-        }
-      }
-    }
-  }
-
-  private func loadRow(_ id: MemoID) throws -> Memo? {
+  func loadRow(_ id: MemoID) throws -> Memo? {
     try sql {
       let query = try db.prepare("SELECT \(Self.memoColumns) FROM memos WHERE id = ?")
       try query.bind(1, id.rawValue)
@@ -307,23 +310,28 @@ extension MemoStore {
     }
   }
 
-  private func columns(of query: SQLiteStatement) -> SealedColumns {
+  /// The sealed columns of a row read with `memoColumns`.
+  func columns(of query: SQLiteStatement) -> SealedColumns {
     SealedColumns(
       title: query.blob(1), body: query.blob(2), tags: query.blob(3), created: query.int64(4),
-      updated: query.int64(5), isPrivate: query.int64(6) != 0, origin: query.text(8), isDeleted: query.int64(9) != 0)
+      updated: query.int64(5), isPrivate: query.int64(6) != 0, origin: query.text(8), isDeleted: query.int64(9) != 0,
+      dot: query.isNull(10) ? nil : Dot(origin: query.text(10), seq: UInt64(bitPattern: query.int64(11))),
+      clock: VersionVector(encoded: query.blob(12)) ?? VersionVector(),
+      conflictOf: query.isNull(14) ? nil : MemoID(canonical: query.text(14)))
   }
 
-  private func decrypt(id: MemoID, revision: Int64, _ columns: SealedColumns) throws -> Memo {
+  func decrypt(id: MemoID, revision: Int64, _ columns: SealedColumns) throws -> Memo {
     Memo(
       id: id,
       title: String(decoding: try open(.title, of: id, revision: revision, columns.title), as: UTF8.self),
       body: String(decoding: try open(.body, of: id, revision: revision, columns.body), as: UTF8.self),
       tags: TagList.decode(try open(.tags, of: id, revision: revision, columns.tags)),
       created: columns.created, updated: columns.updated, isPrivate: columns.isPrivate, revision: revision,
-      origin: columns.origin, isDeleted: columns.isDeleted)
+      origin: columns.origin, isDeleted: columns.isDeleted, dot: columns.dot, clock: columns.clock,
+      conflictOf: columns.conflictOf)
   }
 
-  private func memoID(_ text: String) throws -> MemoID {
+  func memoID(_ text: String) throws -> MemoID {
     guard let id = MemoID(canonical: text) else {
       throw MemoPeerError(
         .corruptDatabase, "the memo database holds a row with an invalid id",

@@ -116,6 +116,7 @@ public final class MemoStore {
         if reached == 3, let contentSealer {
           try backfillListingTitles(db, contentSealer: contentSealer, listingSealer: listingSealer)
         }
+        if reached == 4 { try backfillSyncColumns(db) }
       }
       let replicaID = try prepareMeta(
         db, contentSealer: contentSealer, listingSealer: listingSealer, paths: paths,

@@ -70,6 +70,53 @@ enum Schema {
     CREATE INDEX memos_for_listing ON memos(
       deleted, updated DESC, id, title, listing_title, tags, created, private, revision, pinned);
     """,
+    // Version 4: sync (docs/PROTOCOL.md, "Sync"). Each memo row is one head of a memo: its
+    // dot (origin replica and that replica's sequence number), its version vector (`clock`,
+    // a column reserved since version 1) and its place in this replica's change feed. A
+    // conflict copy is a row whose `conflict_of` names the memo. `knowledge` holds, per
+    // origin, the highest sequence this replica has seen all of; `sync_peers` where each
+    // peer's feed was read up to; `sync_held` deletes the mass-delete guard held back. The
+    // dots, clocks and feed positions of existing memos are filled in by `MemoStore`.
+    """
+    ALTER TABLE memos ADD COLUMN dot_origin TEXT;
+    ALTER TABLE memos ADD COLUMN dot_seq INTEGER;
+    ALTER TABLE memos ADD COLUMN feed_seq INTEGER;
+    ALTER TABLE memos ADD COLUMN conflict_of TEXT;
+    CREATE INDEX memos_by_feed ON memos(feed_seq);
+    CREATE INDEX memos_by_conflict ON memos(conflict_of) WHERE conflict_of IS NOT NULL;
+    DROP INDEX memos_for_listing;
+    CREATE INDEX memos_for_listing ON memos(
+      deleted, updated DESC, id, title, listing_title, tags, created, private, revision, pinned, conflict_of);
+    CREATE TABLE knowledge (
+      origin TEXT PRIMARY KEY,
+      seq INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE counters (
+      name TEXT PRIMARY KEY,
+      value INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE sync_peers (
+      device TEXT PRIMARY KEY,
+      replica TEXT,
+      cursor INTEGER NOT NULL DEFAULT 0,
+      acked INTEGER NOT NULL DEFAULT 0,
+      knowledge BLOB,
+      last_seen INTEGER,
+      last_synced INTEGER
+    );
+    CREATE TABLE sync_held (
+      device TEXT NOT NULL,
+      memo TEXT NOT NULL,
+      dot_origin TEXT NOT NULL,
+      dot_seq INTEGER NOT NULL,
+      clock BLOB NOT NULL,
+      revision INTEGER NOT NULL,
+      created INTEGER NOT NULL,
+      updated INTEGER NOT NULL,
+      private INTEGER NOT NULL,
+      PRIMARY KEY (device, memo, dot_origin, dot_seq)
+    );
+    """,
   ]
 
   /// Brings the database up to `currentVersion` (or `target`, for building fixtures).

@@ -49,7 +49,10 @@ final class ArchiveTests: XCTestCase {
     try source.forEachMemo { original.append($0) }
     var imported: [Memo] = []
     try target.forEachMemo { imported.append($0) }
-    XCTAssertEqual(imported, original)
+    // The content and history numbers travel; the sync identity (dot, clock) is the
+    // importing replica's own.
+    XCTAssertEqual(imported.map(\.summary), original.map(\.summary))
+    XCTAssertEqual(imported.map(\.body), original.map(\.body))
     XCTAssertEqual(
       try read(bytes, passphrase: passphrase).map { try target.importMemo($0) }.filter { $0 != .unchanged }, [])
   }

@@ -50,6 +50,10 @@ final class MigrationTests: XCTestCase {
     try assertFixtureMigrates(version: 3)
   }
 
+  func testVersion4FixtureOpensKeepingEveryRow() throws {
+    try assertFixtureMigrates(version: 4)
+  }
+
   /// Schema 3's listing copies are made for every live memo not marked private, so after
   /// the upgrade a locked node still lists them.
   func testMigratedTitlesAreListableWhileLocked() throws {
@@ -98,6 +102,15 @@ final class MigrationTests: XCTestCase {
     }
     XCTAssertEqual(
       try after.scalarInt("SELECT count(*) FROM memos WHERE listing_title IS NOT NULL"), 2, file: file, line: line)
+    // Schema 4: every row is a head with a dot, a clock and a feed position, counted in
+    // the replica's knowledge, so the memos replicate like any made later.
+    XCTAssertEqual(
+      try after.scalarInt(
+        "SELECT count(*) FROM memos WHERE dot_origin IS NULL OR dot_seq IS NULL OR clock IS NULL OR feed_seq IS NULL"),
+      0, file: file, line: line)
+    XCTAssertEqual(
+      try store.knowledge()[store.replicaID], UInt64(try after.scalarInt("SELECT max(dot_seq) FROM memos")), file: file,
+      line: line)
     // The migrated store keeps working: new memos use the new schema.
     try store.create(MemoDraft(title: "after", body: "migration"), now: 1_800_000_000_000)
     XCTAssertEqual(try store.count(), 4, file: file, line: line)

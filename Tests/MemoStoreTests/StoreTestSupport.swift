@@ -10,8 +10,9 @@ final class TemporaryNode {
   let root: String
   let paths: NodePaths
 
-  init() throws {
-    root = try PrivateFiles.makeUniqueDirectory(in: NSTemporaryDirectory(), prefix: "memo-peer-test")
+  /// `directory`: where to make it (default: the temporary directory).
+  init(in directory: String? = nil) throws {
+    root = try PrivateFiles.makeUniqueDirectory(in: directory ?? NSTemporaryDirectory(), prefix: "memo-peer-test")
     paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": root])
   }
 

@@ -1,0 +1,262 @@
+import MemoCore
+import MemoCrypto
+
+/// The heads of each memo (docs/PROTOCOL.md, "Sync"): every row of the memos table is one
+/// head. The winner (`MemoHeads.winner`) sits at the memo's id; every other head sits at
+/// its conflict-copy id, derived from the memo id and the head's dot, so every replica
+/// names a copy the same way.
+extension MemoStore {
+  /// One stored head and where it lives.
+  struct HeadRow {
+    var rowID: String
+    var head: HeadSummary
+  }
+
+  /// The heads of `memo`: its row and its conflict copies' rows.
+  func heads(of memo: MemoID) throws -> [HeadRow] {
+    try sql {
+      let query = try db.prepare(
+        "SELECT id, dot_origin, dot_seq, clock, revision, deleted FROM memos WHERE id = ?1 OR conflict_of = ?1")
+      try query.bind(1, memo.rawValue)
+      var result: [HeadRow] = []
+      while try query.step() {
+        guard !query.isNull(1), let clock = VersionVector(encoded: query.blob(3)) else {
+          throw MemoPeerError(
+            .corruptDatabase, "memo \(memo.short) has a row without its sync history",
+            hint: "restore from an export; the file was left untouched")
+        }
+        let dot = Dot(origin: query.text(1), seq: UInt64(bitPattern: query.int64(2)))
+        result.append(
+          HeadRow(
+            rowID: query.text(0),
+            head: HeadSummary(dot: dot, clock: clock, revision: query.int64(4), isDeleted: query.int64(5) != 0)))
+      }
+      return result
+    }
+  }
+
+  /// The id of the conflict copy that shows head `dot` of `memo`: the first 16 bytes of
+  /// SHA-256 over both, in UUID layout.
+  static func copyID(of memo: MemoID, dot: Dot) -> MemoID {
+    let digest = try? SHA256.hash(Array("memo-peer/1\0conflict-copy\0\(memo.rawValue)\0\(dot.origin)\0\(dot.seq)".utf8))
+    guard let digest else { return MemoID() }
+    let hex = Hex.encode(Array(digest.prefix(16)))
+    let text = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4),
+      hex.dropFirst(20)].map(String.init).joined(separator: "-")
+    return MemoID(canonical: text) ?? MemoID()
+  }
+
+  func refuseConflictCopy(_ memo: Memo) throws {
+    guard let original = memo.conflictOf else { return }
+    throw MemoPeerError(
+      .conflict, "\(memo.id.short) is a conflict copy of memo \(original.short); it cannot be changed by itself",
+      hint: "`memo-peer conflicts resolve \(memo.id.short) --keep A|B|both` settles it")
+  }
+
+  /// Refuses a new revision of a memo that has conflict copies (see `update`).
+  func refuseWhileConflicted(_ id: MemoID, doing verb: String) throws {
+    let copies = try heads(of: id).filter { !$0.head.isDeleted && $0.rowID != id.rawValue }.count
+    guard copies == 0 else {
+      throw MemoPeerError(
+        .conflict,
+        "memo \(id.short) has \(copies) conflict cop\(copies == 1 ? "y" : "ies") from a sync; it was not \(verb)",
+        hint: "resolve first: `memo-peer conflicts` lists them, `memo-peer conflicts resolve \(id.short) --keep A|B|both`")
+    }
+  }
+
+  // MARK: - Counters
+
+  /// Reserves `count` sequence numbers of this replica; returns the first. They are this
+  /// replica's own entry in its knowledge.
+  func nextLocalSeqs(_ count: Int) throws -> UInt64 {
+    try bump(
+      "INSERT INTO knowledge (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = seq + ?2 RETURNING seq",
+      key: replicaID, by: count)
+  }
+
+  /// Reserves `count` positions in this replica's change feed; returns the first.
+  func nextFeedPositions(_ count: Int) throws -> UInt64 {
+    try bump(
+      "INSERT INTO counters (name, value) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET value = value + ?2 RETURNING value",
+      key: "feed", by: count)
+  }
+
+  private func bump(_ statement: String, key: String, by count: Int) throws -> UInt64 {
+    try sql {
+      let upsert = try db.prepare(statement)
+      try upsert.bind([.text(key), .integer(Int64(count))])
+      guard try upsert.step() else { throw MemoPeerError(.storage, "a sync counter could not be advanced") }
+      let last = UInt64(bitPattern: upsert.int64(0))
+      upsert.reset()
+      return last - UInt64(count) + 1
+    }
+  }
+
+  /// The last position in this replica's change feed.
+  func feedEnd() throws -> UInt64 {
+    try sql {
+      let read = try db.prepare("SELECT value FROM counters WHERE name = 'feed'")
+      return try read.step() ? UInt64(bitPattern: read.int64(0)) : 0
+    }
+  }
+
+  /// Per origin, the highest sequence number this replica has seen all of.
+  public func knowledge() throws -> VersionVector {
+    try sql {
+      let read = try db.prepare("SELECT origin, seq FROM knowledge")
+      var entries: [String: UInt64] = [:]
+      while try read.step() { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
+      return VersionVector(entries)
+    }
+  }
+
+  /// Raises this replica's knowledge to include `other` (entries only grow).
+  func learn(_ other: VersionVector) throws {
+    try sql {
+      let upsert = try db.prepare(
+        "INSERT INTO knowledge (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)")
+      for (origin, seq) in other.entries where origin != replicaID {
+        try upsert.bind([.text(origin), .integer(Int64(bitPattern: seq))])
+        _ = try upsert.step()
+        upsert.reset()
+      }
+    }
+  }
+
+  // MARK: - Storing heads
+
+  /// Stores `memo` as a new revision made here: a new dot, a clock that has seen the
+  /// winner and the tombstone heads (every head with `resolvingAll`), and those heads
+  /// removed. Runs inside the caller's transaction.
+  @discardableResult
+  func storeLocalRevision(_ memo: Memo, resolvingAll: Bool, alsoSeen: [VersionVector] = []) throws -> Memo {
+    let existing = try heads(of: memo.id)
+    var next = memo
+    let dot = Dot(origin: replicaID, seq: try nextLocalSeqs(1))
+    var clock = MemoHeads.clockForLocalRevision(existing.map(\.head), resolvingAll: resolvingAll)
+    for seen in alsoSeen { clock.merge(seen) }
+    clock.add(dot)
+    next.dot = dot
+    next.clock = clock
+    next.origin = replicaID
+    next.conflictOf = nil
+    let removing = existing.filter { clock.covers($0.head.clock) }.map(\.head.dot)
+    try storeHead(next, existing: existing, removing: removing)
+    return next
+  }
+
+  /// Stores a head of memo `memo.id` (its content in `memo`), removes the heads with
+  /// `removing` dots, and moves rows so that the winner sits at the memo's id and every
+  /// other head at its copy id. Runs inside the caller's transaction.
+  func storeHead(_ memo: Memo, existing: [HeadRow], removing: [Dot]) throws {
+    guard let dot = memo.dot else { throw MemoPeerError(.storage, "a revision without a dot cannot be stored") }
+    let delete = try db.prepare("DELETE FROM memos WHERE id = ?")
+    var kept: [HeadRow] = []
+    for row in existing {
+      if removing.contains(row.head.dot) {
+        try delete.bind(1, row.rowID)
+        _ = try delete.step()
+        delete.reset()
+      } else {
+        kept.append(row)
+      }
+    }
+    let incoming = HeadSummary(dot: dot, clock: memo.clock, revision: memo.revision, isDeleted: memo.isDeleted)
+    guard let winner = MemoHeads.winner(kept.map(\.head) + [incoming]) else { return }
+    let place = { (head: HeadSummary) -> MemoID in
+      head.dot == winner.dot ? memo.id : Self.copyID(of: memo.id, dot: head.dot)
+    }
+    // The row at the memo's id first (it may have to make room), then the others.
+    let ordered = kept.filter { $0.rowID == memo.id.rawValue } + kept.filter { $0.rowID != memo.id.rawValue }
+    for row in ordered where row.rowID != place(row.head).rawValue {
+      try relocate(row, of: memo.id, to: place(row.head))
+    }
+    var stored = memo
+    stored.id = place(incoming)
+    stored.conflictOf = stored.id == memo.id ? nil : memo.id
+    try sql {
+      let insert = try db.prepare(Self.insertMemo)
+      try insert.bind(try row(for: stored, feed: try nextFeedPositions(1)))
+      _ = try insert.step()
+    }
+  }
+
+  /// Moves a head's row to another id: its sealed fields are bound to the row id, so they
+  /// are opened and sealed again.
+  private func relocate(_ row: HeadRow, of memo: MemoID, to target: MemoID) throws {
+    guard let rowID = MemoID(canonical: row.rowID), var moved = try loadRow(rowID) else { return }
+    let pinned = try sql {
+      let read = try db.prepare("SELECT pinned FROM memos WHERE id = ?")
+      try read.bind(1, row.rowID)
+      return try read.step() && read.int64(0) != 0
+    }
+    moved.id = target
+    moved.conflictOf = target == memo ? nil : memo
+    let values = try self.row(for: moved, feed: try nextFeedPositions(1))
+    try sql {
+      let delete = try db.prepare("DELETE FROM memos WHERE id = ?")
+      try delete.bind(1, row.rowID)
+      _ = try delete.step()
+      let insert = try db.prepare(Self.insertMemo)
+      try insert.bind(values)
+      _ = try insert.step()
+      if pinned && target == memo {
+        let pin = try db.prepare("UPDATE memos SET pinned = 1 WHERE id = ?")
+        try pin.bind(1, target.rawValue)
+        _ = try pin.step()
+      }
+    }
+  }
+
+  /// Schema 4: gives every existing row a dot of this replica, a clock and a feed
+  /// position, in the order the memos were made. Runs inside the migration's transaction;
+  /// it only fills the new columns.
+  static func backfillSyncColumns(_ db: SQLiteConnection) throws {
+    let ids = try db.prepare("SELECT id FROM memos ORDER BY created, id")
+    var rows: [String] = []
+    while try ids.step() { rows.append(ids.text(0)) }
+    guard !rows.isEmpty else { return }
+    let read = try db.prepare("SELECT value FROM meta WHERE key = 'replica_id'")
+    let replica: String
+    if try read.step() {
+      replica = String(decoding: read.blob(0), as: UTF8.self)
+    } else {
+      replica = Hex.encode(try SystemRandom.bytes(16))
+      let insert = try db.prepare("INSERT INTO meta (key, value) VALUES ('replica_id', ?)")
+      try insert.bind(1, Array(replica.utf8))
+      _ = try insert.step()
+    }
+    let update = try db.prepare("UPDATE memos SET dot_origin = ?, dot_seq = ?, clock = ?, feed_seq = ? WHERE id = ?")
+    for (index, id) in rows.enumerated() {
+      let seq = Int64(index + 1)
+      let clock = VersionVector([replica: UInt64(seq)]).encoded()
+      try update.bind([.text(replica), .integer(seq), .blob(clock), .integer(seq), .text(id)])
+      _ = try update.step()
+      update.reset()
+    }
+    let count = Int64(rows.count)
+    let knowledge = try db.prepare("INSERT INTO knowledge (origin, seq) VALUES (?, ?)")
+    try knowledge.bind([.text(replica), .integer(count)])
+    _ = try knowledge.step()
+    let feed = try db.prepare("INSERT INTO counters (name, value) VALUES ('feed', ?)")
+    try feed.bind(1, count)
+    _ = try feed.step()
+  }
+}
+
+extension MemoStore {
+  /// Every row, tombstones and conflict copies included, decrypted, ordered by id: for
+  /// comparing replicas in tests and `sync --verify`-style checks. Reads all memos into
+  /// memory, so it is not for large stores.
+  public func allHeadRows() throws -> [Memo] {
+    try sql {
+      let query = try db.prepare("SELECT \(Self.memoColumns) FROM memos ORDER BY id")
+      var result: [Memo] = []
+      while try query.step() {
+        let id = try memoID(query.text(0))
+        result.append(try decrypt(id: id, revision: query.int64(7), columns(of: query)))
+      }
+      return result
+    }
+  }
+}

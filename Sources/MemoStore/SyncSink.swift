@@ -1,0 +1,133 @@
+import MemoCore
+
+/// The receiving side of one direction of a sync with one peer: applies batches, each in
+/// one transaction together with the peer's new feed position, so a sync killed at any
+/// point resumes after the last committed batch and never applies a head twice.
+///
+/// Deletes that would turn a live memo into a deleted one are held (`sync_held`) rather
+/// than applied; at the end the mass-delete guard decides whether they are applied. Only
+/// a direction that ends with nothing held adopts the peer's knowledge.
+public final class SyncSink {
+  let store: MemoStore
+  /// The peer's device ID (compact form): the key of its bookkeeping.
+  public let peer: String
+  let peerReplica: String
+  let deleteGuard: MassDeleteGuard?
+  public private(set) var outcome = SyncMessage.Outcome()
+
+  /// `deleteGuard` nil: deletes are applied as they come (a person said so).
+  public init(store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?) {
+    self.store = store
+    self.peer = peer
+    self.peerReplica = peerReplica
+    self.deleteGuard = deleteGuard
+  }
+
+  /// Where in the peer's feed to start: after the last batch committed here, unless the
+  /// peer's database changed since.
+  public func startPosition() throws -> FeedPosition? {
+    try store.syncCursor(peer).flatMap { $0.replica == peerReplica ? $0 : nil }
+  }
+
+  /// Applies one batch; returns the position to acknowledge.
+  public func apply(_ batch: SyncBatchCodec.Batch, now: Timestamp) throws -> UInt64 {
+    try store.batch {
+      for revision in batch.revisions {
+        switch try store.applyRemote(revision, holdingDeletesFor: deleteGuard == nil ? nil : peer) {
+        case .known: break
+        case .held: break
+        case .stored(let conflict):
+          outcome.applied += 1
+          if conflict { outcome.conflicts += 1 }
+        }
+      }
+      try store.setSyncCursor(peer, FeedPosition(replica: peerReplica, position: batch.position), now: now)
+    }
+    return batch.position
+  }
+
+  /// The peer sent everything: apply the held deletes if the guard allows (or none are
+  /// held), and then adopt the peer's knowledge.
+  public func finish(_ done: SyncMessage.Done, now: Timestamp) throws -> SyncMessage.Outcome {
+    try store.batch {
+      try store.setSyncCursor(peer, FeedPosition(replica: peerReplica, position: done.position), now: now)
+      let held = try store.heldDeletes(peer)
+      if !held.isEmpty {
+        let live = try store.liveMemoCount()
+        if let deleteGuard, !deleteGuard.allows(deletions: held.count, liveMemos: live) {
+          outcome.heldDeletes = held.count
+          outcome.liveMemos = live
+          return
+        }
+        for revision in held {
+          if case .stored = try store.applyRemote(revision, holdingDeletesFor: nil) { outcome.applied += 1 }
+        }
+        try store.dropHeldDeletes(peer)
+      }
+      try store.learn(VersionVector(done.knowledge))
+      try store.markSynced(peer, now: now)
+    }
+    return outcome
+  }
+}
+
+/// What applying one incoming head did.
+enum ApplyResult: Equatable {
+  case known
+  case held
+  /// `conflict`: it made a new conflict copy, or a delete lost to an edit.
+  case stored(conflict: Bool)
+}
+
+extension MemoStore {
+  /// Merges one head from a peer (`MemoHeads.merge`). With `holdingDeletesFor`, a delete
+  /// that would remove a live memo is held for that peer instead. Runs inside the caller's
+  /// transaction.
+  func applyRemote(_ revision: SyncRevision, holdingDeletesFor peer: String?) throws -> ApplyResult {
+    let existing = try heads(of: revision.memo)
+    let current = existing.map(\.head)
+    guard case .add(let removing) = MemoHeads.merge(current, incoming: revision.head) else { return .known }
+    if let peer, MemoHeads.deletes(current, incoming: revision.head) {
+      try hold(revision, for: peer)
+      return .held
+    }
+    let memo = try Self.validated(revision)
+    let before = Self.conflictCount(current)
+    try storeHead(memo, existing: existing, removing: removing)
+    let after = Self.conflictCount(MemoHeads.merged(current, incoming: revision.head))
+    return .stored(conflict: after > before)
+  }
+
+  /// Conflict copies, plus one for a memo that survived a concurrent delete.
+  static func conflictCount(_ heads: [HeadSummary]) -> Int {
+    guard let winner = MemoHeads.winner(heads) else { return 0 }
+    let copies = heads.filter { !$0.isDeleted && $0.dot != winner.dot }.count
+    let overruledDelete = !winner.isDeleted && heads.contains(where: \.isDeleted) ? 1 : 0
+    return copies + overruledDelete
+  }
+
+  /// A head from a peer as a memo to store, refused unless it is exactly what this
+  /// replica would have stored itself (so every replica holds the same bytes).
+  static func validated(_ revision: SyncRevision) throws -> Memo {
+    let draft = MemoDraft(title: revision.title, body: revision.body, tags: revision.tags, isPrivate: revision.isPrivate)
+    if revision.head.isDeleted {
+      guard revision.title.isEmpty, revision.body.isEmpty, revision.tags.isEmpty else { throw invalidRevision }
+    } else {
+      guard (try? MemoRules.validated(draft)) == draft else { throw invalidRevision }
+    }
+    return Memo(
+      id: revision.memo, title: revision.title, body: revision.body, tags: revision.tags, created: revision.created,
+      updated: revision.updated, isPrivate: revision.isPrivate, revision: revision.head.revision,
+      origin: revision.head.dot.origin, isDeleted: revision.head.isDeleted, dot: revision.head.dot,
+      clock: revision.head.clock)
+  }
+
+  static let invalidRevision = MemoPeerError(
+    .invalidInput, "a peer sent a memo revision that is not valid; the sync stopped and nothing of that batch was stored",
+    hint: "update memo-peer on both devices")
+
+  /// Live memos (not counting conflict copies): what the mass-delete guard weighs against.
+  public func liveMemoCount() throws -> Int {
+    try sql { Int(try db.scalarInt("SELECT count(*) FROM memos WHERE deleted = 0 AND conflict_of IS NULL")) }
+  }
+}

@@ -1,0 +1,214 @@
+import Foundation
+import MemoCore
+import XCTest
+
+@testable import MemoStore
+
+/// Model-based test of replication, without a network: three real stores, random histories
+/// of creates, edits, deletes, conflict resolutions and syncs (some cut off after a few
+/// batches) between random pairs; then every pair syncs. Afterwards every replica must hold
+/// the same rows (ids, revisions, clocks, content), and every edit anyone made must still be
+/// visible in a memo or a conflict copy, unless a person replaced or deleted it knowingly.
+/// Each run prints its seed on failure; `MEMO_PEER_SYNC_MODEL_SEED` replays one run and
+/// `MEMO_PEER_SYNC_MODEL_RUNS` changes the count.
+final class SyncModelTests: XCTestCase {
+  func testRandomHistoriesConvergeAndLoseNoEdit() throws {
+    let environment = ProcessInfo.processInfo.environment
+    let seeds: [UInt64] =
+      environment["MEMO_PEER_SYNC_MODEL_SEED"].flatMap(UInt64.init).map { [$0] }
+      ?? Array(1...UInt64(environment["MEMO_PEER_SYNC_MODEL_RUNS"].flatMap(Int.init) ?? 2000))
+    let replicas = try (0..<3).map { _ in try ModelReplica() }
+    var operations = 0
+    var copiesAtEnd = 0
+    for seed in seeds {
+      for replica in replicas { try replica.reset() }
+      var run = ModelRun(seed: seed, replicas: replicas)
+      do {
+        try run.play(steps: 24)
+        try run.syncAllPairs()
+        try run.checkConverged()
+        try run.checkNoEditLost()
+      } catch {
+        XCTFail("seed \(seed): \(error)\n\(run.log.joined(separator: "\n"))")
+        return
+      }
+      operations += run.log.count
+      copiesAtEnd += try replicas[0].store.allHeadRows().filter { $0.conflictOf != nil && !$0.isDeleted }.count
+    }
+    print(
+      "sync model: \(seeds.count) runs, \(operations) operations (\(ModelRun.stats.description)), "
+        + "\(copiesAtEnd) conflict copies at the end; all converged")
+    // The histories must reach the cases the test is for, or it proves little.
+    XCTAssertGreaterThan(copiesAtEnd, 0)
+    XCTAssertGreaterThan(ModelRun.stats.resolved, 0)
+    XCTAssertGreaterThan(ModelRun.stats.cutSyncs, 0)
+  }
+}
+
+/// One replica of the model: a real store in memory-backed storage when available.
+final class ModelReplica {
+  let node: TemporaryNode
+  let store: MemoStore
+
+  init() throws {
+    node = try TemporaryNode(in: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : nil)
+    store = try node.open()
+  }
+
+  /// Forgets every memo and all sync state (the replica id stays).
+  func reset() throws {
+    try store.db.execute(
+      "DELETE FROM memos; DELETE FROM knowledge; DELETE FROM counters; DELETE FROM sync_peers; DELETE FROM sync_held")
+  }
+}
+
+struct ModelError: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
+
+/// SplitMix64: small, seedable, the same on every platform.
+struct SeededRandom {
+  var state: UInt64
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+  mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
+
+struct ModelRun {
+  /// What kinds of events the runs reached.
+  struct Stats: CustomStringConvertible {
+    var resolved = 0
+    var cutSyncs = 0
+    var refusedWhileConflicted = 0
+    var description: String {
+      "\(resolved) resolutions, \(cutSyncs) cut-off syncs, \(refusedWhileConflicted) edits refused while in conflict"
+    }
+  }
+  nonisolated(unsafe) static var stats = Stats()
+  var random: SeededRandom
+  let replicas: [ModelReplica]
+  var log: [String] = []
+  /// Every body text written (each one unique), and those a person replaced or deleted
+  /// while seeing them.
+  var written: Set<String> = []
+  var replaced: Set<String> = []
+  var counter = 0
+
+  init(seed: UInt64, replicas: [ModelReplica]) {
+    random = SeededRandom(state: seed)
+    self.replicas = replicas
+  }
+
+  mutating func token(_ replica: Int) -> String {
+    counter += 1
+    let text = "edit-\(replica)-\(counter)"
+    written.insert(text)
+    return text
+  }
+
+  mutating func play(steps: Int) throws {
+    for _ in 0..<steps {
+      let index = random.below(3)
+      let store = replicas[index].store
+      let live = try store.summaries().filter { _ in true }
+      let memos = try live.map { try store.memo($0.id) }
+      let originals = memos.filter { $0.conflictOf == nil }
+      switch random.below(10) {
+      case 0, 1:
+        let text = token(index)
+        let memo = try store.create(MemoDraft(title: "t", body: text), now: 1)
+        log.append("r\(index) create \(memo.id.short) \(text)")
+      case 2, 3, 4:
+        guard !originals.isEmpty else { continue }
+        let memo = originals[random.below(originals.count)]
+        let text = token(index)
+        do {
+          try store.update(memo.id, MemoChange(body: text), now: 2)
+          replaced.insert(memo.body)
+          log.append("r\(index) edit \(memo.id.short) \(memo.body) -> \(text)")
+        } catch let error as MemoPeerError where error.code == .conflict {
+          written.remove(text)
+          Self.stats.refusedWhileConflicted += 1
+          log.append("r\(index) edit \(memo.id.short) refused: has conflict copies")
+        }
+      case 5:
+        guard !originals.isEmpty else { continue }
+        let memo = originals[random.below(originals.count)]
+        do {
+          try store.delete(memo.id, now: 3)
+          replaced.insert(memo.body)
+          log.append("r\(index) delete \(memo.id.short) \(memo.body)")
+        } catch let error as MemoPeerError where error.code == .conflict {
+          log.append("r\(index) delete \(memo.id.short) refused: has conflict copies")
+        }
+      case 6:
+        guard let copy = memos.first(where: { $0.conflictOf != nil }), let original = copy.conflictOf else { continue }
+        let keep = ["A", "B", "both"][random.below(3)]
+        let winner = try store.memo(original)
+        try store.resolveConflict(copy.id, keep: ConflictChoice(rawValue: keep) ?? .a, now: 4)
+        if keep == "A" { replaced.insert(copy.body) }
+        if keep == "B" { replaced.insert(winner.body) }
+        Self.stats.resolved += 1
+        log.append("r\(index) resolve \(copy.id.short) keep \(keep)")
+      default:
+        let other = (index + 1 + random.below(2)) % 3
+        let cut = random.below(3) == 0 ? 1 + random.below(3) : nil
+        try ModelRun.sync(from: replicas[other].store, to: store, batches: cut)
+        if cut != nil { Self.stats.cutSyncs += 1 }
+        log.append("r\(index) pulls from r\(other)\(cut.map { " (cut after \($0) batches)" } ?? "")")
+      }
+    }
+  }
+
+  /// Pulls everything `sink` lacks from `source`, in batches of three heads through the
+  /// wire codec; `batches` cuts the sync off after that many (as a kill would).
+  static func sync(from source: MemoStore, to sink: MemoStore, batches: Int? = nil) throws {
+    let receiver = SyncSink(
+      store: sink, peer: "device-" + source.replicaID, peerReplica: source.replicaID, deleteGuard: nil)
+    let sender = try SyncSource(
+      store: source, peerKnowledge: try sink.knowledge(), from: try receiver.startPosition()?.position ?? 0,
+      maximumRevisions: 3)
+    var count = 0
+    while let batch = try sender.nextBatch() {
+      guard let decoded = SyncBatchCodec.decode(SyncBatchCodec.encode(batch)), decoded == batch else {
+        throw ModelError("a batch did not survive the wire codec")
+      }
+      _ = try receiver.apply(decoded, now: 5)
+      count += 1
+      if let batches, count >= batches { return }
+    }
+    _ = try receiver.finish(SyncMessage.Done(position: sender.position, knowledge: sender.knowledge), now: 6)
+  }
+
+  mutating func syncAllPairs() throws {
+    for (to, from) in [(0, 1), (0, 2), (1, 0), (2, 0)] {
+      try Self.sync(from: replicas[from].store, to: replicas[to].store)
+    }
+  }
+
+  func checkConverged() throws {
+    let states = try replicas.map { replica in
+      try replica.store.allHeadRows().map {
+        "\($0.id) rev \($0.revision) dot \($0.dot.map(String.init(describing:)) ?? "-") clock \($0.clock.sorted.map { "\($0.origin.prefix(6)):\($0.seq)" }) "
+          + "del \($0.isDeleted) copy-of \($0.conflictOf?.short ?? "-") \($0.title)|\($0.body)|\($0.tags)|\($0.isPrivate)"
+      }
+    }
+    for index in 1..<3 where states[index] != states[0] {
+      throw ModelError(
+        "replicas 0 and \(index) differ:\n  r0: \(states[0].joined(separator: "\n      "))\n  r\(index): \(states[index].joined(separator: "\n      "))"
+      )
+    }
+  }
+
+  func checkNoEditLost() throws {
+    let visible = Set(try replicas[0].store.allHeadRows().filter { !$0.isDeleted }.map(\.body))
+    let lost = written.subtracting(replaced).subtracting(visible)
+    if !lost.isEmpty { throw ModelError("edits lost: \(lost.sorted())") }
+  }
+}
