@@ -74,7 +74,7 @@ enum MemoCommands {
   ) { context in
     let memo = try context.store().memo(try context.memoID())
     if context.wantsJSON {
-      context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary, body: memo.body)))
+      context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary, body: memo.body, conflictOf: memo.conflictOf)))
       return
     }
     let document = OutputFormat.document(memo)

@@ -45,6 +45,11 @@ enum OutputFormat {
     var text = memo.id.short + "  " + localTime(memo.updated) + "  " + (memo.isPrivate ? "● " : "")
     text += memo.title ?? "(\(memo.isPrivate ? "private, " : "")locked)"
     if let tags = memo.tags, !tags.isEmpty { text += "  " + tags.map { "#" + $0 }.joined(separator: " ") }
+    if let original = memo.conflictOf {
+      text += "  [conflict copy of \(original.short)]"
+    } else if memo.hasConflict {
+      text += "  [conflict: see `memo-peer conflicts`]"
+    }
     return text
   }
 
@@ -75,8 +80,17 @@ enum OutputFormat {
     /// Fields withheld because the node is locked (`{"title": "locked", "tags": "locked"}`);
     /// their values are then empty. Absent when nothing is withheld.
     let redacted: [String: String]?
+    /// On a conflict copy: the id of the memo it is a concurrent version of.
+    let conflictOf: String?
+    /// On `list`: the memo has conflict copies or an overruled delete.
+    let conflict: Bool?
 
-    init(_ memo: MemoSummary, body: String? = nil) {
+    enum CodingKeys: String, CodingKey {
+      case id, title, tags, created, updated, `private`, revision, body, pinned, redacted, conflict
+      case conflictOf = "conflict_of"
+    }
+
+    init(_ memo: MemoSummary, body: String? = nil, conflictOf: MemoID? = nil) {
       id = memo.id.rawValue
       title = memo.title
       tags = memo.tags
@@ -87,6 +101,8 @@ enum OutputFormat {
       self.body = body
       pinned = nil
       redacted = nil
+      self.conflictOf = conflictOf?.rawValue
+      conflict = nil
     }
 
     init(_ memo: MemoListing) {
@@ -103,6 +119,8 @@ enum OutputFormat {
       if memo.title == nil { withheld["title"] = RedactionReason.locked.rawValue }
       if memo.tags == nil { withheld["tags"] = RedactionReason.locked.rawValue }
       redacted = withheld.isEmpty ? nil : withheld
+      conflictOf = memo.conflictOf?.rawValue
+      conflict = memo.hasConflict
     }
   }
 

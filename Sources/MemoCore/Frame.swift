@@ -26,6 +26,16 @@ public struct Frame: Equatable, Sendable {
     case receipt = 17
     /// Delivery: the receiver will not store the entry, with a stable reason code.
     case refuse = 18
+    /// Sync: what the sender knows and where it stands in the other's change feed.
+    case syncHello = 32
+    /// Sync: a bounded batch of memo revisions the receiver lacks (binary, `SyncBatchCodec`).
+    case syncBatch = 33
+    /// Sync: the receiver committed the sender's feed up to a position (flow control).
+    case syncAck = 34
+    /// Sync: the sender has sent everything; carries its knowledge.
+    case syncDone = 35
+    /// Sync: the answerer will not sync now (locked, another version, storage).
+    case syncRefuse = 36
   }
 
   public let kind: Kind

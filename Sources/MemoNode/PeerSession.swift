@@ -28,7 +28,7 @@ public enum PeerSession {
   /// protocol. Learns the peer's discovery key (for peers added with `trust add`).
   public static func serve(
     _ connection: TLSConnection, identity: NodeIdentity, trust: TrustStore, logger: Logger,
-    receiver: DeliveryReceiver? = nil
+    receiver: DeliveryReceiver? = nil, sync: SyncAnswerer? = nil
   ) throws(TransportError) {
     guard let peer = connection.peer else { return }
     let hello = try greet(connection, identity: identity)
@@ -50,11 +50,41 @@ public enum PeerSession {
           throw TransportError(.protocolViolation, "a delivery could not be stored")
         }
         try connection.send(answer)
+      case .syncHello:
+        guard let sync else { throw TransportError(.protocolViolation, "this node does not answer syncs") }
+        try sync.answer(frame, over: connection, from: peer)
       default:
         try? connection.send(
           Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "unexpected-frame"))))
         throw TransportError(.protocolViolation, "unexpected \(frame.kind) frame")
       }
     }
+  }
+}
+
+/// The daemon's side of syncs on one connection: the store is opened at the first sync (in
+/// the connection's thread) and kept for the next ones on the same connection.
+public final class SyncAnswerer: @unchecked Sendable {
+  // Unchecked: one answerer serves one connection, on that connection's handler thread only.
+  let paths: NodePaths
+  let logger: Logger
+  let clock: @Sendable () -> Timestamp
+  private var store: MemoStore?
+
+  public init(paths: NodePaths, logger: Logger, clock: @escaping @Sendable () -> Timestamp) {
+    self.paths = paths
+    self.logger = logger
+    self.clock = clock
+  }
+
+  func answer(_ hello: Frame, over connection: TLSConnection, from peer: DeviceID) throws(TransportError) {
+    try SyncSession.answer(
+      hello, over: connection, peer: peer.compact,
+      store: {
+        if let store { return store }
+        let opened = try MemoStore.open(paths: paths, logger: logger, use: .background)
+        store = opened
+        return opened
+      }, clock: clock, logger: logger)
   }
 }

@@ -277,7 +277,9 @@ public actor ServeEngine {
         do throws(TransportError) {
           let receiver = DeliveryReceiver(
             paths: paths, trust: store, logger: logger, receiptDelay: receiptDelay, clock: clock)
-          try PeerSession.serve(connection, identity: identity, trust: store, logger: logger, receiver: receiver)
+          try PeerSession.serve(
+            connection, identity: identity, trust: store, logger: logger, receiver: receiver,
+            sync: SyncAnswerer(paths: paths, logger: logger, clock: clock))
           connection.shutdown()
         } catch {
           logger.warning("connection closed: \(error.kind.rawValue, privacy: .public)")

@@ -73,11 +73,13 @@ extension MemoStore {
   public func listing(tag: String? = nil) throws -> [MemoListing] {
     let wanted = try tag.map { try MemoRules.normalizeTags([$0])[0] }
     if wanted != nil { _ = try sealer() }
+    let conflicted = try conflictedMemoIDs()
     return try sql {
       let query = try db.prepare(Self.listingQuery)
       var result: [MemoListing] = []
       while try query.step() {
-        let memo = try listed(query)
+        var memo = try listed(query)
+        memo.hasConflict = conflicted.contains(memo.id)
         if let wanted, !(memo.tags ?? []).contains(wanted) { continue }
         result.append(memo)
       }

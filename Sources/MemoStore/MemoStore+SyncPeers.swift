@@ -15,7 +15,9 @@ public struct SyncPeerRecord: Sendable, Equatable {
 /// The sync bookkeeping tables: `sync_peers` (feed positions both ways, the peer's last
 /// known knowledge, times) and `sync_held` (deletes waiting for a person).
 extension MemoStore {
-  func syncCursor(_ peer: String) throws -> FeedPosition? {
+  /// How far this replica has received `peer`'s change feed (and which database of the
+  /// peer's that position is in).
+  public func syncCursor(for peer: String) throws -> FeedPosition? {
     try sql {
       let read = try db.prepare("SELECT replica, cursor FROM sync_peers WHERE device = ?")
       try read.bind(1, peer)

@@ -26,7 +26,7 @@ public final class SyncSink {
   /// Where in the peer's feed to start: after the last batch committed here, unless the
   /// peer's database changed since.
   public func startPosition() throws -> FeedPosition? {
-    try store.syncCursor(peer).flatMap { $0.replica == peerReplica ? $0 : nil }
+    try store.syncCursor(for: peer).flatMap { $0.replica == peerReplica ? $0 : nil }
   }
 
   /// Applies one batch; returns the position to acknowledge.
@@ -129,5 +129,20 @@ extension MemoStore {
   /// Live memos (not counting conflict copies): what the mass-delete guard weighs against.
   public func liveMemoCount() throws -> Int {
     try sql { Int(try db.scalarInt("SELECT count(*) FROM memos WHERE deleted = 0 AND conflict_of IS NULL")) }
+  }
+}
+
+extension MemoStore {
+  /// Whether memo content can be read and written now (false while the node is locked).
+  public var canReadContent: Bool { contentSealer != nil }
+
+  /// Heads in this replica's feed after `position`: an upper bound of what a sync sends.
+  public func feedCount(after position: UInt64) throws -> Int {
+    try sql {
+      let count = try db.prepare("SELECT count(*) FROM memos WHERE feed_seq > ?")
+      try count.bind(1, Int64(bitPattern: position))
+      _ = try count.step()
+      return Int(count.int64(0))
+    }
   }
 }

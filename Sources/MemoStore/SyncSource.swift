@@ -8,7 +8,7 @@ import MemoCore
 /// to its end at the time of each read, so a head changed meanwhile is sent at its new
 /// position. Either way the peer ends up holding everything that knowledge claims.
 public final class SyncSource {
-  let store: MemoStore
+  public let store: MemoStore
   let peerKnowledge: VersionVector
   /// Our knowledge when the sync began: what the peer may adopt once it has every batch.
   public let knowledge: VersionVector

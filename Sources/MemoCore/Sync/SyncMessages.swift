@@ -17,12 +17,15 @@ public enum SyncMessage {
     public var knowledge: [String: UInt64]
     /// The sender's position in the receiver's feed (nil: never synced).
     public var cursor: FeedPosition?
+    /// The answerer's upper estimate of the revisions it will send (for progress).
+    public var pending: UInt64?
 
-    public init(replica: String, knowledge: VersionVector, cursor: FeedPosition?) {
+    public init(replica: String, knowledge: VersionVector, cursor: FeedPosition?, pending: UInt64?) {
       version = SyncMessage.version
       self.replica = replica
       self.knowledge = knowledge.entries
       self.cursor = cursor
+      self.pending = pending
     }
   }
 

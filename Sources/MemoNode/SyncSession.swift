@@ -1,0 +1,231 @@
+import Foundation
+import MemoCore
+import MemoStore
+import MemoTransport
+
+/// One sync over a ready trusted connection (docs/PROTOCOL.md, "Sync"). Both directions run
+/// in turn on the same connection: first the answerer sends what the asker lacks, then the
+/// asker sends what the answerer lacks. Each direction streams bounded batches with at most
+/// `window` unacknowledged, and the receiver commits each batch with its feed position, so
+/// a broken sync resumes after the last acknowledged batch.
+public enum SyncSession {
+  /// Unacknowledged batches in flight: enough to keep the link busy while the receiver
+  /// commits, few enough that at most a few hundred KiB wait in buffers.
+  public static let window = 4
+
+  /// What one sync did, from the asker's side.
+  public struct Report: Sendable, Equatable {
+    /// The direction into this replica.
+    public var received = SyncMessage.Outcome()
+    /// The direction into the peer, as the peer reported it.
+    public var sent = SyncMessage.Outcome()
+    /// Revisions this replica sent.
+    public var sentRevisions = 0
+  }
+
+  /// Progress of one direction: revisions so far, and the sender's upper estimate.
+  public struct Progress: Sendable {
+    public var receiving: Bool
+    public var done: Int
+    public var estimate: Int
+  }
+
+  public typealias ProgressHandler = @Sendable (Progress) -> Void
+
+  static func failure(_ peer: String, _ error: TransportError) -> MemoPeerError {
+    MemoPeerError(
+      .connection, "the sync with \(peer) broke off: \(error.description)",
+      hint: "run `memo-peer sync` again; it resumes after the last batch stored")
+  }
+
+  /// The asker's side. `deleteGuard` nil applies deletes without asking (`--allow-deletes`).
+  public static func ask(
+    _ connection: TLSConnection, peer: String, peerName: String, store: MemoStore, deleteGuard: MassDeleteGuard?,
+    clock: @Sendable () -> Timestamp, progress: ProgressHandler? = nil
+  ) throws -> Report {
+    let hello = SyncMessage.Hello(
+      replica: store.replicaID, knowledge: try store.knowledge(), cursor: try store.syncCursor(for: peer), pending: nil)
+    do {
+      try connection.send(Frame(.syncHello, payload: PeerMessage.encode(hello)))
+      guard let frame = try connection.receive() else { throw TransportError(.closed, "closed before sync-hello") }
+      if frame.kind == .syncRefuse {
+        throw refusal(peerName, PeerMessage.decode(SyncMessage.Refuse.self, from: frame.payload)?.reason)
+      }
+      guard frame.kind == .syncHello, let answer = PeerMessage.decode(SyncMessage.Hello.self, from: frame.payload),
+        answer.version == SyncMessage.version
+      else { throw TransportError(.protocolViolation, "expected sync-hello, got \(frame.kind)") }
+      var report = Report()
+      let sink = SyncSink(store: store, peer: peer, peerReplica: answer.replica, deleteGuard: deleteGuard)
+      report.received = try receive(
+        into: sink, over: connection, clock: clock, estimate: Int(answer.pending ?? 0), progress: progress)
+      let peerKnowledge = VersionVector(answer.knowledge)
+      let source = try SyncSource(
+        store: store, peerKnowledge: peerKnowledge,
+        from: answer.cursor.flatMap { $0.replica == store.replicaID ? $0.position : nil } ?? 0)
+      report.sent = try send(
+        source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock,
+        estimate: try store.feedCount(after: source.position), progress: progress)
+      report.sentRevisions = source.sent
+      return report
+    } catch let error as TransportError {
+      throw failure(peerName, error)
+    }
+  }
+
+  /// Why the answerer refused, for a person.
+  static func refusal(_ peerName: String, _ reason: String?) -> MemoPeerError {
+    switch reason.flatMap(SyncMessage.RefuseReason.init(rawValue:)) {
+    case .locked:
+      return MemoPeerError(
+        .locked, "\(peerName) is locked: its memos cannot be synced until it is unlocked there",
+        hint: "run `memo-peer unlock` on \(peerName), then sync again")
+    case .version:
+      return MemoPeerError(
+        .connection, "\(peerName) speaks another sync version", hint: "update memo-peer on both devices")
+    default:
+      return MemoPeerError(
+        .connection, "\(peerName) could not open its memo store for the sync",
+        hint: "`memo-peer doctor` on \(peerName) tells what is wrong there")
+    }
+  }
+
+  /// The answerer's side, from the asker's `sync-hello` on. The answerer cannot ask a
+  /// person, so the mass-delete guard always applies here; held deletes are reported.
+  public static func answer(
+    _ hello: Frame, over connection: TLSConnection, peer: String, store: () throws -> MemoStore,
+    clock: @Sendable () -> Timestamp, logger: Logger
+  ) throws(TransportError) {
+    guard let asked = PeerMessage.decode(SyncMessage.Hello.self, from: hello.payload) else {
+      throw TransportError(.protocolViolation, "malformed sync-hello")
+    }
+    guard asked.version == SyncMessage.version else {
+      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .version))))
+      return
+    }
+    let opened: MemoStore
+    do {
+      opened = try store()
+    } catch {
+      logger.error(error, while: "opening the store for a sync")
+      let reason: SyncMessage.RefuseReason = (error as? MemoPeerError)?.code == .locked ? .locked : .storage
+      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: reason))))
+      return
+    }
+    guard opened.canReadContent else {
+      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .locked))))
+      return
+    }
+    let peerKnowledge = VersionVector(asked.knowledge)
+    let start = asked.cursor.flatMap { $0.replica == opened.replicaID ? $0.position : nil } ?? 0
+    let source: SyncSource
+    let mine: FeedPosition?
+    do {
+      source = try SyncSource(store: opened, peerKnowledge: peerKnowledge, from: start)
+      mine = try opened.syncCursor(for: peer)
+      try connection.send(
+        Frame(
+          .syncHello,
+          payload: PeerMessage.encode(
+            SyncMessage.Hello(
+              replica: opened.replicaID, knowledge: source.knowledge, cursor: mine,
+              pending: UInt64(try opened.feedCount(after: start))))))
+    } catch let error as TransportError {
+      throw error
+    } catch {
+      logger.error(error, while: "starting a sync")
+      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .storage))))
+      return
+    }
+    let sent = try send(
+      source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock, estimate: 0, progress: nil)
+    let sink = SyncSink(store: opened, peer: peer, peerReplica: asked.replica, deleteGuard: MassDeleteGuard())
+    let received = try receive(into: sink, over: connection, clock: clock, estimate: 0, progress: nil)
+    logger.info(
+      "sync with \(String(peer.prefix(8)), privacy: .public): sent \(source.sent, privacy: .public), applied \(received.applied, privacy: .public), conflicts \(received.conflicts, privacy: .public), held deletes \(received.heldDeletes, privacy: .public); peer applied \(sent.applied, privacy: .public)"
+    )
+  }
+
+  // MARK: - One direction
+
+  /// Streams the source's batches, `window` at a time, then `sync-done`; returns the
+  /// receiver's outcome from its last acknowledgement.
+  static func send(
+    _ source: SyncSource, over connection: TLSConnection, peer: String, peerKnowledge: VersionVector,
+    clock: @Sendable () -> Timestamp, estimate: Int, progress: ProgressHandler?
+  ) throws(TransportError) -> SyncMessage.Outcome {
+    var inFlight = 0
+    var acked: UInt64 = 0
+    func readAck() throws(TransportError) -> SyncMessage.Ack {
+      guard let frame = try connection.receive() else { throw TransportError(.closed, "closed during sync") }
+      guard frame.kind == .syncAck, let ack = PeerMessage.decode(SyncMessage.Ack.self, from: frame.payload) else {
+        throw TransportError(.protocolViolation, "expected sync-ack, got \(frame.kind)")
+      }
+      acked = max(acked, ack.position)
+      return ack
+    }
+    while let batch = try storeCall({ try source.nextBatch() }) {
+      try connection.send(Frame(.syncBatch, payload: SyncBatchCodec.encode(batch)))
+      inFlight += 1
+      progress?(Progress(receiving: false, done: source.sent, estimate: estimate))
+      if inFlight >= window {
+        _ = try readAck()
+        inFlight -= 1
+      }
+    }
+    try connection.send(
+      Frame(
+        .syncDone,
+        payload: PeerMessage.encode(SyncMessage.Done(position: source.position, knowledge: source.knowledge))))
+    while true {
+      let ack = try readAck()
+      if let outcome = ack.outcome {
+        try storeCall {
+          try source.store.recordPeerProgress(peer, acked: acked, knowledge: peerKnowledge, now: clock())
+        }
+        return outcome
+      }
+    }
+  }
+
+  /// Applies batches as they come, acknowledging each after its commit, until `sync-done`.
+  static func receive(
+    into sink: SyncSink, over connection: TLSConnection, clock: @Sendable () -> Timestamp, estimate: Int,
+    progress: ProgressHandler?
+  ) throws(TransportError) -> SyncMessage.Outcome {
+    var received = 0
+    while let frame = try connection.receive() {
+      switch frame.kind {
+      case .syncBatch:
+        guard let batch = SyncBatchCodec.decode(frame.payload) else {
+          throw TransportError(.protocolViolation, "malformed sync-batch")
+        }
+        let position = try storeCall { try sink.apply(batch, now: clock()) }
+        received += batch.revisions.count
+        progress?(Progress(receiving: true, done: received, estimate: estimate))
+        try connection.send(Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: position))))
+      case .syncDone:
+        guard let done = PeerMessage.decode(SyncMessage.Done.self, from: frame.payload) else {
+          throw TransportError(.protocolViolation, "malformed sync-done")
+        }
+        let outcome = try storeCall { try sink.finish(done, now: clock()) }
+        try connection.send(
+          Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: done.position, outcome: outcome))))
+        return outcome
+      default:
+        throw TransportError(.protocolViolation, "unexpected \(frame.kind) frame during sync")
+      }
+    }
+    throw TransportError(.closed, "closed during sync")
+  }
+
+  /// Runs a store operation inside the transport's error type: a storage failure ends the
+  /// sync (the peer sees the connection close and retries later; nothing half-applied).
+  static func storeCall<R>(_ body: () throws -> R) throws(TransportError) -> R {
+    do { return try body() } catch let error as MemoPeerError {
+      throw TransportError(.protocolViolation, "storage: \(error.message)")
+    } catch {
+      throw TransportError(.protocolViolation, "storage: \(error)")
+    }
+  }
+
+}
