@@ -21,6 +21,7 @@ packages=(
   keyutils               # keyctl: new keyring sessions stand for a reboot in the protection tests
   tmux                   # a real terminal for the privacy-screen tests (capture-pane)
   tcpdump                # the canary audit captures the lab's traffic
+  syncthing              # bench/syncthing/baseline.sh: the file-sync baseline (lab hosts only)
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done
