@@ -168,10 +168,18 @@ enum SyncCommands {
       let sent: Outcome?
       let sentRevisions: Int?
       let error: OutputFormat.ErrorJSON.Detail?
+      /// Finding the device and the TLS handshake; then the sync over the ready connection.
+      let connectMilliseconds: Double?
+      let sessionMilliseconds: Double?
+      /// TLS record bytes of the sync itself, both directions.
+      let sessionBytes: UInt64?
       enum CodingKeys: String, CodingKey {
         case name, status, received, sent, error
         case deviceID = "device_id"
         case sentRevisions = "sent_revisions"
+        case connectMilliseconds = "connect_ms"
+        case sessionMilliseconds = "session_ms"
+        case sessionBytes = "session_bytes"
       }
       init(_ result: PeerSync.PeerResult) {
         name = result.peer.name
@@ -179,6 +187,9 @@ enum SyncCommands {
         received = result.report.map { Outcome($0.received) }
         sent = result.report.map { Outcome($0.sent) }
         sentRevisions = result.report?.sentRevisions
+        connectMilliseconds = result.connectSeconds.map { ($0 * 100_000).rounded() / 100 }
+        sessionMilliseconds = result.sessionSeconds.map { ($0 * 100_000).rounded() / 100 }
+        sessionBytes = result.sessionBytes
         if let report = result.report {
           status = report.received.heldDeletes > 0 ? "held" : "synced"
         } else {

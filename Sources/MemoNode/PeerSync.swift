@@ -22,6 +22,12 @@ public struct PeerSync: Sendable {
     public var peer: TrustedPeer
     public var report: SyncSession.Report?
     public var error: MemoPeerError?
+    /// Finding the peer and the TLS handshake.
+    public var connectSeconds: Double?
+    /// The sync itself, over the ready connection.
+    public var sessionSeconds: Double?
+    /// TLS record bytes of the sync itself (after the handshake and hellos), both ways.
+    public var sessionBytes: UInt64?
   }
 
   /// Syncs with `peer`. `deleteGuard` nil applies this peer's deletes without asking.
@@ -35,11 +41,14 @@ public struct PeerSync: Sendable {
         peer: peer, report: nil, error: MemoPeerError(.untrustedPeer, "\(peer.name) has no valid device ID"))
     }
     let link: PeerLink
+    let started = DispatchTime.now().uptimeNanoseconds
     do {
       link = try await connector.connect(to: peer, timeout: timeout, onState: onState)
     } catch {
       return PeerResult(peer: peer, report: nil, error: Self.memoPeerError(error))
     }
+    let connected = DispatchTime.now().uptimeNanoseconds
+    let before = link.connection.wireBytes
     defer {
       try? link.connection.send(Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "done"))))
       link.connection.shutdown()
@@ -50,7 +59,11 @@ public struct PeerSync: Sendable {
       let report = try SyncSession.ask(
         link.connection, peer: device.compact, peerName: peer.name, store: store, deleteGuard: deleteGuard,
         clock: clock, progress: progress)
-      return PeerResult(peer: peer, report: report, error: nil)
+      let after = link.connection.wireBytes
+      return PeerResult(
+        peer: peer, report: report, error: nil, connectSeconds: Double(connected - started) / 1e9,
+        sessionSeconds: Double(DispatchTime.now().uptimeNanoseconds - connected) / 1e9,
+        sessionBytes: (after.sent - before.sent) + (after.received - before.received))
     } catch {
       return PeerResult(peer: peer, report: nil, error: Self.memoPeerError(error))
     }

@@ -52,6 +52,12 @@ public final class TLSConnection: @unchecked Sendable {
     close(fd)
   }
 
+  /// TLS record bytes written to and read from the socket so far (handshake included):
+  /// what crossed the wire above TCP, for the sync's byte counts and benchmarks.
+  public var wireBytes: (sent: UInt64, received: UInt64) {
+    (UInt64(BIO_number_written(SSL_get_wbio(ssl))), UInt64(BIO_number_read(SSL_get_rbio(ssl))))
+  }
+
   /// The device the other side proved it holds the key of (after a handshake).
   public var peer: DeviceID? { lock.withLock { rejection == nil ? presentedID : nil } }
 

@@ -99,6 +99,10 @@ public final class TLSServer: @unchecked Sendable {
       let client = accept(listenFD, nil, nil)
       guard client >= 0 else { continue }
       _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+      // Frames are small and answered at once: Nagle's algorithm would hold each back for
+      // the peer's delayed ACK (40 ms) on every round trip of a sync.
+      var noDelay: Int32 = 1
+      setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
       let address = Sockets.peerAddress(client)
       let admitted = lock.withLock { () -> Bool in
         guard !stopped, live.count < maximumConnections else { return false }
