@@ -131,13 +131,18 @@ enum NetworkCommands {
       it in `memo-peer status`. Without local-network consent it waits, says so once,
       and starts advertising within 2 s of a grant; a revoke withdraws the advertisement
       within 2 s. The TCP port is open only while advertising. The advertisement is a
-      pseudonym and a tag that change every rotation period. SIGTERM or SIGINT withdraws it
-      and exits 0.
+      pseudonym and a tag that change every rotation period. It answers syncs from trusted
+      devices; with --sync-every it also starts them, only while the background-sync
+      consent scope is granted (it waits, and says so, until then). SIGTERM or SIGINT
+      withdraws the advertisement and exits 0.
       """,
     options: [
       OptionSpec("port", value: "PORT", "TCP port to listen on (default: any free port)"),
       OptionSpec("interface", value: "NAME", repeatable: true, "advertise only on this interface (repeatable)"),
       OptionSpec("rotation", value: "SECONDS", "rotation period of the pseudonym and tag (default: config, or 900)"),
+      OptionSpec(
+        "sync-every", value: "DURATION",
+        "also sync with every trusted device this often (90s, 10m, 1h); needs the background-sync consent"),
     ],
     positionals: []
   ) { context in
@@ -154,6 +159,13 @@ enum NetworkCommands {
     guard let port = UInt16(context.arguments.value("port") ?? "0") else {
       throw ArgumentParser.usage("--port needs a number from 0 to 65535", suggestion: nil, command: "serve")
     }
+    let syncEvery = try context.arguments.value("sync-every").map { text -> Double in
+      guard let seconds = DurationText.seconds(text), seconds >= 1 else {
+        throw ArgumentParser.usage(
+          "--sync-every needs a duration of at least 1 s, such as 90s, 10m or 1h", suggestion: nil, command: "serve")
+      }
+      return seconds
+    }
     let stop = StopFlag()
     let signals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
       signal(number, SIG_IGN)
@@ -168,7 +180,7 @@ enum NetworkCommands {
       paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
       logger: context.logger.scoped("serve"), clock: { wallClock() },
       report: { printer.error("memo-peer serve: \($0)") },
-      lockState: { try? keys.status().lockState })
+      lockState: { try? keys.status().lockState }, syncEvery: syncEvery)
     try runBlocking { try await engine.run(until: stop) }
     withExtendedLifetime(signals) {}
   }

@@ -108,7 +108,7 @@ enum SyncCommands {
           peers: results.map(SyncJSON.Peer.init), received: received, sent: sent, conflicts: conflicts))
     } else {
       for result in results {
-        context.console.print(line(result))
+        context.console.print(result.summary)
       }
       if results.count > 1 {
         context.console.print("in all: received \(received), sent \(sent), conflicts \(conflicts)")
@@ -128,21 +128,6 @@ enum SyncCommands {
         error.code, "\(results.filter { $0.error != nil }.count) of \(results.count) devices could not be synced; first: \(error.message)",
         hint: error.hint)
     }
-  }
-
-  static func line(_ result: PeerSync.PeerResult) -> String {
-    guard let report = result.report else {
-      return "\(result.peer.name): not synced: \(result.error?.message ?? "unknown error")"
-    }
-    var text =
-      "\(result.peer.name): received \(report.received.applied), sent \(report.sentRevisions), "
-      + "conflicts \(report.received.conflicts)"
-    if report.received.heldDeletes > 0 { text += ", \(report.received.heldDeletes) deletes held back here" }
-    if report.sent.heldDeletes > 0 {
-      text += "; \(result.peer.name) held back \(report.sent.heldDeletes) of this device's deletes"
-        + " (answer with `memo-peer sync --allow-deletes` there)"
-    }
-    return text
   }
 
   struct SyncJSON: Encodable {

@@ -10,10 +10,16 @@ public struct PeerSync: Sendable {
   public let paths: NodePaths
   public let connector: PeerConnector
   let clock: @Sendable () -> Timestamp
+  /// `.background` for the daemon: a scheduled sync must not restart a protected node's
+  /// idle timeout as if a person had acted.
+  let keyUse: KeyUse
 
-  public init(paths: NodePaths, connector: PeerConnector, clock: @escaping @Sendable () -> Timestamp) {
+  public init(
+    paths: NodePaths, connector: PeerConnector, keyUse: KeyUse = .person, clock: @escaping @Sendable () -> Timestamp
+  ) {
     self.paths = paths
     self.connector = connector
+    self.keyUse = keyUse
     self.clock = clock
   }
 
@@ -28,6 +34,31 @@ public struct PeerSync: Sendable {
     public var sessionSeconds: Double?
     /// TLS record bytes of the sync itself (after the handshake and hellos), both ways.
     public var sessionBytes: UInt64?
+
+    /// One line for a person: what moved, or why nothing did.
+    public var summary: String {
+      guard let report else { return "\(peer.name): not synced: \(error?.message ?? "unknown error")" }
+      var text =
+        "\(peer.name): received \(report.received.applied), sent \(report.sentRevisions), "
+        + "conflicts \(report.received.conflicts)"
+      if report.received.heldDeletes > 0 { text += ", \(report.received.heldDeletes) deletes held back here" }
+      if report.sent.heldDeletes > 0 {
+        text += "; \(peer.name) held back \(report.sent.heldDeletes) of this device's deletes"
+          + " (answer with `memo-peer sync --allow-deletes` there)"
+      }
+      return text
+    }
+  }
+
+  /// Syncs with every trusted peer in turn (the daemon's scheduled sync).
+  public func syncAll(timeout: Double, logger: Logger) async -> [PeerResult] {
+    let peers = (try? connector.trust.load().peers) ?? []
+    var results: [PeerResult] = []
+    for peer in peers {
+      if Task.isCancelled { break }
+      results.append(await sync(with: peer, timeout: timeout, deleteGuard: MassDeleteGuard(), logger: logger))
+    }
+    return results
   }
 
   /// Syncs with `peer`. `deleteGuard` nil applies this peer's deletes without asking.
@@ -54,7 +85,7 @@ public struct PeerSync: Sendable {
       link.connection.shutdown()
     }
     do {
-      let store = try MemoStore.open(paths: paths, logger: logger)
+      let store = try MemoStore.open(paths: paths, logger: logger, use: keyUse)
       guard store.canReadContent else { throw MemoStore.lockedError }
       let report = try SyncSession.ask(
         link.connection, peer: device.compact, peerName: peer.name, store: store, deleteGuard: deleteGuard,

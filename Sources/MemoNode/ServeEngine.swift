@@ -50,6 +50,12 @@ public actor ServeEngine {
   private var failures: [String: Int] = [:]
   private var consentAllowed: Bool?
   let backoff = DeliveryBackoff()
+  /// `--sync-every`: seconds between scheduled syncs with every trusted peer (nil: none).
+  /// They run only while the background-sync consent scope is on record.
+  let syncEvery: Double?
+  private var syncRound: Task<Void, Never>?
+  private var nextSync: Timestamp = 0
+  private var syncConsentNoted = false
   /// How long one delivery attempt waits for the peer to appear and answer.
   static let deliveryConnectTimeout = 10.0
 
@@ -59,9 +65,10 @@ public actor ServeEngine {
     paths: NodePaths, gate: ConsentGate, identity: NodeIdentity, port: UInt16,
     interfaces: [NetworkInterface], limits: ConnectionLimits = ConnectionLimits(),
     logger: Logger, clock: @escaping @Sendable () -> Timestamp, report: @escaping @Sendable (String) -> Void,
-    lockState: @escaping @Sendable () -> LockState? = { nil }
+    lockState: @escaping @Sendable () -> LockState? = { nil }, syncEvery: Double? = nil
   ) throws {
     self.lockState = lockState
+    self.syncEvery = syncEvery
     self.paths = paths
     self.gate = gate
     self.identity = identity
@@ -84,6 +91,7 @@ public actor ServeEngine {
       try? await Task.sleep(for: Self.pollInterval)
     }
     deliveryRound?.cancel()
+    syncRound?.cancel()
     stopServing()
     try publish(.stopped, waitingFor: nil)
   }
@@ -128,6 +136,44 @@ public actor ServeEngine {
     case .allowed:
       await advertise()
       scheduleDelivery()
+      scheduleSync()
+    }
+  }
+
+  /// Starts a scheduled sync with every trusted peer when one is due, and only while the
+  /// background-sync scope is granted: nobody is at the keyboard, so the person must have
+  /// said yes to this in advance. Without it the daemon says so once and waits.
+  private func scheduleSync() {
+    guard let every = syncEvery, syncRound == nil else { return }
+    let now = clock()
+    guard now >= nextSync else { return }
+    guard (try? gate.state(.backgroundSync))?.isGranted == true else {
+      if !syncConsentNoted {
+        syncConsentNoted = true
+        report(
+          "scheduled sync waits for the background-sync consent (`memo-peer consent grant --scope background-sync`)")
+      }
+      return
+    }
+    syncConsentNoted = false
+    nextSync = now + Timestamp(every * 1000)
+    let runner = PeerSync(
+      paths: paths,
+      connector: PeerConnector(gate: gate, identity: identity, trust: trusted.store, limits: limits, clock: clock),
+      keyUse: .background, clock: clock)
+    let logger = self.logger
+    syncRound = Task.detached { [self] in
+      let results = await runner.syncAll(timeout: Self.deliveryConnectTimeout, logger: logger)
+      await self.finishSync(results)
+    }
+  }
+
+  private func finishSync(_ results: [PeerSync.PeerResult]) {
+    syncRound = nil
+    // Quiet when nothing moved: a daemon syncing every minute would otherwise fill its log.
+    for result in results {
+      let moved = result.report.map { $0.received.applied + $0.sentRevisions + $0.received.heldDeletes > 0 } ?? true
+      if moved { report("scheduled sync: " + result.summary) }
     }
   }
 
