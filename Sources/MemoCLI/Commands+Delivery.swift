@@ -59,7 +59,8 @@ enum DeliveryCommands {
     } else {
       let memo = try store.memo(try store.resolve(source))
       content = DeliveryMessage.Content(
-        title: memo.title, body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate, sent: context.now)
+        title: memo.title, body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate, sent: context.now,
+        revision: DeliveryMessage.SentRevision(memo: memo))
     }
     let id = try store.queueForDelivery(content, to: peerID.compact, expires: expires, now: context.now)
     let printer = LinePrinter()

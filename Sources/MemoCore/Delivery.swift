@@ -183,18 +183,53 @@ public enum DeliveryMessage {
     public var isPrivate: Bool
     /// When the sender queued it (milliseconds since the epoch).
     public var sent: Timestamp
+    /// The sent memo's identity in replication, when a stored memo was sent (not stdin):
+    /// the receiver stores it as that memo's revision, so later syncs keep both copies in
+    /// step (and concurrent edits become a conflict, not two unrelated memos). Absent in
+    /// entries queued before sync existed.
+    public var revision: SentRevision?
 
-    public init(title: String, body: String, tags: [String], isPrivate: Bool, sent: Timestamp) {
+    public init(
+      title: String, body: String, tags: [String], isPrivate: Bool, sent: Timestamp, revision: SentRevision? = nil
+    ) {
       self.title = title
       self.body = body
       self.tags = tags
       self.isPrivate = isPrivate
       self.sent = sent
+      self.revision = revision
     }
 
     enum CodingKeys: String, CodingKey {
-      case title, body, tags, sent
+      case title, body, tags, sent, revision
       case isPrivate = "private"
+    }
+  }
+
+  /// Where a sent memo stands in its history (docs/PROTOCOL.md, "Delivery").
+  public struct SentRevision: Codable, Equatable, Sendable {
+    public var memo: String
+    public var dotOrigin: String
+    public var dotSeq: UInt64
+    public var clock: [String: UInt64]
+    public var revision: Int64
+    public var created: Timestamp
+    public var updated: Timestamp
+
+    public init(memo: Memo) {
+      self.memo = (memo.conflictOf ?? memo.id).rawValue
+      dotOrigin = memo.dot?.origin ?? memo.origin
+      dotSeq = memo.dot?.seq ?? 0
+      clock = memo.clock.entries
+      revision = memo.revision
+      created = memo.created
+      updated = memo.updated
+    }
+
+    enum CodingKeys: String, CodingKey {
+      case memo, clock, revision, created, updated
+      case dotOrigin = "dot_origin"
+      case dotSeq = "dot_seq"
     }
   }
 

@@ -167,7 +167,7 @@ extension MemoStore {
           QueuedPayload(id: id, peer: sender, payload: DeliveryMessage.encode(memo), time: now), in: .inbox)
         place = "inbox"
       case .memos:
-        _ = try importMemo(Self.memo(MemoID(canonical: id) ?? MemoID(), memo, from: sender))
+        try storeDelivered(memo, entryID: id, from: sender)
         place = "memos"
       }
       try sql {
@@ -191,12 +191,31 @@ extension MemoStore {
   @discardableResult
   public func acceptInboxEntry(_ text: String) throws -> Memo {
     let entry = try resolveInboxEntry(text)
-    let memo = Self.memo(MemoID(canonical: entry.id) ?? MemoID(), entry.memo, from: entry.sender)
     try batch {
-      _ = try importMemo(memo)
+      try storeDelivered(entry.memo, entryID: entry.id, from: entry.sender)
       try deleteInboxRow(entry.id)
     }
-    return memo
+    let id = entry.memo.revision.flatMap { MemoID(canonical: $0.memo) } ?? MemoID(canonical: entry.id) ?? MemoID()
+    return try loadRow(id) ?? Self.memo(id, entry.memo, from: entry.sender)
+  }
+
+  /// Stores a delivered memo: as the sent memo's own revision when it says which (so the
+  /// two devices hold one memo with one history), else as a new memo named by the entry id.
+  /// Runs inside the caller's transaction.
+  private func storeDelivered(_ content: DeliveryMessage.Content, entryID: String, from sender: String) throws {
+    guard let sent = content.revision, let memo = MemoID(canonical: sent.memo), sent.dotSeq > 0 else {
+      _ = try importMemo(Self.memo(MemoID(canonical: entryID) ?? MemoID(), content, from: sender))
+      return
+    }
+    let dot = Dot(origin: sent.dotOrigin, seq: sent.dotSeq)
+    let clock = VersionVector(sent.clock)
+    guard clock.contains(dot) else { throw Self.invalidRevision }
+    _ = try applyRemote(
+      SyncRevision(
+        memo: memo, head: HeadSummary(dot: dot, clock: clock, revision: sent.revision, isDeleted: false),
+        created: sent.created, updated: sent.updated, isPrivate: content.isPrivate, title: content.title,
+        body: content.body, tags: content.tags),
+      holdingDeletesFor: nil)
   }
 
   /// Removes an inbox entry; a retransmission of it is still recognised (and not stored).

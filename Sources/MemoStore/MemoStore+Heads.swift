@@ -129,7 +129,11 @@ extension MemoStore {
   /// winner and the tombstone heads (every head with `resolvingAll`), and those heads
   /// removed. Runs inside the caller's transaction.
   @discardableResult
-  func storeLocalRevision(_ memo: Memo, resolvingAll: Bool, alsoSeen: [VersionVector] = []) throws -> Memo {
+  /// `author`: the `origin` shown for the revision when it is not this replica (an imported
+  /// or delivered memo keeps the device it came from); the dot is always this replica's.
+  func storeLocalRevision(_ memo: Memo, resolvingAll: Bool, alsoSeen: [VersionVector] = [], author: String? = nil)
+    throws -> Memo
+  {
     let existing = try heads(of: memo.id)
     var next = memo
     let dot = Dot(origin: replicaID, seq: try nextLocalSeqs(1))
@@ -138,7 +142,7 @@ extension MemoStore {
     clock.add(dot)
     next.dot = dot
     next.clock = clock
-    next.origin = replicaID
+    next.origin = author ?? replicaID
     next.conflictOf = nil
     let removing = existing.filter { clock.covers($0.head.clock) }.map(\.head.dot)
     try storeHead(next, existing: existing, removing: removing)

@@ -245,13 +245,14 @@ extension MemoStore {
     memo.conflictOf = nil
     return try batch {
       guard let existing = try loadRow(memo.id) else {
-        _ = try storeLocalRevision(memo, resolvingAll: true)
+        _ = try storeLocalRevision(memo, resolvingAll: true, author: incoming.origin)
         return .added
       }
       guard !existing.isDeleted, existing.conflictOf == nil, memo.revision > existing.revision else {
         return .unchanged
       }
-      _ = try storeLocalRevision(memo, resolvingAll: false)
+      try refuseWhileConflicted(memo.id, doing: "updated from the archive")
+      _ = try storeLocalRevision(memo, resolvingAll: false, author: incoming.origin)
       return .updated
     }
   }
