@@ -4,7 +4,9 @@
 # home lab (scripts/lab, needs root): a home server that advertises under provisioned
 # consent, a laptop whose user is asked before anything touches the network, and a laptop
 # that waits because nobody has said yes; the laptop pairs with the server by comparing a
-# code, and a stranger's TLS client gets nothing. Later issues add sending and sync.
+# code, and a stranger's TLS client gets nothing. Then the two laptops pair with the server
+# and each other, one sends the other a memo, both edit it, and `sync` brings all three to
+# the same list, with both edits kept (one as a conflict copy) until a person resolves it.
 set -euo pipefail
 
 bin=${1:-.build/release/memo-peer}
@@ -80,35 +82,95 @@ step "Laptop c, unattended (no terminal, no consent): nothing is sent, it says w
 step "A plain mDNS client on c sees exactly what a publishes: a pseudonym, v=1 and a rotating tag"
 run "$lab" exec c avahi-browse -rpt _memo-peer._tcp
 
+# pair ACCEPTOR ACCEPTOR-NAME JOINER JOINER-NAME: the acceptor opens a pairing window, the
+# joiner picks it; both screens are shown, both people type y after comparing the code.
+pair() {
+  local acceptor=$1 acceptor_name=$2 joiner=$3 joiner_name=$4 logs=$demo/pair-$1-$3
+  rm -f "$logs".in-a "$logs".in-j
+  mkfifo "$logs".in-a "$logs".in-j
+  "$lab" exec "$acceptor" script -qfec "$bin pair --accept --name $acceptor_name --window 60" /dev/null \
+    <"$logs".in-a >"$logs".a.log 2>&1 &
+  local pid_a=$!
+  exec 7>"$logs".in-a
+  for _ in $(seq 1 100); do grep -q "window open" "$logs".a.log && break; sleep 0.1; done
+  "$lab" exec "$joiner" script -qfec "$bin pair $acceptor_name --name $joiner_name" /dev/null \
+    <"$logs".in-j >"$logs".j.log 2>&1 &
+  local pid_j=$!
+  exec 8>"$logs".in-j
+  for _ in $(seq 1 200); do
+    grep -q "code:" "$logs".a.log && grep -q "code:" "$logs".j.log && break
+    sleep 0.1
+  done
+  echo "--- $acceptor's screen:"; cat "$logs".a.log; echo
+  echo "--- $joiner's screen:"; cat "$logs".j.log; echo
+  echo "(both people see the same code and type y)"
+  echo y >&7
+  echo y >&8
+  wait "$pid_a" "$pid_j" || true
+  exec 7>&- 8>&-
+  echo "--- $acceptor:"; tail -n 1 "$logs".a.log
+  echo "--- $joiner:"; tail -n 1 "$logs".j.log
+}
+
 step "Pairing: a's administrator opens a window, b's user picks it, both compare the code"
-mkfifo "$demo/a.in" "$demo/b.in"
-"$lab" exec a script -qfec "$bin pair --accept --name home-server --window 60" /dev/null \
-  <"$demo/a.in" >"$demo/pair-a.log" 2>&1 &
-pair_a=$!
-exec 7>"$demo/a.in"
-for _ in $(seq 1 100); do grep -q "window open" "$demo/pair-a.log" && break; sleep 0.1; done
-"$lab" exec b script -qfec "$bin pair home-server --name laptop-b" /dev/null \
-  <"$demo/b.in" >"$demo/pair-b.log" 2>&1 &
-pair_b=$!
-exec 8>"$demo/b.in"
-for _ in $(seq 1 200); do
-  grep -q "code:" "$demo/pair-a.log" && grep -q "code:" "$demo/pair-b.log" && break
-  sleep 0.1
-done
-echo "--- a's screen:"; cat "$demo/pair-a.log"; echo
-echo "--- b's screen:"; cat "$demo/pair-b.log"; echo
-echo "(both people see the same code and type y)"
-echo y >&7
-echo y >&8
-wait "$pair_a" "$pair_b" || true
-exec 7>&- 8>&-
-echo "--- a:"; tail -n 1 "$demo/pair-a.log"
-echo "--- b:"; tail -n 1 "$demo/pair-b.log"
+pair a home-server b laptop-b
 run "$lab" exec b "$bin" trust list
 run "$lab" exec b "$bin" ping home-server --count 3
 run "$lab" exec b "$bin" browse --timeout 2
 
-step "c is not trusted: a real TLS client on c (openssl s_client) gets an alert and nothing else"
+step "Laptop c's user acts: \`browse\` asks first; then c pairs with the home server and with b"
+printf 'allow\n' | "$lab" exec c script -qec "$bin browse --timeout 2" /dev/null
+echo
+echo "What c recorded:"
+"$lab" exec c "$bin" consent status --json | python3 -m json.tool 2>/dev/null \
+  || "$lab" exec c "$bin" consent status --json
+pair a home-server c laptop-c
+pair b laptop-b c laptop-c
+run "$lab" exec c "$bin" trust list
+
+step "c runs \`serve\` too (its user granted consent); b sends c a memo, c accepts it from its inbox"
+"$lab" exec c "$bin" serve 2>"$demo/serve-c.log" &
+for _ in $(seq 1 50); do grep -q advertising "$demo/serve-c.log" && break; sleep 0.1; done
+cat "$demo/serve-c.log"
+memo=$(printf 'milk\neggs\n' | "$lab" exec b "$bin" new --title "Shopping list" --json \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["memo"]["id"])')
+run "$lab" exec b "$bin" send "$memo" --to laptop-c --wait 20
+run "$lab" exec c "$bin" inbox
+entry=$("$lab" exec c "$bin" inbox --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["entries"][0]["id"])')
+run "$lab" exec c "$bin" inbox accept "$entry"
+
+step "Both laptops edit the same memo before they meet again"
+printf 'milk\neggs\nbread\n' | run "$lab" exec b "$bin" edit "$memo" --stdin
+printf 'milk\neggs\ncoffee\n' | run "$lab" exec c "$bin" edit "$memo" --stdin
+
+step "b syncs with every trusted device it finds (the home server and c): only changes move"
+run "$lab" exec b "$bin" sync
+echo "(c and b are in step now; the home server still lacks c's edit: c syncs with it)"
+run "$lab" exec c "$bin" sync --peer home-server --json
+echo
+run "$lab" exec b "$bin" peers
+
+step "Converged: the same list on all three hosts, both edits kept (one as a conflict copy)"
+for host in a b c; do
+  echo "--- $host:"
+  "$lab" exec "$host" "$bin" list
+done
+run "$lab" exec c "$bin" conflicts
+copy=$("$lab" exec c "$bin" list --json \
+  | python3 -c 'import json, sys; print([m["id"] for m in json.load(sys.stdin)["memos"] if m.get("conflict_of")][0])')
+run "$lab" exec c "$bin" show "$copy" --plain
+run "$lab" exec c "$bin" show "$memo" --plain
+
+step "c's user keeps both versions; the next sync carries the resolution everywhere"
+run "$lab" exec c "$bin" conflicts resolve "$copy" --keep both
+run "$lab" exec c "$bin" sync --peer home-server
+run "$lab" exec b "$bin" sync
+for host in a b c; do
+  echo "--- $host:"
+  "$lab" exec "$host" "$bin" list
+done
+
+step "A stranger is not trusted: a real TLS client (openssl s_client, with no key of a trusted device) gets an alert"
 port=$("$lab" exec a "$bin" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["serve"]["port"])')
 (sleep 1) | "$lab" exec c openssl s_client -connect "169.254.77.11:$port" -alpn memo-peer/1 -brief 2>&1 | tail -n 1 || true
 

@@ -310,7 +310,7 @@ public actor ServeEngine {
       Double(Int(ProcessInfo.processInfo.environment["MEMO_PEER_TEST_RECEIPT_DELAY_MS"] ?? "") ?? 0) / 1000
     return try TLSServer(
       port: requestedPort, context: TLSContext(identity: identity.device, role: .server), limits: limits,
-      accepts: { trusted.contains($0) },
+      accepts: { trusted.accepts($0) },
       events: { event in
         switch event {
         case .accepted(let peer, _):
@@ -336,7 +336,8 @@ public actor ServeEngine {
   /// Notices trust store changes; a removed device loses its live connections at once.
   private func followTrustStore() {
     do {
-      let removed = try trusted.reloadIfChanged()
+      guard let removed = try trusted.reloadIfChanged() else { return }
+      logger.info("trust store changed: \(self.trusted.all.count, privacy: .public) trusted device(s)")
       guard !removed.isEmpty else { return }
       server?.closeConnections { peer in peer.map(removed.contains) ?? false }
       logger.info("closed the connections of \(removed.count, privacy: .public) removed peer(s)")

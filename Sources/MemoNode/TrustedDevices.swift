@@ -19,12 +19,22 @@ public final class TrustedDevices: @unchecked Sendable {
 
   public func contains(_ id: DeviceID) -> Bool { lock.withLock { ids.contains(id) } }
 
+  /// For the TLS verify callback: a device not in the loaded set is looked up in the file
+  /// itself, so a device paired a moment ago is accepted at once rather than after the
+  /// daemon's next reload. (The cached set is left to `reloadIfChanged`, which also tells
+  /// the daemon whom to disconnect.)
+  public func accepts(_ id: DeviceID) -> Bool {
+    if contains(id) { return true }
+    return (try? store.load().deviceIDs.contains(id)) ?? false
+  }
+
   public var all: Set<DeviceID> { lock.withLock { ids } }
 
-  /// Re-reads the store if its file changed; returns the devices no longer trusted.
-  public func reloadIfChanged() throws -> Set<DeviceID> {
+  /// Re-reads the store if its file changed; returns the devices no longer trusted (nil:
+  /// the file did not change).
+  public func reloadIfChanged() throws -> Set<DeviceID>? {
     let fingerprint = store.fingerprint()
-    guard lock.withLock({ fingerprint != loadedFingerprint }) else { return [] }
+    guard lock.withLock({ fingerprint != loadedFingerprint }) else { return nil }
     let fresh = try store.load().deviceIDs
     return lock.withLock {
       let removed = ids.subtracting(fresh)
