@@ -1,0 +1,165 @@
+import Foundation
+import MemoCore
+import XCTest
+
+@testable import MemoStore
+
+/// Sync between real stores without a network: conflicts and their resolution, an edit
+/// against a delete, the mass-delete guard and its answers, resuming a cut-off sync, and a
+/// sent memo that stays one memo.
+final class SyncStoreTests: XCTestCase {
+  var nodes: [TemporaryNode] = []
+
+  func store() throws -> MemoStore {
+    let node = try TemporaryNode()
+    nodes.append(node)
+    return try node.open()
+  }
+
+  func sync(_ source: MemoStore, into sink: MemoStore, guard deleteGuard: MassDeleteGuard? = nil, batches: Int? = nil)
+    throws -> SyncMessage.Outcome
+  {
+    let receiver = SyncSink(
+      store: sink, peer: "peer-" + source.replicaID, peerReplica: source.replicaID, deleteGuard: deleteGuard)
+    let sender = try SyncSource(
+      store: source, peerKnowledge: try sink.knowledge(), from: try receiver.startPosition()?.position ?? 0,
+      maximumRevisions: 4)
+    var count = 0
+    while let batch = try sender.nextBatch() {
+      _ = try receiver.apply(batch, now: 1)
+      count += 1
+      if let batches, count >= batches { return receiver.outcome }
+    }
+    return try receiver.finish(SyncMessage.Done(position: sender.position, knowledge: sender.knowledge), now: 2)
+  }
+
+  func bodies(_ store: MemoStore) throws -> [String] { try store.allHeadRows().filter { !$0.isDeleted }.map(\.body) }
+
+  func testConcurrentEditsKeepBothAndEveryReplicaShowsTheSame() throws {
+    let a = try store()
+    let b = try store()
+    let memo = try a.create(MemoDraft(title: "list", body: "milk"), now: 1)
+    _ = try sync(a, into: b)
+    try a.update(memo.id, MemoChange(body: "milk, eggs"), now: 2)
+    try b.update(memo.id, MemoChange(body: "milk, bread"), now: 2)
+    XCTAssertEqual(try sync(b, into: a).conflicts, 1)
+    _ = try sync(a, into: b)
+    XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
+    XCTAssertEqual(Set(try bodies(a)), ["milk, eggs", "milk, bread"])
+    let conflicts = try a.conflicts()
+    XCTAssertEqual(conflicts.map(\.memo), [memo.id])
+    let copy = try XCTUnwrap(conflicts.first?.copies.first)
+    XCTAssertThrowsError(try a.update(memo.id, MemoChange(body: "x"), now: 3)) { error in
+      XCTAssertEqual((error as? MemoPeerError)?.code, .conflict)
+    }
+    XCTAssertThrowsError(try a.update(copy.id, MemoChange(body: "x"), now: 3), "a copy is read-only")
+    XCTAssertThrowsError(try a.delete(memo.id, now: 3))
+    let resolution = try a.resolveConflict(copy.id, keep: .b, now: 4)
+    XCTAssertEqual(resolution.memo, memo.id)
+    let kept = try a.memo(memo.id).body
+    XCTAssertEqual(try a.conflicts(), [])
+    _ = try sync(a, into: b)
+    XCTAssertEqual(try b.memo(memo.id).body, kept)
+    XCTAssertEqual(try b.conflicts(), [])
+    XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
+  }
+
+  func testAnEditBeatsAConcurrentDeleteAndIsFlagged() throws {
+    let a = try store()
+    let b = try store()
+    let memo = try a.create(MemoDraft(title: "keep me", body: "v1"), now: 1)
+    _ = try sync(a, into: b)
+    try a.delete(memo.id, now: 2)
+    try b.update(memo.id, MemoChange(body: "v2"), now: 2)
+    _ = try sync(a, into: b)
+    _ = try sync(b, into: a)
+    for replica in [a, b] {
+      XCTAssertEqual(try replica.memo(memo.id).body, "v2")
+      XCTAssertEqual(try replica.conflicts().first?.overruledDelete, true)
+      XCTAssertTrue(try XCTUnwrap(try replica.listing().first).hasConflict)
+    }
+    // B carries the delete out, and that replicates.
+    try b.resolveConflict(memo.id, keep: .b, now: 3)
+    _ = try sync(b, into: a)
+    XCTAssertEqual(try a.count(), 0)
+    XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
+  }
+
+  func testTheGuardHoldsAMassDeleteUntilAPersonAnswers() throws {
+    let a = try store()
+    let b = try store()
+    let memos = try a.createMany((1...20).map { MemoDraft(title: "m\($0)", body: "body \($0)") }, now: 1)
+    _ = try sync(a, into: b)
+    for memo in memos { try a.delete(memo.id, now: 2) }
+    let before = try b.knowledge()
+    let held = try sync(a, into: b, guard: MassDeleteGuard())
+    XCTAssertEqual(held.heldDeletes, 20)
+    XCTAssertEqual(held.liveMemos, 20)
+    XCTAssertEqual(try b.count(), 20, "nothing deleted")
+    XCTAssertEqual(try b.knowledge(), before, "a sync that held deletes does not claim to know them")
+    XCTAssertEqual(try b.syncPeerRecords().first?.heldDeletes, 20)
+    // Syncing again holds them again (they are not sent twice: the position moved on).
+    XCTAssertEqual(try sync(a, into: b, guard: MassDeleteGuard()).heldDeletes, 20)
+    // Keep: new revisions that have seen the deletes, so the memos come back on a.
+    XCTAssertEqual(try b.settleHeldDeletes(from: "peer-" + a.replicaID, apply: false, now: 3), 20)
+    _ = try sync(b, into: a)
+    XCTAssertEqual(try a.count(), 20)
+    XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
+  }
+
+  func testAllowingHeldDeletesAppliesThemAndASmallDeletePassesTheGuard() throws {
+    let a = try store()
+    let b = try store()
+    let memos = try a.createMany((1...20).map { MemoDraft(title: "m\($0)", body: "body \($0)") }, now: 1)
+    _ = try sync(a, into: b)
+    for memo in memos.prefix(3) { try a.delete(memo.id, now: 2) }
+    XCTAssertEqual(try sync(a, into: b, guard: MassDeleteGuard()).heldDeletes, 0)
+    XCTAssertEqual(try b.count(), 17)
+    for memo in memos.dropFirst(3) { try a.delete(memo.id, now: 3) }
+    XCTAssertEqual(try sync(a, into: b, guard: MassDeleteGuard()).heldDeletes, 17)
+    XCTAssertEqual(try b.settleHeldDeletes(from: "peer-" + a.replicaID, apply: true, now: 4), 17)
+    XCTAssertEqual(try b.count(), 0)
+    _ = try sync(a, into: b, guard: MassDeleteGuard())
+    XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
+  }
+
+  func testACutOffSyncResumesWhereItStopped() throws {
+    let a = try store()
+    let b = try store()
+    _ = try a.createMany((1...40).map { MemoDraft(title: "m\($0)", body: "body \($0)") }, now: 1)
+    _ = try sync(a, into: b, batches: 3)
+    XCTAssertEqual(try b.count(), 12, "three batches of four were committed")
+    let receiver = SyncSink(store: b, peer: "peer-" + a.replicaID, peerReplica: a.replicaID, deleteGuard: nil)
+    let resumed = try SyncSource(
+      store: a, peerKnowledge: try b.knowledge(), from: try XCTUnwrap(try receiver.startPosition()).position)
+    var sent = 0
+    while let batch = try resumed.nextBatch() {
+      sent += batch.revisions.count
+      _ = try receiver.apply(batch, now: 3)
+    }
+    XCTAssertEqual(sent, 28, "only what was not committed before")
+    XCTAssertEqual(try b.count(), 40)
+    // A second full sync sends nothing: the knowledge covers it all.
+    _ = try receiver.finish(SyncMessage.Done(position: resumed.position, knowledge: resumed.knowledge), now: 4)
+    let again = try SyncSource(store: a, peerKnowledge: try b.knowledge(), from: 0)
+    var resent = 0
+    while let batch = try again.nextBatch() { resent += batch.revisions.count }
+    XCTAssertEqual(resent, 0)
+  }
+
+  func testASentMemoStaysOneMemoWithOneHistory() throws {
+    let a = try store()
+    let b = try store()
+    let memo = try a.create(MemoDraft(title: "shared", body: "v1"), now: 1)
+    let content = DeliveryMessage.Content(
+      title: memo.title, body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate, sent: 5,
+      revision: DeliveryMessage.SentRevision(memo: memo))
+    let outcome = try b.receiveDelivery(
+      id: MemoID().rawValue, from: "SENDER", memo: content, size: 10, policy: .accept, limits: ReceiveLimits(), now: 6)
+    XCTAssertEqual(outcome, .stored("memos", duplicate: false))
+    XCTAssertEqual(try b.memo(memo.id).body, "v1")
+    // Already there: a sync sends nothing new, and the rows are the same.
+    _ = try sync(a, into: b)
+    XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
+  }
+}
