@@ -125,7 +125,8 @@ enum SyncCommands {
     if let failed = results.first(where: { $0.error != nil }), let error = failed.error {
       guard results.count > 1 else { throw error }
       throw MemoPeerError(
-        error.code, "\(results.filter { $0.error != nil }.count) of \(results.count) devices could not be synced; first: \(error.message)",
+        error.code,
+        "\(results.filter { $0.error != nil }.count) of \(results.count) devices could not be synced; first: \(error.message)",
         hint: error.hint)
     }
   }

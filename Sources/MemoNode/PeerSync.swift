@@ -43,7 +43,8 @@ public struct PeerSync: Sendable {
         + "conflicts \(report.received.conflicts)"
       if report.received.heldDeletes > 0 { text += ", \(report.received.heldDeletes) deletes held back here" }
       if report.sent.heldDeletes > 0 {
-        text += "; \(peer.name) held back \(report.sent.heldDeletes) of this device's deletes"
+        text +=
+          "; \(peer.name) held back \(report.sent.heldDeletes) of this device's deletes"
           + " (answer with `memo-peer sync --allow-deletes` there)"
       }
       return text

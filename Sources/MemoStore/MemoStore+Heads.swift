@@ -41,8 +41,10 @@ extension MemoStore {
     let digest = try? SHA256.hash(Array("memo-peer/1\0conflict-copy\0\(memo.rawValue)\0\(dot.origin)\0\(dot.seq)".utf8))
     guard let digest else { return MemoID() }
     let hex = Hex.encode(Array(digest.prefix(16)))
-    let text = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4),
-      hex.dropFirst(20)].map(String.init).joined(separator: "-")
+    let text = [
+      hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4), hex.dropFirst(16).prefix(4),
+      hex.dropFirst(20),
+    ].map(String.init).joined(separator: "-")
     return MemoID(canonical: text) ?? MemoID()
   }
 
@@ -60,7 +62,8 @@ extension MemoStore {
       throw MemoPeerError(
         .conflict,
         "memo \(id.short) has \(copies) conflict cop\(copies == 1 ? "y" : "ies") from a sync; it was not \(verb)",
-        hint: "resolve first: `memo-peer conflicts` lists them, `memo-peer conflicts resolve \(id.short) --keep A|B|both`")
+        hint:
+          "resolve first: `memo-peer conflicts` lists them, `memo-peer conflicts resolve \(id.short) --keep A|B|both`")
     }
   }
 

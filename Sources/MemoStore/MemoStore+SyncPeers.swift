@@ -83,7 +83,8 @@ extension MemoStore {
       var synced: Timestamp?
     }
     let raws = try sql {
-      let read = try db.prepare("SELECT device, acked, knowledge, last_seen, last_synced FROM sync_peers ORDER BY device")
+      let read = try db.prepare(
+        "SELECT device, acked, knowledge, last_seen, last_synced FROM sync_peers ORDER BY device")
       var result: [Raw] = []
       while try read.step() {
         result.append(

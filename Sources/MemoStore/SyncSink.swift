@@ -109,7 +109,8 @@ extension MemoStore {
   /// A head from a peer as a memo to store, refused unless it is exactly what this
   /// replica would have stored itself (so every replica holds the same bytes).
   static func validated(_ revision: SyncRevision) throws -> Memo {
-    let draft = MemoDraft(title: revision.title, body: revision.body, tags: revision.tags, isPrivate: revision.isPrivate)
+    let draft = MemoDraft(
+      title: revision.title, body: revision.body, tags: revision.tags, isPrivate: revision.isPrivate)
     if revision.head.isDeleted {
       guard revision.title.isEmpty, revision.body.isEmpty, revision.tags.isEmpty else { throw invalidRevision }
     } else {
@@ -123,7 +124,8 @@ extension MemoStore {
   }
 
   static let invalidRevision = MemoPeerError(
-    .invalidInput, "a peer sent a memo revision that is not valid; the sync stopped and nothing of that batch was stored",
+    .invalidInput,
+    "a peer sent a memo revision that is not valid; the sync stopped and nothing of that batch was stored",
     hint: "update memo-peer on both devices")
 
   /// Live memos (not counting conflict copies): what the mass-delete guard weighs against.
