@@ -123,6 +123,22 @@ final class SyncStoreTests: XCTestCase {
     XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
   }
 
+  func testAPeerWhoseDatabaseWasWipedDeletesNothingAndGetsEverythingBack() throws {
+    let a = try store()
+    let b = try store()
+    _ = try a.createMany((1...12).map { MemoDraft(title: "m\($0)", body: "body \($0)") }, now: 1)
+    _ = try sync(a, into: b)
+    // b's data directory is replaced by an empty one: a new database, a new replica id.
+    let wiped = try store()
+    let receiver = SyncSink(store: a, peer: "peer-b", peerReplica: wiped.replicaID, deleteGuard: MassDeleteGuard())
+    XCTAssertNil(try receiver.startPosition(), "a new database is read from its start")
+    XCTAssertEqual(try sync(wiped, into: a, guard: MassDeleteGuard()).applied, 0)
+    XCTAssertEqual(try a.count(), 12, "an empty store has nothing to delete with")
+    _ = try sync(a, into: wiped)
+    XCTAssertEqual(try wiped.count(), 12)
+    XCTAssertEqual(try a.allHeadRows(), try wiped.allHeadRows())
+  }
+
   func testACutOffSyncResumesWhereItStopped() throws {
     let a = try store()
     let b = try store()
