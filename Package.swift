@@ -73,7 +73,8 @@ let package = Package(
     .testTarget(name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto"], swiftSettings: strict),
     .testTarget(name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto"], swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
-    .testTarget(name: "LabTests", dependencies: ["memo-peer", "MemoTestSupport"], swiftSettings: strict),
+    .testTarget(
+      name: "LabTests", dependencies: ["memo-peer", "MemoTestSupport", "MemoStore", "MemoCore"], swiftSettings: strict),
     .testTarget(
       name: "MemoCLITests", dependencies: ["MemoCLI", "MemoStore", "memo-peer", "MemoTestSupport"],
       swiftSettings: strict),

@@ -111,8 +111,18 @@ public struct KeyFile: Sendable {
     return key
   }
 
-  /// Loads the key, creating it on first use.
-  public func loadOrCreate() throws -> SecureBytes { exists ? try load() : try create() }
+  /// Loads the key, creating it on first use (or loading the one another process created
+  /// at the same moment: `create` never replaces a file, and one appears only complete).
+  public func loadOrCreate() throws -> SecureBytes {
+    if exists { return try load() }
+    do {
+      return try create()
+    } catch {
+      // Another process made it between the check and `create`: use that one.
+      guard exists else { throw error }
+      return try load()
+    }
+  }
 
   /// Writes the key unwrapped (version 1), atomically.
   func write(plain key: SecureBytes, exclusive: Bool = false) throws {

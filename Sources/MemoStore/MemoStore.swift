@@ -75,6 +75,13 @@ public final class MemoStore {
   ) throws -> MemoStore {
     let path = paths.databasePath
     try PrivateFiles.ensureDirectory(paths.dataDirectory, role: "data directory")
+    // One opener at a time: two commands on a fresh node (or after an upgrade) would both
+    // make the keys, the tables or the migrations, and one of them would fail.
+    let lockPath = path + ".open-lock"
+    let lock = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard lock >= 0 else { throw PrivateFiles.ioError(errno, "cannot open \(lockPath)") }
+    defer { close(lock) }
+    guard flock(lock, LOCK_EX) == 0 else { throw PrivateFiles.ioError(errno, "cannot lock \(lockPath)") }
     if !PrivateFiles.exists(path) {
       // Create the file ourselves so it is 0600 from its first byte; SQLite gives the
       // -wal and -shm files the same mode.

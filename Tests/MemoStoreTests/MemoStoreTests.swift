@@ -187,6 +187,33 @@ final class MemoStoreTests: XCTestCase {
     XCTAssertEqual(try PrivateFiles.read(node.paths.deviceKeyPath, limit: 100).count, 38)
   }
 
+  /// Two commands on a fresh node at once (here threads, each with its own connection):
+  /// every open succeeds, and all open the same database with the same keys.
+  func testConcurrentFirstOpensOfAFreshNodeAllSucceed() throws {
+    final class Outcomes: @unchecked Sendable {
+      // Unchecked: every access holds the lock.
+      let lock = NSLock()
+      var replicas: [String] = []
+      var errors: [String] = []
+    }
+    for _ in 0..<10 {
+      let node = try TemporaryNode()
+      let paths = node.paths
+      let outcomes = Outcomes()
+      DispatchQueue.concurrentPerform(iterations: 4) { _ in
+        do {
+          let replica = try MemoStore.open(paths: paths).replicaID
+          outcomes.lock.withLock { outcomes.replicas.append(replica) }
+        } catch {
+          outcomes.lock.withLock { outcomes.errors.append("\(error)") }
+        }
+      }
+      XCTAssertEqual(outcomes.errors, [])
+      XCTAssertEqual(Set(outcomes.replicas).count, 1, "one database")
+      _ = try node.open().create(MemoDraft(title: "readable", body: "by every opener"), now: 1)
+    }
+  }
+
   func testForeignCorruptAndNewerDatabasesAreLeftUntouched() throws {
     let cases: [(String, MemoPeerError.Code, (TemporaryNode) throws -> Void)] = [
       (
