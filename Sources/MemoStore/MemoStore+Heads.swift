@@ -15,23 +15,25 @@ extension MemoStore {
   /// The heads of `memo`: its row and its conflict copies' rows.
   func heads(of memo: MemoID) throws -> [HeadRow] {
     try sql {
-      let query = try db.prepare(
-        "SELECT id, dot_origin, dot_seq, clock, revision, deleted FROM memos WHERE id = ?1 OR conflict_of = ?1")
-      try query.bind(1, memo.rawValue)
-      var result: [HeadRow] = []
-      while try query.step() {
-        guard !query.isNull(1), let clock = VersionVector(encoded: query.blob(3)) else {
-          throw MemoPeerError(
-            .corruptDatabase, "memo \(memo.short) has a row without its sync history",
-            hint: "restore from an export; the file was left untouched")
+      try db.withCached(
+        "SELECT id, dot_origin, dot_seq, clock, revision, deleted FROM memos WHERE id = ?1 OR conflict_of = ?1"
+      ) { query in
+        try query.bind(1, memo.rawValue)
+        var result: [HeadRow] = []
+        while try query.step() {
+          guard !query.isNull(1), let clock = VersionVector(encoded: query.blob(3)) else {
+            throw MemoPeerError(
+              .corruptDatabase, "memo \(memo.short) has a row without its sync history",
+              hint: "restore from an export; the file was left untouched")
+          }
+          let dot = Dot(origin: query.text(1), seq: UInt64(bitPattern: query.int64(2)))
+          result.append(
+            HeadRow(
+              rowID: query.text(0),
+              head: HeadSummary(dot: dot, clock: clock, revision: query.int64(4), isDeleted: query.int64(5) != 0)))
         }
-        let dot = Dot(origin: query.text(1), seq: UInt64(bitPattern: query.int64(2)))
-        result.append(
-          HeadRow(
-            rowID: query.text(0),
-            head: HeadSummary(dot: dot, clock: clock, revision: query.int64(4), isDeleted: query.int64(5) != 0)))
+        return result
       }
-      return result
     }
   }
 
@@ -86,12 +88,11 @@ extension MemoStore {
 
   private func bump(_ statement: String, key: String, by count: Int) throws -> UInt64 {
     try sql {
-      let upsert = try db.prepare(statement)
-      try upsert.bind([.text(key), .integer(Int64(count))])
-      guard try upsert.step() else { throw MemoPeerError(.storage, "a sync counter could not be advanced") }
-      let last = UInt64(bitPattern: upsert.int64(0))
-      upsert.reset()
-      return last - UInt64(count) + 1
+      try db.withCached(statement) { upsert in
+        try upsert.bind([.text(key), .integer(Int64(count))])
+        guard try upsert.step() else { throw MemoPeerError(.storage, "a sync counter could not be advanced") }
+        return UInt64(bitPattern: upsert.int64(0)) - UInt64(count) + 1
+      }
     }
   }
 
@@ -157,13 +158,15 @@ extension MemoStore {
   /// other head at its copy id. Runs inside the caller's transaction.
   func storeHead(_ memo: Memo, existing: [HeadRow], removing: [Dot]) throws {
     guard let dot = memo.dot else { throw MemoPeerError(.storage, "a revision without a dot cannot be stored") }
-    let delete = try db.prepare("DELETE FROM memos WHERE id = ?")
     var kept: [HeadRow] = []
     for row in existing {
       if removing.contains(row.head.dot) {
-        try delete.bind(1, row.rowID)
-        _ = try delete.step()
-        delete.reset()
+        try sql {
+          try db.withCached("DELETE FROM memos WHERE id = ?") { delete in
+            try delete.bind(1, row.rowID)
+            _ = try delete.step()
+          }
+        }
       } else {
         kept.append(row)
       }
@@ -181,10 +184,12 @@ extension MemoStore {
     var stored = memo
     stored.id = place(incoming)
     stored.conflictOf = stored.id == memo.id ? nil : memo.id
+    let values = try row(for: stored, feed: try nextFeedPositions(1))
     try sql {
-      let insert = try db.prepare(Self.insertMemo)
-      try insert.bind(try row(for: stored, feed: try nextFeedPositions(1)))
-      _ = try insert.step()
+      try db.withCached(Self.insertMemo) { insert in
+        try insert.bind(values)
+        _ = try insert.step()
+      }
     }
   }
 

@@ -43,8 +43,9 @@ public struct TrustStore: Sendable {
     try PrivateFiles.writeAtomically(Array(try encoder.encode(list)) + [0x0A], to: path)
   }
 
-  /// Loads, changes and saves under an exclusive lock on the store, so two commands (or a
-  /// command and the daemon learning a discovery key) never lose each other's change.
+  /// Loads, changes and saves (when anything changed) under an exclusive lock on the store,
+  /// so two commands (or a command and the daemon learning a discovery key) never lose each
+  /// other's change.
   @discardableResult
   public func update<T>(_ change: (inout TrustList) throws -> T) throws -> T {
     try PrivateFiles.ensureDirectory(directory, role: "key directory")
@@ -53,9 +54,11 @@ public struct TrustStore: Sendable {
     guard fd >= 0 else { throw PrivateFiles.ioError(errno, "cannot open \(lockPath)") }
     defer { close(fd) }
     guard flock(fd, LOCK_EX) == 0 else { throw PrivateFiles.ioError(errno, "cannot lock \(lockPath)") }
-    var list = try load()
+    let before = try load()
+    var list = before
     let result = try change(&list)
-    try save(list)
+    // Unchanged (a discovery key learnt again on every connection): no rewrite, no fsyncs.
+    if list != before { try save(list) }
     return result
   }
 

@@ -7,6 +7,8 @@ internal import CSQLite
 final class SQLiteConnection {
   let path: String
   private let handle: OpaquePointer
+  /// Prepared statements kept for reuse by `withCached`, by SQL text, while not in use.
+  private var cached: [String: OpaquePointer] = [:]
 
   /// Opens an existing database, or creates it when `create` is set.
   init(path: String, create: Bool) throws(SQLiteError) {
@@ -23,7 +25,10 @@ final class SQLiteConnection {
     sqlite3_extended_result_codes(db, 1)
   }
 
-  deinit { sqlite3_close_v2(handle) }
+  deinit {
+    for statement in cached.values { sqlite3_finalize(statement) }
+    sqlite3_close_v2(handle)
+  }
 
   /// Runs one or more statements that return no rows.
   func execute(_ sql: String) throws(SQLiteError) {
@@ -37,6 +42,26 @@ final class SQLiteConnection {
       throw SQLiteError(code: SQLITE_MISUSE, call: "sqlite3_prepare_v2", message: "empty SQL")
     }
     return SQLiteStatement(statement, connection: self)
+  }
+
+  /// Runs `body` with a prepared statement for `sql` that is kept for the next call: for
+  /// statements run once per memo in long loops (a sync applies thousands of memos), where
+  /// preparing costs more than running. The statement is reset and its bindings cleared
+  /// after `body`, so it holds no read transaction or values between uses; `body` must not
+  /// keep it. A nested use of the same SQL gets a statement of its own.
+  func withCached<R>(_ sql: String, _ body: (SQLiteStatement) throws -> R) throws -> R {
+    let statement: SQLiteStatement
+    if let handle = cached.removeValue(forKey: sql) {
+      statement = SQLiteStatement(handle, connection: self, owned: false)
+    } else {
+      statement = try prepare(sql)
+      statement.owned = false
+    }
+    defer {
+      statement.reset()
+      if cached[sql] == nil { cached[sql] = statement.handle } else { statement.owned = true }
+    }
+    return try body(statement)
   }
 
   /// An integer from a one-row query such as `PRAGMA user_version`.
@@ -74,15 +99,18 @@ final class SQLiteConnection {
 /// A prepared statement. Values are bound by 1-based index; blobs and text are copied
 /// (SQLITE_TRANSIENT) so no Swift buffer has to outlive the call.
 final class SQLiteStatement {
-  private let handle: OpaquePointer
+  fileprivate let handle: OpaquePointer
   private let connection: SQLiteConnection
+  /// False while the connection's cache owns the handle (`withCached`).
+  fileprivate var owned: Bool
 
-  fileprivate init(_ handle: OpaquePointer, connection: SQLiteConnection) {
+  fileprivate init(_ handle: OpaquePointer, connection: SQLiteConnection, owned: Bool = true) {
     self.handle = handle
     self.connection = connection
+    self.owned = owned
   }
 
-  deinit { sqlite3_finalize(handle) }
+  deinit { if owned { sqlite3_finalize(handle) } }
 
   func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
     try connection.check(sqlite3_bind_int64(handle, index, value), "sqlite3_bind_int64")

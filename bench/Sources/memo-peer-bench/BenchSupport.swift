@@ -9,7 +9,14 @@ struct BenchOptions {
   var repeats = 5
   var resultsPath = "bench/results/latest.json"
   var labScript = "scripts/lab"
-  /// Which groups to run: store, aead, discovery (default all).
+  /// Memos of the sync benchmark's initial sync (and files of its Syncthing baseline).
+  var syncMemoCount = 10_000
+  /// The Syncthing baseline script; default: `bench/syncthing/baseline.sh` beside the lab
+  /// script's directory.
+  var syncthingBaseline: String?
+  /// Leave the sync benchmark's lab up at the end (serve stopped), to profile on it.
+  var keepLab = false
+  /// Which groups to run: store, aead, tls, discovery, delivery, sync (default all).
   var only: Set<String> = []
   /// Keep the benchmark node in this directory (for profiling) instead of a temporary one.
   var keepHome: String?
@@ -25,10 +32,13 @@ struct BenchOptions {
       case "--results": options.resultsPath = iterator.next() ?? options.resultsPath
       case "--keep-home": options.keepHome = iterator.next()
       case "--lab": options.labScript = iterator.next() ?? options.labScript
+      case "--sync-memos": options.syncMemoCount = max(10, Int(iterator.next() ?? "") ?? options.syncMemoCount)
+      case "--syncthing-baseline": options.syncthingBaseline = iterator.next()
+      case "--keep-lab": options.keepLab = true
       case "--only": options.only.insert(iterator.next() ?? "")
       default:
         print(
-          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--only store|aead|tls|discovery|delivery]"
+          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--only store|aead|tls|discovery|delivery|sync]"
         )
         exit(argument == "--help" ? 0 : 2)
       }
