@@ -19,6 +19,8 @@ public final class SyncSource {
   public private(set) var sent = 0
   let maximumRevisions: Int
   let maximumBytes: Int
+  /// Feed rows read for one batch at most (most of them skipped as known to the peer).
+  static let maximumScan = 16384
 
   /// `from`: the peer's position in our feed (0 when it never synced, or synced with
   /// another database of ours).
@@ -40,10 +42,12 @@ public final class SyncSource {
     guard !isFinished else { return nil }
     var revisions: [SyncRevision] = []
     var bytes = 0
-    // Rows scanned for one batch are bounded too, so a peer that knows everything still
-    // gets its position moved in steps.
-    let rows = try store.feedRows(after: position, limit: maximumRevisions * 4) { row in
-      if peerKnowledge.covers(row.head.clock) { return true }
+    // Heads the peer already has are skipped by their clock alone (their sealed columns are
+    // not even read), many at a time: a peer that knows everything is told "nothing up to
+    // here" in one batch, not one per few hundred rows. The scan per batch is still bounded.
+    let rows = try store.feedRows(
+      after: position, limit: Self.maximumScan, skip: { peerKnowledge.covers($0) }
+    ) { row in
       let revision = try store.syncRevision(row)
       bytes += SyncBatchCodec.encodedSize(revision)
       revisions.append(revision)
@@ -69,21 +73,29 @@ extension MemoStore {
   }
 
   /// Reads feed rows after `position` in order, until `body` returns false or `limit`
-  /// rows were read; returns the feed positions read.
-  func feedRows(after position: UInt64, limit: Int, _ body: (FeedRow) throws -> Bool) throws -> [UInt64] {
+  /// rows were read; rows whose clock `skip` accepts are passed over without reading their
+  /// sealed columns. Returns the feed positions read.
+  func feedRows(
+    after position: UInt64, limit: Int, skip: (VersionVector) -> Bool, _ body: (FeedRow) throws -> Bool
+  ) throws -> [UInt64] {
     try sql {
       let query = try db.prepare(
-        "SELECT \(Self.memoColumns) FROM memos WHERE feed_seq > ? ORDER BY feed_seq LIMIT ?")
+        "SELECT clock, feed_seq, rowid FROM memos WHERE feed_seq > ? ORDER BY feed_seq LIMIT ?")
       try query.bind([.integer(Int64(bitPattern: position)), .integer(Int64(limit))])
+      let full = try db.prepare("SELECT \(Self.memoColumns) FROM memos WHERE rowid = ?")
       var positions: [UInt64] = []
       while try query.step() {
-        let rowID = try memoID(query.text(0))
-        let columns = columns(of: query)
+        positions.append(UInt64(bitPattern: query.int64(1)))
+        if skip(VersionVector(encoded: query.blob(0)) ?? VersionVector()) { continue }
+        try full.bind(1, query.int64(2))
+        defer { full.reset() }
+        guard try full.step() else { continue }
+        let rowID = try memoID(full.text(0))
+        let columns = columns(of: full)
         guard let dot = columns.dot else { continue }
-        positions.append(UInt64(bitPattern: query.int64(13)))
         let row = FeedRow(
           rowID: rowID, memo: columns.conflictOf ?? rowID,
-          head: HeadSummary(dot: dot, clock: columns.clock, revision: query.int64(7), isDeleted: columns.isDeleted),
+          head: HeadSummary(dot: dot, clock: columns.clock, revision: full.int64(7), isDeleted: columns.isDeleted),
           columns: columns)
         if try !body(row) { break }
       }
