@@ -45,9 +45,8 @@ public final class SyncSource {
     // Heads the peer already has are skipped by their clock alone (their sealed columns are
     // not even read), many at a time: a peer that knows everything is told "nothing up to
     // here" in one batch, not one per few hundred rows. The scan per batch is still bounded.
-    let rows = try store.feedRows(
-      after: position, limit: Self.maximumScan, skip: { peerKnowledge.covers($0) }
-    ) { row in
+    let known = { (clock: VersionVector) in self.peerKnowledge.covers(clock) }
+    let rows = try store.feedRows(after: position, limit: Self.maximumScan, skip: known) { row in
       let revision = try store.syncRevision(row)
       bytes += SyncBatchCodec.encodedSize(revision)
       revisions.append(revision)
