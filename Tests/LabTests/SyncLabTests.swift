@@ -456,4 +456,30 @@ final class SyncLabTests: LabTestCase {
     XCTAssertEqual(try peerRow("a", name("b"))["pending"] as? Int, 0)
     XCTAssertTrue(try ids("b").contains(later))
   }
+
+  // MARK: - serve --sync-every
+
+  /// The daemon syncs on its schedule only while the background-sync scope is granted:
+  /// before the grant (and after a revoke) a new memo on a stays there; in between it
+  /// arrives on b with nobody running `sync`.
+  func testScheduledSyncRunsOnlyUnderTheBackgroundSyncConsent() throws {
+    try trustEachOther(["a", "b"])
+    try serve("a")
+    let daemon = try start("b", ["--debug", "serve", "--sync-every", "1s"])
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 10) { daemon.text.contains("waits for the background-sync consent") }, daemon.text)
+    let first = try newMemo("a", title: "first", body: "made before the grant\n")
+    XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? self.ids("b").contains(first)) ?? false }, "no consent, no sync")
+    try ok("b", ["consent", "grant", "--scope", "background-sync"])
+    XCTAssertTrue(Lab.waitUntil(seconds: 30) { (try? self.ids("b").contains(first)) ?? false }, daemon.text)
+    XCTAssertTrue(daemon.text.contains("scheduled sync: \(name("a")): received 1"), daemon.text)
+    try ok("b", ["consent", "revoke", "--scope", "background-sync"])
+    // A round that started before the revoke may still finish; wait for the daemon to say it waits again.
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 10) {
+        daemon.text.components(separatedBy: "waits for the background-sync consent").count > 2
+      }, daemon.text)
+    let second = try newMemo("a", title: "second", body: "made after the revoke\n")
+    XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? self.ids("b").contains(second)) ?? false }, "revoked: no sync")
+  }
 }
