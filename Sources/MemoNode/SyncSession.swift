@@ -136,10 +136,21 @@ public enum SyncSession {
       try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .storage))))
       return
     }
-    let sent = try send(
-      source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock, estimate: 0, progress: nil)
-    let sink = SyncSink(store: opened, peer: peer, peerReplica: asked.replica, deleteGuard: MassDeleteGuard())
-    let received = try receive(into: sink, over: connection, clock: clock, estimate: 0, progress: nil)
+    let sent: SyncMessage.Outcome
+    let received: SyncMessage.Outcome
+    do {
+      sent = try send(
+        source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock, estimate: 0, progress: nil)
+      let sink = SyncSink(store: opened, peer: peer, peerReplica: asked.replica, deleteGuard: MassDeleteGuard())
+      received = try receive(into: sink, over: connection, clock: clock, estimate: 0, progress: nil)
+    } catch let error as TransportError {
+      throw error
+    } catch {
+      // A store failure (or a revision this store refuses) ends the sync: the asker sees the
+      // connection close and retries later; every committed batch stays.
+      logger.error(error, while: "syncing")
+      throw TransportError(.protocolViolation, "the sync stopped on a storage error")
+    }
     logger.info(
       "sync with \(String(peer.prefix(8)), privacy: .public): sent \(source.sent, privacy: .public), applied \(received.applied, privacy: .public), conflicts \(received.conflicts, privacy: .public), held deletes \(received.heldDeletes, privacy: .public); peer applied \(sent.applied, privacy: .public)"
     )
@@ -152,7 +163,7 @@ public enum SyncSession {
   static func send(
     _ source: SyncSource, over connection: TLSConnection, peer: String, peerKnowledge: VersionVector,
     clock: @Sendable () -> Timestamp, estimate: Int, progress: ProgressHandler?
-  ) throws(TransportError) -> SyncMessage.Outcome {
+  ) throws -> SyncMessage.Outcome {
     var inFlight = 0
     var acked: UInt64 = 0
     func readAck() throws(TransportError) -> SyncMessage.Ack {
@@ -163,7 +174,7 @@ public enum SyncSession {
       acked = max(acked, ack.position)
       return ack
     }
-    while let batch = try storeCall({ try source.nextBatch() }) {
+    while let batch = try source.nextBatch() {
       try connection.send(Frame(.syncBatch, payload: SyncBatchCodec.encode(batch)))
       inFlight += 1
       progress?(Progress(receiving: false, done: source.sent, estimate: estimate))
@@ -179,9 +190,7 @@ public enum SyncSession {
     while true {
       let ack = try readAck()
       if let outcome = ack.outcome {
-        try storeCall {
-          try source.store.recordPeerProgress(peer, acked: acked, knowledge: peerKnowledge, now: clock())
-        }
+        try source.store.recordPeerProgress(peer, acked: acked, knowledge: peerKnowledge, now: clock())
         return outcome
       }
     }
@@ -191,7 +200,7 @@ public enum SyncSession {
   static func receive(
     into sink: SyncSink, over connection: TLSConnection, clock: @Sendable () -> Timestamp, estimate: Int,
     progress: ProgressHandler?
-  ) throws(TransportError) -> SyncMessage.Outcome {
+  ) throws -> SyncMessage.Outcome {
     var received = 0
     while let frame = try connection.receive() {
       switch frame.kind {
@@ -199,7 +208,7 @@ public enum SyncSession {
         guard let batch = SyncBatchCodec.decode(frame.payload) else {
           throw TransportError(.protocolViolation, "malformed sync-batch")
         }
-        let position = try storeCall { try sink.apply(batch, now: clock()) }
+        let position = try sink.apply(batch, now: clock())
         received += batch.revisions.count
         progress?(Progress(receiving: true, done: received, estimate: estimate))
         try connection.send(Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: position))))
@@ -207,7 +216,7 @@ public enum SyncSession {
         guard let done = PeerMessage.decode(SyncMessage.Done.self, from: frame.payload) else {
           throw TransportError(.protocolViolation, "malformed sync-done")
         }
-        let outcome = try storeCall { try sink.finish(done, now: clock()) }
+        let outcome = try sink.finish(done, now: clock())
         try connection.send(
           Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: done.position, outcome: outcome))))
         return outcome
@@ -217,15 +226,4 @@ public enum SyncSession {
     }
     throw TransportError(.closed, "closed during sync")
   }
-
-  /// Runs a store operation inside the transport's error type: a storage failure ends the
-  /// sync (the peer sees the connection close and retries later; nothing half-applied).
-  static func storeCall<R>(_ body: () throws -> R) throws(TransportError) -> R {
-    do { return try body() } catch let error as MemoPeerError {
-      throw TransportError(.protocolViolation, "storage: \(error.message)")
-    } catch {
-      throw TransportError(.protocolViolation, "storage: \(error)")
-    }
-  }
-
 }
