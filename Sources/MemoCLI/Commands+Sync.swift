@@ -208,23 +208,23 @@ enum SyncCommands {
     let store = try context.store()
     let records = Dictionary(uniqueKeysWithValues: try store.syncPeerRecords().map { ($0.device, $0) })
     let contacts = ServeStatus.read(paths)?.trustedContacts ?? [:]
-    let rows = try trusted.map { peer -> PeerJSON in
+    let rows = try trusted.map { peer -> (json: PeerJSON, seen: Timestamp?, synced: Timestamp?) in
       let compact = DeviceID(peer.deviceID)?.compact ?? peer.deviceID
       let record = records[compact]
       let seen = [record?.lastSeen, contacts[compact]].compactMap { $0 }.max()
-      let pending =
-        try record?.pending ?? store.pendingHeads(knownTo: nil)
-      return PeerJSON(
+      let pending = try record?.pending ?? store.pendingHeads(knownTo: nil)
+      let json = PeerJSON(
         name: peer.name, deviceID: peer.deviceID, lastSeen: seen.map(OutputFormat.isoTime),
         lastSynced: record?.lastSynced.map(OutputFormat.isoTime), pending: pending,
         heldDeletes: record?.heldDeletes ?? 0)
+      return (json, seen, record?.lastSynced)
     }
     if context.wantsJSON {
       struct PeersJSON: Encodable {
         let schema = OutputFormat.jsonSchema
         let peers: [PeerJSON]
       }
-      context.printJSON(PeersJSON(peers: rows))
+      context.printJSON(PeersJSON(peers: rows.map(\.json)))
       return
     }
     if rows.isEmpty {
@@ -232,14 +232,14 @@ enum SyncCommands {
       return
     }
     for row in rows {
-      var text = "\(row.name)  \(String(row.deviceID.prefix(9)))…  seen \(row.lastSeen.map(human) ?? "never")"
-      text += "  synced \(row.lastSynced.map(human) ?? "never")  pending \(row.pending)"
-      if row.heldDeletes > 0 { text += "  held deletes \(row.heldDeletes)" }
+      let json = row.json
+      var text = "\(json.name)  \(String(json.deviceID.prefix(9)))…"
+      text += "  seen \(row.seen.map(OutputFormat.localTime) ?? "never")"
+      text += "  synced \(row.synced.map(OutputFormat.localTime) ?? "never")  pending \(json.pending)"
+      if json.heldDeletes > 0 { text += "  held deletes \(json.heldDeletes)" }
       context.console.print(text)
     }
   }
-
-  private static func human(_ iso: String) -> String { iso.replacingOccurrences(of: "T", with: " ").prefix(16) + "" }
 
   struct PeerJSON: Encodable {
     let name: String
