@@ -12,9 +12,9 @@ enum SyncCommands {
   static let sync = Command(
     name: "sync", summary: "Sync memos with trusted devices now.",
     details: """
-      Finds each trusted device (or only PEER) on the local network by its rotating tag,
-      connects with its pinned key and exchanges only what the other lacks: new memos, edits,
-      deletes. Concurrent edits of one memo keep both (a conflict copy, see `conflicts`); an
+      Finds every trusted device (or only PEER) on the local network by its rotating tag, all
+      at once, connects with its pinned key and exchanges only what the other lacks: new
+      memos, edits, deletes. Concurrent edits of one memo keep both (a conflict copy, see `conflicts`); an
       edit beats a concurrent delete. A sync that would delete more than half of this node's
       memos (and at least 10) is held back: nothing is deleted until you choose
       --allow-deletes (delete them here too) or --keep-deleted (keep them; they come back on
@@ -73,25 +73,35 @@ enum SyncCommands {
         gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() }),
       clock: { wallClock() })
     let progress = ProgressLine(enabled: isatty(2) == 1 && !context.wantsJSON)
-    var results: [PeerSync.PeerResult] = []
-    for peer in peers {
-      let name = peer.name
-      let logger = context.logger.scoped("sync")
-      let result = try runBlocking {
-        await runner.sync(
-          with: peer, timeout: timeout, deleteGuard: allowDeletes ? nil : MassDeleteGuard(), logger: logger,
-          onState: { state in
-            if case .waiting(let reason) = state { progress.note("\(name): waiting (\(reason))") }
-          },
-          progress: { step in
-            let direction = step.receiving ? "receiving from" : "sending to"
-            let total = step.estimate > step.done ? " of about \(step.estimate)" : ""
-            progress.update("\(direction) \(name): \(step.done)\(total) memo revisions")
-          })
+    // Every device is looked for and synced at once: a device that is away costs its
+    // timeout once, not once per device before it. Each sync has its own store connection;
+    // their batches take turns at SQLite's write lock.
+    let guarded = !allowDeletes
+    let logger = context.logger.scoped("sync")
+    let results = try runBlocking {
+      await withTaskGroup(of: (Int, PeerSync.PeerResult).self) { group in
+        for (index, peer) in peers.enumerated() {
+          let name = peer.name
+          group.addTask {
+            let result = await runner.sync(
+              with: peer, timeout: timeout, deleteGuard: guarded ? MassDeleteGuard() : nil, logger: logger,
+              onState: { state in
+                if case .waiting(let reason) = state { progress.note("\(name): waiting (\(reason))") }
+              },
+              progress: { step in
+                let direction = step.receiving ? "receiving from" : "sending to"
+                let total = step.estimate > step.done ? " of about \(step.estimate)" : ""
+                progress.update("\(direction) \(name): \(step.done)\(total) memo revisions")
+              })
+            return (index, result)
+          }
+        }
+        var collected: [(Int, PeerSync.PeerResult)] = []
+        for await result in group { collected.append(result) }
+        return collected.sorted { $0.0 < $1.0 }.map(\.1)
       }
-      progress.clear()
-      results.append(result)
     }
+    progress.clear()
     try report(results, context: context)
   }
 
