@@ -121,6 +121,7 @@ enum MemoCommands {
       }
     }
     try requireUnlocked(context)
+    try store.checkChangeable(id)
     var change = MemoChange()
     change.title = arguments.value("title")
     if arguments.has("no-tags") { change.tags = [] }
@@ -137,7 +138,21 @@ enum MemoCommands {
       change.body = try EditorSession.edit(
         try store.memo(id).body, environment: context.environment, privacy: TerminalViewer.editorPrivacy())
     }
-    let memo = try store.update(id, change, now: context.now)
+    let memo: Memo
+    do {
+      memo = try store.update(id, change, now: context.now)
+    } catch let error as MemoPeerError where error.code == .conflict && change.body != nil {
+      // A sync brought a conflict copy while the text was being written: the text is kept
+      // as a memo of its own rather than lost.
+      let current = try store.memo(id)
+      let saved = try store.create(
+        MemoDraft(
+          title: change.title ?? current.title, body: change.body ?? "", tags: change.tags ?? current.tags,
+          isPrivate: change.isPrivate ?? current.isPrivate), now: context.now)
+      throw MemoPeerError(
+        .conflict, "\(error.message); your text was saved as memo \(saved.id.short)",
+        hint: "`memo-peer conflicts` shows the versions of \(id.short)")
+    }
     if context.wantsJSON {
       context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary)))
     } else {
@@ -153,6 +168,7 @@ enum MemoCommands {
   ) { context in
     let store = try context.store()
     let id = try context.memoID()
+    try store.checkChangeable(id)
     if !context.arguments.has("yes") {
       guard context.console.stdinIsTerminal else {
         throw MemoPeerError(

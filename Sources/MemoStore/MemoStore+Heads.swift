@@ -57,6 +57,14 @@ extension MemoStore {
       hint: "`memo-peer conflicts resolve \(memo.id.short) --keep A|B|both` settles it")
   }
 
+  /// Throws the `conflict` error `update` and `delete` would throw, before a person spends
+  /// effort on a change that could not be saved (the editor, a confirmation).
+  public func checkChangeable(_ id: MemoID) throws {
+    guard let memo = try loadRow(id), !memo.isDeleted else { return }
+    try refuseConflictCopy(memo)
+    try refuseWhileConflicted(id, doing: "changed")
+  }
+
   /// Refuses a new revision of a memo that has conflict copies (see `update`).
   func refuseWhileConflicted(_ id: MemoID, doing verb: String) throws {
     let copies = try heads(of: id).filter { !$0.head.isDeleted && $0.rowID != id.rawValue }.count

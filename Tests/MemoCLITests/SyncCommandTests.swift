@@ -1,4 +1,6 @@
 import Foundation
+import MemoCore
+import MemoStore
 import XCTest
 
 /// `sync`, `peers`, `conflicts` and `serve --sync-every` without a network: bad input and
@@ -37,5 +39,44 @@ final class SyncCommandTests: XCTestCase {
     let none = try cli.run(["conflicts", "resolve", memo, "--keep", "A"])
     XCTAssertEqual(none.status, 3, "no conflict to resolve")
     XCTAssertEqual(try cli.run(["conflicts", "merge"]).status, 2)
+  }
+
+  /// Pulls everything `sink` lacks from `source`, as a sync does (without a network).
+  func pull(from source: MemoStore, into sink: MemoStore) throws {
+    let receiver = SyncSink(store: sink, peer: "peer", peerReplica: source.replicaID, deleteGuard: nil)
+    let sender = try SyncSource(
+      store: source, peerKnowledge: try sink.knowledge(), from: try receiver.startPosition()?.position ?? 0)
+    while let batch = try sender.nextBatch() { _ = try receiver.apply(batch, now: 1) }
+    _ = try receiver.finish(SyncMessage.Done(position: sender.position, knowledge: sender.knowledge), now: 2)
+  }
+
+  func testAMemoInConflictIsResolvedBeforeItIsEditedOrDeleted() throws {
+    let cli = try CLIProcess()
+    let id = try cli.new("milk\n")
+    let other = try CLIProcess()
+    do {
+      let mine = try MemoStore.open(paths: try NodePaths.resolve(environment: ["MEMO_PEER_HOME": cli.home + "/node"]))
+      let theirs = try MemoStore.open(
+        paths: try NodePaths.resolve(environment: ["MEMO_PEER_HOME": other.home + "/node"]))
+      try pull(from: mine, into: theirs)
+      let memoID = try XCTUnwrap(MemoID(id))
+      try theirs.update(memoID, MemoChange(body: "milk, bread\n"), now: 5)
+      try mine.update(memoID, MemoChange(body: "milk, eggs\n"), now: 5)
+      try pull(from: theirs, into: mine)
+    }
+    let listed = try XCTUnwrap(try cli.json(["list", "--json"])["memos"] as? [[String: Any]])
+    XCTAssertEqual(listed.count, 2)
+    let copy = try XCTUnwrap(listed.first { $0["conflict_of"] as? String == id }?["id"] as? String)
+    XCTAssertTrue(try cli.run(["list"]).stdout.contains("[conflict copy of \(id.prefix(8))]"))
+    let edit = try cli.run(["edit", id, "--stdin"], stdin: Array("lost?\n".utf8))
+    XCTAssertEqual(edit.status, 19)
+    XCTAssertTrue(edit.stderr.contains("conflicts resolve"), edit.stderr)
+    XCTAssertEqual(try cli.run(["edit", copy, "--stdin"], stdin: Array("x\n".utf8)).status, 19)
+    XCTAssertEqual(try cli.run(["delete", id, "--yes"]).status, 19)
+    XCTAssertEqual(try cli.run(["conflicts", "resolve", copy, "--keep", "both"]).status, 0)
+    let after = try XCTUnwrap(try cli.json(["list", "--json"])["memos"] as? [[String: Any]])
+    XCTAssertEqual(after.count, 2, "both versions kept, no copy left")
+    XCTAssertTrue(after.allSatisfy { $0["conflict_of"] == nil && $0["conflict"] as? Bool == false })
+    XCTAssertEqual(try cli.run(["edit", id, "--stdin"], stdin: Array("now it can\n".utf8)).status, 0)
   }
 }
