@@ -4,12 +4,12 @@ import XCTest
 
 /// The network half of the canary audit, in the virtual home lab: host a holds memos full
 /// of canaries, advertises (`serve`, unlocked, then locked) and sends both memos to b over
-/// TLS; b browses with memo-peer and receives with its own `serve`; c browses with
+/// TLS, and the two sync both ways; b browses with memo-peer and receives with its own `serve`; c browses with
 /// avahi-browse; tcpdump records every packet on the lab's bridge. No canary may be
 /// in any output, in the capture, in the lab's files or in any process's arguments and
 /// environment.
 ///
-/// The steps are a list: `sync` becomes more entries when it exists.
+/// The steps are a list, sync included.
 final class CanaryLabAuditTests: XCTestCase {
   let canaries = Canaries()
   var findings: [String] = []
@@ -101,13 +101,23 @@ final class CanaryLabAuditTests: XCTestCase {
       Step(
         host: "b",
         scenario: AuditScenario(["inbox", "--json"], mayShow: [.publicTitle, .publicTag, .privateTitle, .privateTag])),
+      // Sync: b pulls both memos from a's daemon, then a asks b's daemon; only counts and
+      // names may show, and b's listing its titles and tags.
+      Step(host: "b", scenario: AuditScenario(["sync", "--peer", "ay", "--json", "--timeout", "30"])),
+      Step(host: "a", scenario: AuditScenario(["sync", "--peer", "bee", "--timeout", "30"])),
+      Step(
+        host: "b",
+        scenario: AuditScenario(["list", "--json"], mayShow: [.publicTitle, .publicTag, .privateTitle, .privateTag])),
+      Step(host: "b", scenario: AuditScenario(["peers", "--json"])),
+      Step(host: "a", scenario: AuditScenario(["conflicts", "--json"])),
       Step(host: "a", scenario: AuditScenario(["lock"])),
       // Locked: the daemon keeps advertising and says so.
       Step(host: "b", scenario: AuditScenario(["browse", "--timeout", "3"])),
       Step(host: "c", scenario: AuditScenario(["-r", "-t", "-p", "_memo-peer._tcp"]), tool: "avahi-browse"),
       Step(host: "a", scenario: AuditScenario(["status"])),
       Step(host: "b", scenario: AuditScenario(["doctor"], status: nil)),
-      // sync (a later issue) goes here, between hosts a and b.
+      // A locked node refuses to sync: b is told so, and nothing leaks on the way.
+      Step(host: "b", scenario: AuditScenario(["sync", "--peer", "ay", "--timeout", "30"], status: 18)),
     ]
     var sawA = false
     for step in steps {
