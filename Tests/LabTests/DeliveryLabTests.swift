@@ -5,25 +5,6 @@ import XCTest
 final class DeliveryLabTests: LabTestCase {
   // MARK: - Helpers
 
-  func start(_ host: String, _ arguments: [String]) throws -> Background {
-    let process = try Lab.start(host, arguments)
-    background.append(process)
-    return process
-  }
-
-  @discardableResult
-  func ok(
-    _ host: String, _ arguments: [String], stdin: String? = nil, file: StaticString = #filePath, line: UInt = #line
-  ) throws -> String {
-    let result = try Lab.exec(host, arguments, stdin: stdin)
-    XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)", file: file, line: line)
-    return result.stdout
-  }
-
-  func deviceID(_ host: String) throws -> String {
-    try ok(host, ["id"]).trimmingCharacters(in: .whitespacesAndNewlines)
-  }
-
   /// a and b trust each other by ID, both with consent.
   func trustBoth() throws {
     for host in ["a", "b"] { try ok(host, ["consent", "grant"]) }

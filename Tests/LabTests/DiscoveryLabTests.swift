@@ -4,11 +4,7 @@ import XCTest
 /// Discovery behind consent on real mDNS between lab hosts: a (the advertiser), b (the
 /// browser), c (a plain avahi-browse client that nobody here wrote).
 final class DiscoveryLabTests: LabTestCase {
-  func serve(_ arguments: [String] = []) throws -> Background {
-    let process = try Lab.start("a", ["serve"] + arguments)
-    background.append(process)
-    return process
-  }
+  func serve(_ arguments: [String] = []) throws -> Background { try start("a", ["serve"] + arguments) }
 
   func status(_ host: String) throws -> [String: Any] {
     let result = try Lab.exec(host, ["status", "--json"])

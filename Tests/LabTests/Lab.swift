@@ -143,6 +143,28 @@ class LabTestCase: XCTestCase {
     background = []
     super.tearDown()
   }
+
+  /// Starts memo-peer on a host in the background; it is ended after the test.
+  func start(_ host: String, _ arguments: [String]) throws -> Background {
+    let process = try Lab.start(host, arguments)
+    background.append(process)
+    return process
+  }
+
+  /// Runs memo-peer on a host and asserts it succeeded; returns its stdout.
+  @discardableResult
+  func ok(
+    _ host: String, _ arguments: [String], stdin: String? = nil, file: StaticString = #filePath, line: UInt = #line
+  ) throws -> String {
+    let result = try Lab.exec(host, arguments, stdin: stdin)
+    XCTAssertEqual(result.status, 0, "\(host) \(arguments): \(result.stderr)", file: file, line: line)
+    return result.stdout
+  }
+
+  /// The host's device ID, as `memo-peer id` prints it.
+  func deviceID(_ host: String) throws -> String {
+    try ok(host, ["id"]).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
 }
 
 /// A memo-peer process running on a lab host.

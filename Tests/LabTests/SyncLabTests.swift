@@ -11,27 +11,8 @@ final class SyncLabTests: LabTestCase {
 
   // MARK: - Helpers
 
-  func start(_ host: String, _ arguments: [String]) throws -> Background {
-    let process = try Lab.start(host, arguments)
-    background.append(process)
-    return process
-  }
-
-  @discardableResult
-  func ok(
-    _ host: String, _ arguments: [String], stdin: String? = nil, file: StaticString = #filePath, line: UInt = #line
-  ) throws -> String {
-    let result = try Lab.exec(host, arguments, stdin: stdin)
-    XCTAssertEqual(result.status, 0, "\(host) \(arguments): \(result.stderr)", file: file, line: line)
-    return result.stdout
-  }
-
   /// The name every other host knows `host` by.
   func name(_ host: String) -> String { "host-\(host)" }
-
-  func deviceID(_ host: String) throws -> String {
-    try ok(host, ["id"]).trimmingCharacters(in: .whitespacesAndNewlines)
-  }
 
   /// Every pair of `hosts` trusts each other by ID, all with consent.
   func trustEachOther(_ hosts: [String]) throws {

@@ -6,22 +6,6 @@ import XCTest
 final class TrustLabTests: LabTestCase {
   // MARK: - Helpers
 
-  func start(_ host: String, _ arguments: [String]) throws -> Background {
-    let process = try Lab.start(host, arguments)
-    background.append(process)
-    return process
-  }
-
-  func ok(_ host: String, _ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> String {
-    let result = try Lab.exec(host, arguments)
-    XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)", file: file, line: line)
-    return result.stdout
-  }
-
-  func deviceID(_ host: String) throws -> String {
-    try ok(host, ["id"]).trimmingCharacters(in: .whitespacesAndNewlines)
-  }
-
   func trustedNames(_ host: String) throws -> [String] {
     let json = try JSONSerialization.jsonObject(with: Data(try ok(host, ["trust", "list", "--json"]).utf8))
     return ((json as? [String: Any])?["peers"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
