@@ -222,7 +222,8 @@ enum SyncCommands {
       let compact = DeviceID(peer.deviceID)?.compact ?? peer.deviceID
       let record = records[compact]
       let seen = [record?.lastSeen, contacts[compact]].compactMap { $0 }.max()
-      let pending = try record?.pending ?? store.pendingHeads(knownTo: nil)
+      // Never synced: everything here is pending for it.
+      let pending = try record?.pending ?? store.feedCount(after: 0)
       let json = PeerJSON(
         name: peer.name, deviceID: peer.deviceID, lastSeen: seen.map(OutputFormat.isoTime),
         lastSynced: record?.lastSynced.map(OutputFormat.isoTime), pending: pending,

@@ -61,7 +61,7 @@ public enum SyncSession {
       let peerKnowledge = VersionVector(answer.knowledge)
       let source = try SyncSource(
         store: store, peerKnowledge: peerKnowledge,
-        from: answer.cursor.flatMap { $0.replica == store.replicaID ? $0.position : nil } ?? 0)
+        from: answer.start(in: store.replicaID))
       report.sent = try send(
         source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock,
         estimate: try store.feedCount(after: source.position), progress: progress)
@@ -116,7 +116,7 @@ public enum SyncSession {
       return
     }
     let peerKnowledge = VersionVector(asked.knowledge)
-    let start = asked.cursor.flatMap { $0.replica == opened.replicaID ? $0.position : nil } ?? 0
+    let start = asked.start(in: opened.replicaID)
     let source: SyncSource
     let mine: FeedPosition?
     do {

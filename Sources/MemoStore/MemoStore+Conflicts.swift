@@ -30,15 +30,8 @@ public struct ConflictResolution: Sendable, Equatable {
 extension MemoStore {
   /// Every memo with conflict copies or an overruled delete, by memo id.
   public func conflicts() throws -> [ConflictEntry] {
-    let memoIDs = try sql {
-      let query = try db.prepare(
-        "SELECT DISTINCT conflict_of FROM memos WHERE conflict_of IS NOT NULL ORDER BY conflict_of")
-      var ids: [MemoID] = []
-      while try query.step() { ids.append(try memoID(query.text(0))) }
-      return ids
-    }
     var result: [ConflictEntry] = []
-    for id in memoIDs {
+    for id in try conflictedMemoIDs().sorted() {
       guard let memo = try loadRow(id), !memo.isDeleted else { continue }
       var copies: [MemoSummary] = []
       var overruled = false
@@ -60,7 +53,7 @@ extension MemoStore {
     try sql {
       let query = try db.prepare("SELECT DISTINCT conflict_of FROM memos WHERE conflict_of IS NOT NULL")
       var ids: Set<MemoID> = []
-      while try query.step() { if let id = MemoID(canonical: query.text(0)) { ids.insert(id) } }
+      while try query.step() { ids.insert(try memoID(query.text(0))) }
       return ids
     }
   }

@@ -169,12 +169,7 @@ extension MemoStore {
     var kept: [HeadRow] = []
     for row in existing {
       if removing.contains(row.head.dot) {
-        try sql {
-          try db.withCached("DELETE FROM memos WHERE id = ?") { delete in
-            try delete.bind(1, row.rowID)
-            _ = try delete.step()
-          }
-        }
+        try deleteRow(row.rowID)
       } else {
         kept.append(row)
       }
@@ -192,11 +187,25 @@ extension MemoStore {
     var stored = memo
     stored.id = place(incoming)
     stored.conflictOf = stored.id == memo.id ? nil : memo.id
-    let values = try row(for: stored, feed: try nextFeedPositions(1))
+    try insertRow(stored)
+  }
+
+  /// Inserts a head's row at the next feed position.
+  private func insertRow(_ memo: Memo) throws {
+    let values = try row(for: memo, feed: try nextFeedPositions(1))
     try sql {
       try db.withCached(Self.insertMemo) { insert in
         try insert.bind(values)
         _ = try insert.step()
+      }
+    }
+  }
+
+  private func deleteRow(_ rowID: String) throws {
+    try sql {
+      try db.withCached("DELETE FROM memos WHERE id = ?") { delete in
+        try delete.bind(1, rowID)
+        _ = try delete.step()
       }
     }
   }
@@ -212,14 +221,9 @@ extension MemoStore {
     }
     moved.id = target
     moved.conflictOf = target == memo ? nil : memo
-    let values = try self.row(for: moved, feed: try nextFeedPositions(1))
+    try deleteRow(row.rowID)
+    try insertRow(moved)
     try sql {
-      let delete = try db.prepare("DELETE FROM memos WHERE id = ?")
-      try delete.bind(1, row.rowID)
-      _ = try delete.step()
-      let insert = try db.prepare(Self.insertMemo)
-      try insert.bind(values)
-      _ = try insert.step()
       if pinned && target == memo {
         let pin = try db.prepare("UPDATE memos SET pinned = 1 WHERE id = ?")
         try pin.bind(1, target.rawValue)

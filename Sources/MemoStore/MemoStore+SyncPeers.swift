@@ -104,9 +104,8 @@ extension MemoStore {
   }
 
   /// Heads past `position` in our feed that `knowledge` does not cover. Reads clocks only.
-  public func pendingHeads(after position: UInt64 = 0, knownTo knowledge: VersionVector?) throws -> Int {
-    let knowledge = knowledge ?? VersionVector()
-    return try sql {
+  func pendingHeads(after position: UInt64, knownTo knowledge: VersionVector) throws -> Int {
+    try sql {
       let read = try db.prepare("SELECT clock FROM memos WHERE feed_seq > ?")
       try read.bind(1, Int64(bitPattern: position))
       var count = 0

@@ -166,24 +166,10 @@ struct ModelRun {
     }
   }
 
-  /// Pulls everything `sink` lacks from `source`, in batches of three heads through the
-  /// wire codec; `batches` cuts the sync off after that many (as a kill would).
+  /// Pulls everything `sink` lacks from `source`, in batches of three heads;
+  /// `batches` cuts the sync off after that many (as a kill would).
   static func sync(from source: MemoStore, to sink: MemoStore, batches: Int? = nil) throws {
-    let receiver = SyncSink(
-      store: sink, peer: "device-" + source.replicaID, peerReplica: source.replicaID, deleteGuard: nil)
-    let sender = try SyncSource(
-      store: source, peerKnowledge: try sink.knowledge(), from: try receiver.startPosition()?.position ?? 0,
-      maximumRevisions: 3)
-    var count = 0
-    while let batch = try sender.nextBatch() {
-      guard let decoded = SyncBatchCodec.decode(SyncBatchCodec.encode(batch)), decoded == batch else {
-        throw ModelError("a batch did not survive the wire codec")
-      }
-      _ = try receiver.apply(decoded, now: 5)
-      count += 1
-      if let batches, count >= batches { return }
-    }
-    _ = try receiver.finish(SyncMessage.Done(position: sender.position, knowledge: sender.knowledge), now: 6)
+    try pull(from: source, into: sink, batchSize: 3, cutAfter: batches)
   }
 
   mutating func syncAllPairs() throws {

@@ -16,21 +16,12 @@ final class SyncStoreTests: XCTestCase {
     return try node.open()
   }
 
+  /// One sync direction, in batches of four heads.
+  @discardableResult
   func sync(_ source: MemoStore, into sink: MemoStore, guard deleteGuard: MassDeleteGuard? = nil, batches: Int? = nil)
     throws -> SyncMessage.Outcome
   {
-    let receiver = SyncSink(
-      store: sink, peer: "peer-" + source.replicaID, peerReplica: source.replicaID, deleteGuard: deleteGuard)
-    let sender = try SyncSource(
-      store: source, peerKnowledge: try sink.knowledge(), from: try receiver.startPosition()?.position ?? 0,
-      maximumRevisions: 4)
-    var count = 0
-    while let batch = try sender.nextBatch() {
-      _ = try receiver.apply(batch, now: 1)
-      count += 1
-      if let batches, count >= batches { return receiver.outcome }
-    }
-    return try receiver.finish(SyncMessage.Done(position: sender.position, knowledge: sender.knowledge), now: 2)
+    try pull(from: source, into: sink, deleteGuard: deleteGuard, batchSize: 4, cutAfter: batches)
   }
 
   func bodies(_ store: MemoStore) throws -> [String] { try store.allHeadRows().filter { !$0.isDeleted }.map(\.body) }

@@ -27,6 +27,12 @@ public enum SyncMessage {
       self.cursor = cursor
       self.pending = pending
     }
+
+    /// Where to start sending from the feed of `replica`: the cursor when it is in that
+    /// database, else its beginning (the database was replaced, or never synced).
+    public func start(in replica: String) -> UInt64 {
+      cursor.flatMap { $0.replica == replica ? $0.position : nil } ?? 0
+    }
   }
 
   /// `sync-ack`: the receiver committed everything up to `position` of the sender's feed.
