@@ -21,23 +21,9 @@ struct DeliveryBench {
     let labDirectory = environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench"
     defer { _ = try? BrowseBench.run(lab, ["down"], environment: environment) }
     try BrowseBench.run(lab, ["up", "2"], environment: environment)
+    let hosts = LabMemoPeer(lab: lab, memoPeer: options.memoPeer, environment: environment)
     func memoPeer(_ host: String, _ arguments: [String], stdin: String? = nil) throws -> String {
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: lab)
-      process.arguments = ["exec", host, options.memoPeer] + arguments
-      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-      let output = Pipe()
-      let input = Pipe()
-      process.standardOutput = output
-      process.standardInput = input
-      process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-      try process.run()
-      input.fileHandleForWriting.write(Data((stdin ?? "").utf8))
-      try input.fileHandleForWriting.close()
-      let data = output.fileHandleForReading.readDataToEndOfFile()
-      process.waitUntilExit()
-      guard process.terminationStatus == 0 else { throw BenchError("memo-peer \(arguments.first ?? "") failed") }
-      return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+      try hosts.run(host, arguments, stdin: stdin).output
     }
     for host in ["a", "b"] {
       for entry in (try? FileManager.default.contentsOfDirectory(atPath: "\(labDirectory)/\(host)/home")) ?? [] {

@@ -270,11 +270,11 @@ struct LabMemoPeer {
   let memoPeer: String
   let environment: [String: String]
 
-  /// Runs memo-peer on `host`; returns its stdout (trimmed) and the wall seconds from start
-  /// to exit (`lab exec` included: `ip netns exec` and `env`, ~2 ms). Fails on a non-zero exit.
-  func run(_ host: String, _ arguments: [String]) throws -> (output: String, seconds: Double) {
-    let (output, elapsed) = try capture(host, [memoPeer] + arguments)
-    return (output, elapsed)
+  /// Runs memo-peer on `host`, with `stdin` as its input (else none); returns its stdout
+  /// (trimmed) and the wall seconds from start to exit (`lab exec` included: `ip netns exec`
+  /// and `env`, ~2 ms). Fails on a non-zero exit.
+  func run(_ host: String, _ arguments: [String], stdin: String? = nil) throws -> (output: String, seconds: Double) {
+    try capture(host, [memoPeer] + arguments, stdin: stdin)
   }
 
   /// rx + tx bytes of `host`'s eth0.
@@ -286,20 +286,25 @@ struct LabMemoPeer {
     return counters[0] + counters[1]
   }
 
-  private func capture(_ host: String, _ command: [String]) throws -> (String, Double) {
+  private func capture(_ host: String, _ command: [String], stdin: String? = nil) throws -> (String, Double) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: lab)
     process.arguments = ["exec", host] + command
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let output = Pipe()
+    let input = stdin.map { _ in Pipe() }
     process.standardOutput = output
-    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+    process.standardInput = input ?? FileHandle(forReadingAtPath: "/dev/null")
     process.standardError = FileHandle(forWritingAtPath: "/dev/null")
     // Timed to the end of its stdout, which comes with its exit: Foundation's
     // `waitUntilExit` polls in steps of 50 ms and would add up to that much.
     var data = Data()
     let elapsed = try seconds {
       try process.run()
+      if let input, let stdin {
+        input.fileHandleForWriting.write(Data(stdin.utf8))
+        try input.fileHandleForWriting.close()
+      }
       data = output.fileHandleForReading.readDataToEndOfFile()
     }
     process.waitUntilExit()
