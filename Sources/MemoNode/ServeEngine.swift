@@ -159,7 +159,7 @@ public actor ServeEngine {
     nextSync = now + Timestamp(every * 1000)
     let runner = PeerSync(
       paths: paths,
-      connector: PeerConnector(gate: gate, identity: identity, trust: trusted.store, limits: limits, clock: clock),
+      connector: connector,
       keyUse: .background, clock: clock)
     let logger = self.logger
     syncRound = Task.detached { [self] in
@@ -200,10 +200,16 @@ public actor ServeEngine {
     }
   }
 
+  /// How the daemon reaches its peers (deliveries, scheduled syncs): under the same consent
+  /// gate, trust store and limits as its listener.
+  private var connector: PeerConnector {
+    PeerConnector(gate: gate, identity: identity, trust: trusted.store, limits: limits, clock: clock)
+  }
+
   private func makeOutboxDelivery() -> OutboxDelivery {
     OutboxDelivery(
       paths: paths,
-      connector: PeerConnector(gate: gate, identity: identity, trust: trusted.store, limits: limits, clock: clock),
+      connector: connector,
       clock: clock)
   }
 
