@@ -51,32 +51,44 @@ let package = Package(
     // The command line as a library, so it is testable.
     .target(
       name: "MemoCLI",
-      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "CSystemShims"],
+      dependencies: [
+        "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoTransport", "CSystemShims",
+      ],
       swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
     .executableTarget(
       name: "memo-peer-bench", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoTransport", "CSQLite"],
       path: "bench/Sources/memo-peer-bench", swiftSettings: strict),
 
-    // Helpers shared by the test targets (real processes, their output).
-    .target(name: "MemoTestSupport", swiftSettings: strict),
+    // Helpers shared by the test targets: real processes and their output; the in-memory
+    // frame channel, two sessions run against each other over it (a sync, for one); a fake
+    // keyring.
+    .target(
+      name: "MemoTestSupport", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode"], swiftSettings: strict),
 
     .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore"], swiftSettings: strict),
     .testTarget(
       name: "MemoCryptoTests", dependencies: ["MemoCrypto"], resources: [.copy("Vectors")],
       swiftSettings: strict),
     .testTarget(
-      name: "MemoStoreTests", dependencies: ["MemoStore", "MemoCrypto", "MemoCore"],
+      name: "MemoStoreTests", dependencies: ["MemoStore", "MemoCrypto", "MemoCore", "MemoNode", "MemoTestSupport"],
       resources: [.copy("Fixtures")], swiftSettings: strict),
     .testTarget(
       name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoCore", "CDBus"], swiftSettings: strict),
     .testTarget(name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto"], swiftSettings: strict),
-    .testTarget(name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto"], swiftSettings: strict),
+    .testTarget(
+      name: "MemoNodeTests",
+      dependencies: ["MemoNode", "MemoCrypto", "MemoStore", "MemoTransport", "MemoTestSupport"], swiftSettings: strict),
+    // memo-peer with test-only knobs (MemoPeerCLI.Tuning) as leading options; built for the
+    // lab tests, never a product.
+    .executableTarget(
+      name: "memo-peer-test-node", dependencies: ["MemoCLI"], path: "Tests/memo-peer-test-node", swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(
-      name: "LabTests", dependencies: ["memo-peer", "MemoTestSupport", "MemoStore", "MemoCore"], swiftSettings: strict),
+      name: "LabTests", dependencies: ["memo-peer", "memo-peer-test-node", "MemoTestSupport", "MemoStore", "MemoCore"],
+      swiftSettings: strict),
     .testTarget(
-      name: "MemoCLITests", dependencies: ["MemoCLI", "MemoStore", "memo-peer", "MemoTestSupport"],
+      name: "MemoCLITests", dependencies: ["MemoCLI", "MemoCore", "MemoStore", "memo-peer", "MemoTestSupport"],
       swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]

@@ -43,13 +43,18 @@ final class CommandContext {
   let environment: [String: String]
   let console: Console
   let logger: Logger
+  let tuning: MemoPeerCLI.Tuning
   private var openedStore: MemoStore?
 
-  init(arguments: ParsedArguments, environment: [String: String], console: Console, logger: Logger) {
+  init(
+    arguments: ParsedArguments, environment: [String: String], console: Console, logger: Logger,
+    tuning: MemoPeerCLI.Tuning = MemoPeerCLI.Tuning()
+  ) {
     self.arguments = arguments
     self.environment = environment
     self.console = console
     self.logger = logger
+    self.tuning = tuning
   }
 
   var wantsJSON: Bool { arguments.has("json") }

@@ -71,10 +71,10 @@ enum DeliveryCommands {
           for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
       }
       let outbox = OutboxDelivery(
-        paths: paths,
-        connector: PeerConnector(
+        store: StoreAccess(paths: paths, use: .person),
+        dialer: PeerConnector(
           gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() }),
-        clock: { wallClock() })
+        trust: trust, clock: { wallClock() })
       let name = peer.name
       printer.error("memo-peer: \(name): sending \(id.prefix(8))…")
       _ = try runBlocking {

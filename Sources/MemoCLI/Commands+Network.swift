@@ -3,6 +3,7 @@ import MemoCore
 import MemoDiscovery
 import MemoNode
 import MemoStore
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -45,22 +46,17 @@ enum NetworkCommands {
     let sightings = try PeerBrowser.sightings(
       discovery: gate.discovery, type: type, resolve: !allTypes, ownIdentity: identity, clock: { wallClock() })
     try runBlocking {
-      try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask {
-          for try await raw in sightings {
-            let sighting = recognizer.annotate(raw, at: wallClock())
-            found.increment()
-            let text =
-              json
-              ? String(decoding: OutputFormat.json(sighting).dropLast(), as: UTF8.self)
-              : line(sighting, allTypes: allTypes)
-            printer.print(text)
-          }
+      // Until the timeout, or until the browse fails.
+      _ = try await untilDeadline(.after(seconds: timeout)) {
+        for try await raw in sightings {
+          let sighting = recognizer.annotate(raw, at: wallClock())
+          found.increment()
+          let text =
+            json
+            ? String(decoding: OutputFormat.json(sighting).dropLast(), as: UTF8.self)
+            : line(sighting, allTypes: allTypes)
+          printer.print(text)
         }
-        group.addTask { try await Task.sleep(for: .milliseconds(Int(timeout * 1000))) }
-        // Whichever ends first (the timeout, or the browse failing) ends the command.
-        try await group.next()
-        group.cancelAll()
       }
     }
     if found.value == 0 && !json {
@@ -175,12 +171,12 @@ enum NetworkCommands {
       return source
     }
     let printer = LinePrinter()
-    let keys = DeviceKeys(paths: paths)
     let engine = try ServeEngine(
       paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
-      logger: context.logger.scoped("serve"), clock: { wallClock() },
-      report: { printer.error("memo-peer serve: \($0)") },
-      lockState: { try? keys.status().lockState }, syncEvery: syncEvery)
+      logger: context.logger.scoped("serve"), report: { printer.error("memo-peer serve: \($0)") },
+      syncEvery: syncEvery,
+      collaborators: ServeEngine.Collaborators(
+        clock: { wallClock() }, keys: DeviceKeys(paths: paths), receiptDelay: context.tuning.receiptDelay))
     try runBlocking { try await engine.run(until: stop) }
     withExtendedLifetime(signals) {}
   }
@@ -322,11 +318,10 @@ enum NetworkCommands {
 }
 
 /// A count shared between tasks.
-final class Counter: @unchecked Sendable {
-  private let lock = NSLock()
-  private var count = 0
-  var value: Int { lock.withLock { count } }
-  func increment() { lock.withLock { count += 1 } }
+final class Counter: Sendable {
+  private let count = Mutex(0)
+  var value: Int { count.withLock { $0 } }
+  func increment() { count.withLock { $0 += 1 } }
 }
 
 /// Milliseconds since the epoch, now.

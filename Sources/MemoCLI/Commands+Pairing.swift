@@ -3,6 +3,7 @@ import MemoCore
 import MemoNode
 import MemoStore
 import MemoTransport
+import Synchronization
 
 /// Pairing two devices by code, and checking a trusted connection.
 enum PairingCommands {
@@ -36,7 +37,7 @@ enum PairingCommands {
     }
     let identity = try NodeIdentity.load(paths: paths)
     let trust = TrustStore(paths: paths)
-    let prompt = SharedConsole(context.console)
+    let prompt = SharedConsole()
     let confirm: @Sendable (PairingOffer) throws -> Bool = { offer in try prompt.confirm(offer) }
     let printer = LinePrinter()
     let peer: TrustedPeer
@@ -113,8 +114,8 @@ enum PairingCommands {
     for index in 0..<count {
       let started = DispatchTime.now().uptimeNanoseconds
       do throws(TransportError) {
-        try link.connection.send(Frame(.ping, payload: Array(String(index).utf8)))
-        guard let answer = try link.connection.receive(), answer.kind == .pong else {
+        try link.channel.send(Frame(.ping, payload: Array(String(index).utf8)))
+        guard let answer = try link.channel.receive(), answer.kind == .pong else {
           throw TransportError(.closed, "no pong")
         }
       } catch {
@@ -127,8 +128,8 @@ enum PairingCommands {
       if !context.wantsJSON { printer.print("pong from \(name): time=\(milliseconds) ms") }
       if index + 1 < count { Thread.sleep(forTimeInterval: interval) }
     }
-    try? link.connection.send(Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "done"))))
-    link.connection.shutdown()
+    try? link.channel.send(PeerSession.goodbye("done"))
+    link.channel.close()
     if context.wantsJSON {
       struct PingJSON: Encodable {
         let schema = OutputFormat.jsonSchema
@@ -180,13 +181,17 @@ enum PairingCommands {
   }
 }
 
-/// The console, for a prompt asked from the pairing connection's thread. Safe because the
-/// command's own thread is blocked waiting for that pairing while the prompt runs.
-final class SharedConsole: @unchecked Sendable {
-  private let console: Console
-  init(_ console: Console) { self.console = console }
+/// A console of its own for the code prompt, which the host asks from the pairing
+/// connection's thread: the mutex hands it to whichever thread asks (the command's own
+/// thread waits for the pairing meanwhile). Its output is flushed before each question.
+final class SharedConsole: Sendable {
+  private let console = Mutex(Console())
 
   func confirm(_ offer: PairingOffer) throws -> Bool {
+    try console.withLock { try Self.confirm(offer, on: $0) }
+  }
+
+  private static func confirm(_ offer: PairingOffer, on console: Console) throws -> Bool {
     console.print("")
     console.print("  this device:   \(offer.ownID)")
     console.print("  other device:  \(offer.peerID)" + (offer.peerName.map { " (“\($0)”)" } ?? ""))

@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoNode
 import MemoStore
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -68,38 +69,26 @@ enum SyncCommands {
         for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
     }
     let runner = PeerSync(
-      paths: paths,
-      connector: PeerConnector(
+      store: StoreAccess(paths: paths, use: .person, logger: context.logger.scoped("sync")),
+      dialer: PeerConnector(
         gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() }),
       clock: { wallClock() })
     let progress = ProgressLine(enabled: isatty(2) == 1 && !context.wantsJSON)
-    // Every device is looked for and synced at once: a device that is away costs its
-    // timeout once, not once per device before it. Each sync has its own store connection;
-    // their batches take turns at SQLite's write lock.
-    let guarded = !allowDeletes
-    let logger = context.logger.scoped("sync")
+    // Every device is looked for and synced at once (up to PeerSync.concurrency): a device
+    // that is away costs its timeout once, not once per device before it. Each sync has its
+    // own store connection; their batches take turns at SQLite's write lock.
+    let deleteGuard = allowDeletes ? nil : MassDeleteGuard()
     let results = try runBlocking {
-      await withTaskGroup(of: (Int, PeerSync.PeerResult).self) { group in
-        for (index, peer) in peers.enumerated() {
-          let name = peer.name
-          group.addTask {
-            let result = await runner.sync(
-              with: peer, timeout: timeout, deleteGuard: guarded ? MassDeleteGuard() : nil, logger: logger,
-              onState: { state in
-                if case .waiting(let reason) = state { progress.note("\(name): waiting (\(reason))") }
-              },
-              progress: { step in
-                let direction = step.receiving ? "receiving from" : "sending to"
-                let total = step.estimate > step.done ? " of about \(step.estimate)" : ""
-                progress.update("\(direction) \(name): \(step.done)\(total) memo revisions")
-              })
-            return (index, result)
-          }
-        }
-        var collected: [(Int, PeerSync.PeerResult)] = []
-        for await result in group { collected.append(result) }
-        return collected.sorted { $0.0 < $1.0 }.map(\.1)
-      }
+      await runner.syncAll(
+        peers, timeout: timeout, deleteGuard: deleteGuard,
+        onState: { peer, state in
+          if case .waiting(let reason) = state { progress.note("\(peer.name): waiting (\(reason))") }
+        },
+        progress: { peer, step in
+          let direction = step.receiving ? "receiving from" : "sending to"
+          let total = step.estimate > step.done ? " of about \(step.estimate)" : ""
+          progress.update("\(direction) \(peer.name): \(step.done)\(total) memo revisions")
+        })
     }
     progress.clear()
     try report(results, context: context)
@@ -368,22 +357,23 @@ enum SyncCommands {
 
 /// One status line on stderr that rewrites itself (a terminal only): at most ten updates a
 /// second, and cleared before anything else is printed.
-final class ProgressLine: @unchecked Sendable {
-  // Unchecked: all state behind the lock.
-  private let lock = NSLock()
+final class ProgressLine: Sendable {
+  private struct State {
+    var last: UInt64 = 0
+    var shown = false
+  }
+  private let state = Mutex(State())
   private let enabled: Bool
-  private var last: UInt64 = 0
-  private var shown = false
 
   init(enabled: Bool) { self.enabled = enabled }
 
   func update(_ text: String) {
     guard enabled else { return }
-    lock.withLock {
+    state.withLock { state in
       let now = DispatchTime.now().uptimeNanoseconds
-      guard now - last > 100_000_000 else { return }
-      last = now
-      shown = true
+      guard now - state.last > 100_000_000 else { return }
+      state.last = now
+      state.shown = true
       try? PrivateFiles.writeAll(2, Array("\r\u{1B}[K\(text)".utf8), path: "stderr")
     }
   }
@@ -396,9 +386,9 @@ final class ProgressLine: @unchecked Sendable {
   }
 
   func clear() {
-    lock.withLock {
-      guard shown else { return }
-      shown = false
+    state.withLock { state in
+      guard state.shown else { return }
+      state.shown = false
       try? PrivateFiles.writeAll(2, Array("\r\u{1B}[K".utf8), path: "stderr")
     }
   }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MemoCore
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -78,15 +79,13 @@ enum ForegroundChild {
 }
 
 /// The child's pid, set once it exists, for the signal forwarders on another thread.
-private final class ChildPID: @unchecked Sendable {
-  // Guarded by `lock`.
-  private let lock = NSLock()
-  private var pid: pid_t = 0
+private final class ChildPID: Sendable {
+  private let pid = Mutex<pid_t>(0)
 
-  func set(_ value: pid_t) { lock.withLock { pid = value } }
+  func set(_ value: pid_t) { pid.withLock { $0 = value } }
 
   func signal(_ number: Int32) {
-    let target = lock.withLock { pid }
+    let target = pid.withLock { $0 }
     if target > 0 { kill(target, number) }
   }
 }

@@ -18,7 +18,16 @@ public enum MemoPeerCLI {
     WidgetCommand.widget, SyncCommands.sync, SyncCommands.peers, SyncCommands.conflicts,
   ]
 
-  public static func main(arguments: [String], environment: [String: String]) -> Int32 {
+  /// Knobs that only a test-only build turns (Tests/memo-peer-test-node): `memo-peer` itself
+  /// always runs with the defaults, and no environment variable reaches them.
+  public struct Tuning: Sendable {
+    /// Seconds `serve` waits between storing a delivery and sending its receipt.
+    public var receiptDelay: Double
+
+    public init(receiptDelay: Double = 0) { self.receiptDelay = receiptDelay }
+  }
+
+  public static func main(arguments: [String], environment: [String: String], tuning: Tuning = Tuning()) -> Int32 {
     umask(0o077)
     signal(SIGPIPE, SIG_IGN)
     let console = Console()
@@ -69,7 +78,8 @@ public enum MemoPeerCLI {
         return 0
       }
       let logger = makeLogger(debug: debug || parsed.has("debug"))
-      let context = CommandContext(arguments: parsed, environment: environment, console: console, logger: logger)
+      let context = CommandContext(
+        arguments: parsed, environment: environment, console: console, logger: logger, tuning: tuning)
       do {
         try command.run(context)
       } catch {

@@ -24,80 +24,25 @@ public enum BrowseEvent: Sendable, Equatable {
   case removed(ServiceInstance)
 }
 
-/// What resolving an instance gives: where it runs, its TXT record and, from
-/// `AvahiSession`, its addresses.
+/// What resolving an instance gives (`AvahiSession.resolve`): where it runs, its TXT record
+/// and its addresses.
 public struct ResolvedService: Sendable, Equatable {
   public let instance: ServiceInstance
   public let hostTarget: String
   public let port: UInt16
   public let txt: [String: String]
-  /// One address per IP family that answered, IPv4 first (`AvahiSession.resolve`). Empty
-  /// from `DNSSD.resolve`, whose callers look addresses up with `DNSSD.addresses`.
+  /// One address per IP family that answered, IPv4 first.
   public var addresses: [String] = []
 }
 
-/// Async Swift over dns_sd.h (Avahi's compatibility library). Every operation owns and
-/// frees its DNSServiceRef; none of them checks consent — use `GatedDiscovery`, which
-/// registers through here but browses and resolves through `AvahiSession` (one D-Bus
-/// connection instead of one per DNSServiceRef; see there for the measurements).
+/// Registration over dns_sd.h (Avahi's compatibility library): the only use of dns_sd left.
+/// Browsing and resolving go through `AvahiSession` (one D-Bus connection instead of one
+/// per DNSServiceRef; see there for the measurements). Nothing here checks consent — use
+/// `GatedDiscovery`.
 public enum DNSSD {
   /// Avahi's compatibility library warns on stderr and syslog at its first call unless
-  /// AVAHI_COMPAT_NOWARN is set; every entry point makes sure it is.
+  /// AVAHI_COMPAT_NOWARN is set: the one place that sets it, before the first call.
   private static let quietCompatibilityWarning: Void = { setenv("AVAHI_COMPAT_NOWARN", "1", 1) }()
-
-  /// Browses for `type`; the stream ends when the caller stops iterating or on failure.
-  public static func browse(type: String, interfaceIndex: UInt32 = 0) -> AsyncThrowingStream<BrowseEvent, any Error> {
-    quietCompatibilityWarning
-    return AsyncThrowingStream { continuation in
-      let owner = ServiceRefOwner(label: "browse")
-      let context = BrowseContext { continuation.yield($0) }
-      do {
-        try owner.start(context: context, onFailure: { continuation.finish(throwing: $0.memoPeerError) }) { ref in
-          DNSServiceBrowse(
-            ref, 0, interfaceIndex, type, nil, browseReply, Unmanaged.passUnretained(context).toOpaque())
-        }
-      } catch {
-        continuation.finish(throwing: error.memoPeerError)
-        return
-      }
-      continuation.onTermination = { _ in owner.cancel() }
-    }
-  }
-
-  /// Resolves an instance to host, port and TXT record.
-  public static func resolve(_ instance: ServiceInstance, timeout: Duration = .seconds(5)) async throws
-    -> ResolvedService
-  {
-    try await oneShot(label: "resolve", timeout: timeout) { owner, once in
-      let context = ResolveContext(instance: instance, once: once)
-      try owner.start(context: context, onFailure: { once.finish(.failure($0.memoPeerError)) }) { ref in
-        DNSServiceResolve(
-          ref, 0, instance.interfaceIndex, instance.name, instance.type, instance.domain, resolveReply,
-          Unmanaged.passUnretained(context).toOpaque())
-      }
-    }
-  }
-
-  /// The host's IPv4 and IPv6 addresses through DNSServiceQueryRecord (A and AAAA; Avahi has
-  /// no DNSServiceGetAddrInfo). Collects answers for `window` after the first one.
-  public static func addresses(
-    host: String, interfaceIndex: UInt32, timeout: Duration = .seconds(3), window: Duration = .milliseconds(150)
-  ) async throws -> [String] {
-    let second = ServiceRefOwner(label: "query-aaaa")
-    defer { second.cancel() }
-    return try await oneShot(label: "query", timeout: timeout) { first, once in
-      let collector = AddressCollector(interfaceIndex: interfaceIndex, once: once, window: window, queue: first.queue)
-      collector.keepAlive(first)
-      collector.keepAlive(second)
-      for (owner, type) in [(first, kDNSServiceType_A), (second, kDNSServiceType_AAAA)] {
-        try owner.start(context: collector, onFailure: { once.finish(.failure($0.memoPeerError)) }) { ref in
-          DNSServiceQueryRecord(
-            ref, 0, interfaceIndex, host, UInt16(type), UInt16(kDNSServiceClass_IN), queryReply,
-            Unmanaged.passUnretained(collector).toOpaque())
-        }
-      }
-    }
-  }
 
   /// Registers a service; returns once the daemon confirms, with the name actually used.
   public static func register(
@@ -128,22 +73,6 @@ public enum DNSSD {
     return DNSServiceRegistration(name: registeredName, type: type, interfaceIndex: interfaceIndex, owner: owner)
   }
 
-  /// Starts a one-shot operation and waits for its single result or the timeout; the
-  /// operation is cancelled either way.
-  private static func oneShot<T: Sendable>(
-    label: String, timeout: Duration, _ start: (ServiceRefOwner, OnceBox<T>) throws -> Void
-  ) async throws -> T {
-    quietCompatibilityWarning
-    let owner = ServiceRefOwner(label: label)
-    defer { owner.cancel() }
-    return try await withCheckedThrowingContinuation { continuation in
-      let once = OnceBox<T> { continuation.resume(with: $0) }
-      do { try start(owner, once) } catch { once.finish(.failure(error.memoPeerError)) }
-      owner.queue.asyncAfter(deadline: .now() + timeout.seconds) {
-        once.finish(.failure(MemoPeerError(.discovery, "no answer from the network within \(timeout.seconds) s")))
-      }
-    }
-  }
 }
 
 /// A live registration. The advertisement stays until `cancel()` (or deinit).
@@ -160,9 +89,9 @@ public final class DNSServiceRegistration: Sendable {
     self.owner = owner
   }
 
-  /// Withdraws the advertisement (the daemon sends goodbye packets) and waits until the
-  /// daemon has been told.
-  public func withdraw() { owner.cancelAndWait(timeout: 2) }
+  /// Withdraws the advertisement (the daemon sends goodbye packets) and returns once the
+  /// daemon has been told (at most 2 s): the caller is suspended, no thread is blocked.
+  public func withdraw() async { await owner.cancelAndWait(timeout: 2) }
 }
 
 extension Duration {

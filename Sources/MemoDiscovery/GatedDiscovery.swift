@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import Synchronization
 
 /// DNS-SD behind the consent policy: every browse, resolve and registration asks
 /// `authorize` first, so no code path reaches the network without a recorded decision. The
@@ -47,14 +48,12 @@ public struct GatedDiscovery: Sendable {
 /// first use (never before `authorize` has allowed one) and retried if opening failed.
 final class AvahiSessionSlot: Sendable {
   private let busAddress: String?
-  private let lock = NSLock()
-  // Guarded by `lock`.
-  nonisolated(unsafe) private var opened: AvahiSession?
+  private let opened = Mutex<AvahiSession?>(nil)
 
   init(busAddress: String?) { self.busAddress = busAddress }
 
   func session() throws -> AvahiSession {
-    try lock.withLock {
+    try opened.withLock { opened in
       if let opened { return opened }
       let session = try AvahiSession(busAddress: busAddress)
       opened = session

@@ -1,31 +1,71 @@
 import Foundation
+import MemoCore
+import Synchronization
 
 /// Runs async work from the synchronous command line and waits for it. The CLI's main
 /// thread is not part of Swift's cooperative pool, so blocking it here is safe.
 public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-  let box = ResultBox<T>()
+  let result = Mutex<Result<T, any Error>?>(nil)
   let done = DispatchSemaphore(value: 0)
   Task {
-    do { box.set(.success(try await body())) } catch { box.set(.failure(error)) }
+    let outcome: Result<T, any Error>
+    do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+    result.withLock { $0 = outcome }
     done.signal()
   }
   done.wait()
-  return try box.get()
+  return try result.withLock { $0! }.get()
 }
 
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-  // Written once by the task before it signals, read once after the wait.
-  private var result: Result<T, any Error>?
-  private let lock = NSLock()
-  func set(_ value: Result<T, any Error>) { lock.withLock { result = value } }
-  func get() throws -> T { try lock.withLock { result! }.get() }
+/// Blocking work, off Swift's cooperative pool.
+///
+/// On Linux the pool has one thread per core (two on the build machines): a task that
+/// blocks in poll(2) — a TLS handshake with a peer that never answers, a sync waiting for
+/// the next frame — holds one of them, and two such peers would stall every task of the
+/// process. Everything that waits on the network therefore runs here, on a thread of its
+/// own, and the caller's task is suspended (not blocked) until it is done. The body must
+/// bound its own waits (every channel call has a deadline), since a thread cannot be
+/// cancelled: cancelling the caller's task does not end the body early.
+public enum BlockingIO {
+  public static func run<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      let thread = Thread { continuation.resume(with: Result { try body() }) }
+      thread.name = name
+      thread.start()
+    }
+  }
+}
+
+/// Runs `body` until it returns or `deadline` passes, whichever is first: the one timeout
+/// helper of the engine and the CLI. Nil when the deadline came first; the body is then
+/// cancelled, and awaited (bodies that wait on the network bound their waits by the same
+/// deadline).
+public func untilDeadline<T: Sendable>(_ deadline: Deadline, _ body: @escaping @Sendable () async throws -> T)
+  async throws -> T?
+{
+  try await withThrowingTaskGroup(of: DeadlineOutcome<T>.self) { group in
+    group.addTask { .finished(try await body()) }
+    group.addTask {
+      try await Task.sleep(for: .milliseconds(Int64(deadline.remaining)))
+      return .timedOut
+    }
+    let first = try await group.next()
+    group.cancelAll()
+    if case .finished(let value) = first { return value }
+    return nil
+  }
+}
+
+/// Which came first in `untilDeadline`.
+private enum DeadlineOutcome<T: Sendable>: Sendable {
+  case finished(T)
+  case timedOut
 }
 
 /// A flag set from a signal handler queue and read by a loop.
-public final class StopFlag: @unchecked Sendable {
-  private let lock = NSLock()
-  private var stopped = false
+public final class StopFlag: Sendable {
+  private let stopped = Mutex(false)
   public init() {}
-  public var isSet: Bool { lock.withLock { stopped } }
-  public func set() { lock.withLock { stopped = true } }
+  public var isSet: Bool { stopped.withLock { $0 } }
+  public func set() { stopped.withLock { $0 = true } }
 }

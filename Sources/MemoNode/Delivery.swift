@@ -1,31 +1,29 @@
 import Foundation
 import MemoCore
 import MemoStore
-import MemoTransport
 
 /// The receiver's side of delivery: one `deliver` frame in, a `receipt` or `refuse` out.
-/// The store is opened on the first delivery of a connection, in the connection's thread.
-public final class DeliveryReceiver: @unchecked Sendable {
-  // Unchecked: one receiver serves one connection, on that connection's handler thread only.
-  let paths: NodePaths
+/// The store is opened on the first delivery of a channel, in the channel's thread, and for
+/// the daemon (`KeyUse.background`: storing a peer's memo is not a person's use). Not
+/// Sendable: it lives and dies on that thread.
+public final class DeliveryReceiver {
+  let store: StoreAccess
   let trust: TrustStore
   let limits: ReceiveLimits
-  let logger: Logger
   let clock: @Sendable () -> Timestamp
-  /// A pause (seconds) between storing an entry and sending its receipt: zero, except in the kill -9
-  /// lab test, which widens the window where a receipt can be lost.
+  /// A pause (seconds) between storing an entry and sending its receipt: zero, except in the
+  /// kill -9 lab test, which widens the window where a receipt can be lost.
   let receiptDelay: Double
-  private var store: MemoStore?
+  private var opened: MemoStore?
 
   public init(
-    paths: NodePaths, trust: TrustStore, limits: ReceiveLimits = ReceiveLimits(), logger: Logger,
-    receiptDelay: Double = 0, clock: @escaping @Sendable () -> Timestamp
+    store: StoreAccess, trust: TrustStore, limits: ReceiveLimits = ReceiveLimits(), receiptDelay: Double = 0,
+    clock: @escaping @Sendable () -> Timestamp
   ) {
-    self.receiptDelay = receiptDelay
-    self.paths = paths
+    self.store = store.background
     self.trust = trust
     self.limits = limits
-    self.logger = logger
+    self.receiptDelay = receiptDelay
     self.clock = clock
   }
 
@@ -33,9 +31,10 @@ public final class DeliveryReceiver: @unchecked Sendable {
   /// (the caller closes the connection).
   public func answer(_ payload: [UInt8], from peer: DeviceID) -> Frame? {
     guard let deliver = PeerMessage.decode(DeliveryMessage.Deliver.self, from: payload) else { return nil }
+    let logger = store.logger
     do {
-      let store = try self.store ?? MemoStore.open(paths: paths, logger: logger)
-      self.store = store
+      let store = try opened ?? self.store.open()
+      opened = store
       let policy = try trust.load().peer(for: peer)?.receive
       let outcome = try store.receiveDelivery(
         id: deliver.id, from: peer.compact, memo: deliver.memo, size: DeliveryMessage.encode(deliver.memo).count,
@@ -63,18 +62,23 @@ public final class DeliveryReceiver: @unchecked Sendable {
   }
 }
 
-/// The sender's side: delivers a peer's pending outbox entries over one trusted connection,
-/// recording each state. Only a receipt marks an entry delivered; a connection that breaks
+/// The sender's side: delivers a peer's pending outbox entries over one trusted channel,
+/// recording each state. Only a receipt marks an entry delivered; a channel that breaks
 /// before the receipt leaves the entry pending, and the retransmission is recognised by the
-/// receiver.
+/// receiver. `store` says whose use it is: a person's for `send --wait`, the daemon's for
+/// `serve`.
 public struct OutboxDelivery: Sendable {
-  public let paths: NodePaths
-  public let connector: PeerConnector
+  public let store: StoreAccess
+  public let dialer: any PeerDialer
+  public let trust: TrustStore
   let clock: @Sendable () -> Timestamp
 
-  public init(paths: NodePaths, connector: PeerConnector, clock: @escaping @Sendable () -> Timestamp) {
-    self.paths = paths
-    self.connector = connector
+  public init(
+    store: StoreAccess, dialer: any PeerDialer, trust: TrustStore, clock: @escaping @Sendable () -> Timestamp
+  ) {
+    self.store = store
+    self.dialer = dialer
+    self.trust = trust
     self.clock = clock
   }
 
@@ -89,8 +93,8 @@ public struct OutboxDelivery: Sendable {
   /// Recipients with pending entries (expiring the overdue ones first).
   public func pendingRecipients() throws -> [String] {
     // No database yet: nothing queued (and the daemon does not create one by looking).
-    guard FileManager.default.fileExists(atPath: paths.databasePath) else { return [] }
-    let store = try MemoStore.open(paths: paths)
+    guard FileManager.default.fileExists(atPath: store.paths.databasePath) else { return [] }
+    let store = try self.store.open()
     let now = clock()
     var recipients: [String] = []
     for entry in try store.outboxEntries() where entry.state.isPending {
@@ -105,7 +109,7 @@ public struct OutboxDelivery: Sendable {
 
   /// Marks a recipient's pending entries (or only `only`) as waiting for `reason`.
   public func markWaiting(_ recipient: String, _ reason: String, only: String? = nil) throws {
-    let store = try MemoStore.open(paths: paths)
+    let store = try self.store.open()
     for entry in try store.outboxEntries()
     where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
       try store.setOutboxState(entry.id, .waiting(reason))
@@ -115,17 +119,15 @@ public struct OutboxDelivery: Sendable {
   /// Connects to the recipient (waiting up to `timeout` for consent and the peer) and sends
   /// its pending entries. Throws only for storage failures.
   public func deliver(to recipient: String, timeout: Double, only: String? = nil) async throws -> Round {
-    guard let id = DeviceID(recipient), let peer = try connector.trust.load().peer(for: id) else {
+    guard let id = DeviceID(recipient), let peer = try trust.load().peer(for: id) else {
       try markWaiting(recipient, "peer not trusted any more", only: only)
       return Round(pending: 1, waitingFor: "peer not trusted any more")
     }
-    let paths = self.paths
     let link: PeerLink
     do {
-      link = try await connector.connect(to: peer, timeout: timeout) { state in
+      link = try await dialer.connect(to: peer, timeout: timeout) { [self] state in
         guard case .waiting(let reason) = state else { return }
-        try? OutboxDelivery(paths: paths, connector: connector, clock: clock).markWaiting(
-          recipient, reason.description, only: only)
+        try? markWaiting(recipient, reason.description, only: only)
       }
     } catch let error as MemoPeerError {
       let reason: String
@@ -139,13 +141,15 @@ public struct OutboxDelivery: Sendable {
       try markWaiting(recipient, reason, only: only)
       return Round(pending: 1, waitingFor: reason)
     }
-    defer { link.connection.shutdown() }
-    return try send(over: link, to: recipient, only: only)
+    return try await BlockingIO.run("memo-peer.deliver") { [self] in
+      defer { link.channel.close() }
+      return try send(over: link, to: recipient, only: only)
+    }
   }
 
   /// Sends the pending entries over a ready link, one at a time, each waiting for its answer.
   func send(over link: PeerLink, to recipient: String, only: String?) throws -> Round {
-    let store = try MemoStore.open(paths: paths)
+    let store = try self.store.open()
     var round = Round()
     let now = clock()
     for entry in try store.outboxEntries()
@@ -158,9 +162,9 @@ public struct OutboxDelivery: Sendable {
       try store.setOutboxState(entry.id, .sending, attempted: true)
       let answer: Frame?
       do throws(TransportError) {
-        try link.connection.send(
+        try link.channel.send(
           Frame(.deliver, payload: PeerMessage.encode(DeliveryMessage.Deliver(id: entry.id, memo: content))))
-        answer = try link.connection.receive()
+        answer = try link.channel.receive()
       } catch {
         answer = nil
       }

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import Synchronization
 
 /// Recognises this node's own tags, computing each period's tag once. A browse prepares
 /// the periods around now while it waits for the network: the HMACs (and OpenSSL's set-up
@@ -7,10 +8,9 @@ import MemoCore
 /// line on screen.
 final class OwnTagCache: Sendable {
   private let identity: AdvertisementIdentity
-  private let lock = NSLock()
-  /// Tags by period. Guarded by `lock`, which is held while a tag is computed, so a
-  /// recognition waits for a preparation already under way instead of repeating it.
-  nonisolated(unsafe) private var tags: [UInt64: String] = [:]
+  /// Tags by period. The lock is held while a tag is computed, so a recognition waits for a
+  /// preparation already under way instead of repeating it.
+  private let tags = Mutex<[UInt64: String]>([:])
 
   init(_ identity: AdvertisementIdentity) { self.identity = identity }
 
@@ -29,7 +29,7 @@ final class OwnTagCache: Sendable {
   }
 
   private func tag(period: UInt64) -> String? {
-    lock.withLock {
+    tags.withLock { tags in
       if let known = tags[period] { return known }
       let computed = try? identity.tag(period: period)
       tags[period] = computed

@@ -3,6 +3,7 @@ import MemoCore
 import MemoDiscovery
 import MemoStore
 import MemoTransport
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -18,13 +19,14 @@ public struct PairingOffer: Sendable {
   public let peerName: String?
 }
 
-/// The pairing exchange on a fresh TLS connection (either side; it is symmetric). Nothing
-/// is stored unless both people confirmed the same code: a refusal on either side, a
-/// closed connection or a malformed answer stores nothing.
+/// The pairing exchange on a fresh channel (either side; it is symmetric). Nothing is
+/// stored unless both people confirmed the same code: a refusal on either side, a closed
+/// connection or a malformed answer stores nothing. Blocking (it waits for a person and for
+/// the peer): it runs on the connection's thread or the command's, never on the pool.
 enum PairingExchange {
   static func run(
-    _ connection: TLSConnection, identity: NodeIdentity, displayName: String, peerName: String?, trust: TrustStore,
-    now: @Sendable () -> Timestamp, confirm: (PairingOffer) throws -> Bool
+    _ connection: any FrameChannel, identity: NodeIdentity, displayName: String, peerName: String?,
+    trust: TrustStore, now: @Sendable () -> Timestamp, confirm: (PairingOffer) throws -> Bool
   ) throws -> TrustedPeer {
     guard let peerID = connection.peer else { throw MemoPeerError(.connection, "the pairing connection has no peer") }
     let exporter: [UInt8]
@@ -36,7 +38,7 @@ enum PairingExchange {
       code: PairingCode.code(fromExporter: exporter), ownID: identity.deviceID, peerID: peerID, peerName: peerName)
     guard try confirm(offer) else {
       try? connection.send(Frame(.pairRefuse))
-      connection.shutdown()
+      connection.close()
       throw MemoPeerError(.cancelled, "pairing refused here; nothing was stored")
     }
     let answer: Frame?
@@ -128,8 +130,19 @@ public struct Pairing: Sendable {
     let registration = try await gate.discovery.register(
       name: "memo-peer-pairing-" + suffix, type: LocalNetworkManifest.memoPeerServiceType,
       port: server.port, txt: Advertisement.pairingTXTRecord(displayName: displayName))
-    defer { registration.withdraw() }
     onOpen(registration.name)
+    let result: Result<TrustedPeer, any Error>
+    do {
+      result = .success(try await Self.waitForOutcome(outcome, window: window))
+    } catch {
+      result = .failure(error)
+    }
+    await registration.withdraw()
+    return try result.get()
+  }
+
+  /// The first connection's pairing result, or a refusal once the window closed with none.
+  private static func waitForOutcome(_ outcome: PairingOutcome, window: Double) async throws -> TrustedPeer {
     let closes = Deadline.after(seconds: window)
     while true {
       if let result = outcome.result { return try result.get() }
@@ -145,22 +158,24 @@ public struct Pairing: Sendable {
 }
 
 /// The first pairing connection's result, handed from its thread to the waiting command.
-final class PairingOutcome: @unchecked Sendable {
-  private let lock = NSLock()
-  private var begun = false
-  private var finished: Result<TrustedPeer, any Error>?
+final class PairingOutcome: Sendable {
+  private struct State {
+    var begun = false
+    var finished: Result<TrustedPeer, any Error>?
+  }
+  private let state = Mutex(State())
 
   /// True for the first connection only: one pairing per window.
   func begin() -> Bool {
-    lock.withLock {
-      defer { begun = true }
-      return !begun
+    state.withLock { state in
+      defer { state.begun = true }
+      return !state.begun
     }
   }
 
-  func finish(_ result: Result<TrustedPeer, any Error>) { lock.withLock { finished = result } }
-  var started: Bool { lock.withLock { begun } }
-  var result: Result<TrustedPeer, any Error>? { lock.withLock { finished } }
+  func finish(_ result: Result<TrustedPeer, any Error>) { state.withLock { $0.finished = result } }
+  var started: Bool { state.withLock { $0.begun } }
+  var result: Result<TrustedPeer, any Error>? { state.withLock { $0.finished } }
 }
 
 extension Pairing {
@@ -171,17 +186,12 @@ extension Pairing {
       discovery: gate.discovery, type: LocalNetworkManifest.memoPeerServiceType, resolve: true,
       ownIdentity: identity.advertisement, clock: clock)
     let found = SightingList()
-    try await withThrowingTaskGroup(of: Void.self) { group in
-      group.addTask {
-        for try await sighting in sightings where sighting.event == .added && !sighting.own {
-          guard sighting.pairingName != nil, sighting.port != nil, !sighting.addresses.isEmpty else { continue }
-          found.append(sighting)
-          if let wanted, sighting.pairingName?.lowercased() == wanted.lowercased() { return }
-        }
+    _ = try await untilDeadline(.after(seconds: timeout)) {
+      for try await sighting in sightings where sighting.event == .added && !sighting.own {
+        guard sighting.pairingName != nil, sighting.port != nil, !sighting.addresses.isEmpty else { continue }
+        found.append(sighting)
+        if let wanted, sighting.pairingName?.lowercased() == wanted.lowercased() { return }
       }
-      group.addTask { try await Task.sleep(for: .milliseconds(Int(timeout * 1000))) }
-      try await group.next()
-      group.cancelAll()
     }
     return found.all
   }
@@ -192,30 +202,25 @@ extension Pairing {
     guard let port = sighting.port else { throw MemoPeerError(.connection, "the pairing device has no port") }
     let client = TLSClient(
       context: try TLSContext(identity: identity.device, role: .client), limits: PairingExchange.limits)
-    var lastError: TransportError?
-    for address in sighting.addresses.sorted(by: { !$0.contains(":") && $1.contains(":") }) {
-      let connection: TLSConnection
-      do throws(TransportError) {
-        connection = try client.connect(
-          host: address, port: port, interfaceIndex: if_nametoindex(sighting.interface), accepts: { _ in true })
-      } catch {
-        lastError = error
-        continue
-      }
-      return try PairingExchange.run(
-        connection, identity: identity, displayName: displayName, peerName: sighting.pairingName, trust: trust,
-        now: clock, confirm: confirm)
+    let connection: TLSConnection
+    do throws(TransportError) {
+      connection = try client.connect(
+        toFirstOf: sighting.addresses, port: port, interfaceIndex: if_nametoindex(sighting.interface),
+        accepts: { _ in true })
+    } catch {
+      throw MemoPeerError(
+        .connection, "could not connect to \(sighting.pairingName ?? sighting.instance) to pair",
+        hint: "check that its pairing window is still open", diagnostics: error.description)
     }
-    throw MemoPeerError(
-      .connection, "could not connect to \(sighting.pairingName ?? sighting.instance) to pair",
-      hint: "check that its pairing window is still open", diagnostics: lastError?.description)
+    return try PairingExchange.run(
+      connection, identity: identity, displayName: displayName, peerName: sighting.pairingName, trust: trust,
+      now: clock, confirm: confirm)
   }
 }
 
 /// Sightings collected by one task and read by another.
-final class SightingList: @unchecked Sendable {
-  private let lock = NSLock()
-  private var items: [PeerSighting] = []
-  func append(_ item: PeerSighting) { lock.withLock { items.append(item) } }
-  var all: [PeerSighting] { lock.withLock { items } }
+final class SightingList: Sendable {
+  private let items = Mutex<[PeerSighting]>([])
+  func append(_ item: PeerSighting) { items.withLock { $0.append(item) } }
+  var all: [PeerSighting] { items.withLock { $0 } }
 }

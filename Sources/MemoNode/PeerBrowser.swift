@@ -30,6 +30,25 @@ public struct PeerSighting: Sendable, Codable, Equatable {
   /// The name a device offers while its pairing window is open (TXT `pair=1`, `name`).
   public var pairingName: String?
 
+  public init(
+    event: Event, instance: String, type: String, interface: String, version: String? = nil, tag: String? = nil,
+    host: String? = nil, addresses: [String], port: UInt16? = nil, own: Bool, trustedName: String? = nil,
+    pairingName: String? = nil
+  ) {
+    self.event = event
+    self.instance = instance
+    self.type = type
+    self.interface = interface
+    self.version = version
+    self.tag = tag
+    self.host = host
+    self.addresses = addresses
+    self.port = port
+    self.own = own
+    self.trustedName = trustedName
+    self.pairingName = pairingName
+  }
+
   enum CodingKeys: String, CodingKey {
     case event, instance, type, interface, version, tag, host, addresses, port, own
     case trustedName = "trusted_name"

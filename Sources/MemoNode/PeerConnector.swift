@@ -3,42 +3,109 @@ import MemoCore
 import MemoDiscovery
 import MemoStore
 import MemoTransport
+import Synchronization
 
-/// A ready connection to a trusted peer: TLS up, pinned key checked, hellos exchanged.
+/// A ready channel to a trusted peer: transport up, pinned key checked, hellos exchanged.
 public struct PeerLink: Sendable {
-  public let connection: TLSConnection
+  public let channel: any FrameChannel
   public let peer: TrustedPeer
+
+  public init(channel: any FrameChannel, peer: TrustedPeer) {
+    self.channel = channel
+    self.peer = peer
+  }
+}
+
+/// How the engine reaches a trusted peer: the seam between the sessions (sync, delivery,
+/// ping) and discovery plus transport. `PeerConnector` is the real one; tests pass one that
+/// hands out in-memory channels.
+///
+/// Contract: returns a ready link or throws a `MemoPeerError` by `deadline` (a dialler may
+/// wait for consent and for the peer, but never past it); reports each connection state
+/// change through `onState`; never blocks a thread of Swift's cooperative pool.
+public protocol PeerDialer: Sendable {
+  func connect(
+    to peer: TrustedPeer, deadline: Deadline, onState: @escaping @Sendable (ConnectionState) -> Void
+  ) async throws -> PeerLink
+}
+
+extension PeerDialer {
+  /// Connects within `timeout` seconds from now.
+  public func connect(
+    to peer: TrustedPeer, timeout: Double, onState: @escaping @Sendable (ConnectionState) -> Void = { _ in }
+  ) async throws -> PeerLink {
+    try await connect(to: peer, deadline: .after(seconds: timeout), onState: onState)
+  }
 }
 
 /// Connects to a trusted peer the way the connection states say: it waits (for consent, for
 /// the peer to appear, for it to answer) rather than failing, until the deadline; it fails
 /// at once only when something is wrong that waiting cannot fix — a device advertising as
 /// the peer with another key, or the peer refusing us.
-public struct PeerConnector: Sendable {
+///
+/// The deadline reaches every wait: the browse, the TCP connect, the TLS handshake (which
+/// runs on a thread of its own, `BlockingIO`) and the hellos. A peer that accepts TCP but
+/// never answers TLS costs this call its deadline and nothing else.
+public struct PeerConnector: PeerDialer {
+  /// The sightings of one browse (the consent-gated DNS-SD browse, resolved).
+  public typealias Sightings = @Sendable () throws -> AsyncThrowingStream<PeerSighting, any Error>
+  /// Opens a channel to one sighting, blocking until it is up or the deadline passed.
+  /// Throws a `TransportError`: `untrustedPeer` (with the presented key) when the device's
+  /// key is not `expected`.
+  public typealias Dial =
+    @Sendable (_ sighting: PeerSighting, _ port: UInt16, _ deadline: Deadline, _ expected: DeviceID) throws
+    -> any FrameChannel
+
   public let gate: ConsentGate
   public let identity: NodeIdentity
   public let trust: TrustStore
   public let limits: ConnectionLimits
   let clock: @Sendable () -> Timestamp
+  let sightings: Sightings
+  let dial: Dial
 
+  /// `sightings` and `dial` default to DNS-SD through the gate and TLS with the node's key.
   public init(
     gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, limits: ConnectionLimits = ConnectionLimits(),
-    clock: @escaping @Sendable () -> Timestamp
+    clock: @escaping @Sendable () -> Timestamp, sightings: Sightings? = nil, dial: Dial? = nil
   ) {
     self.gate = gate
     self.identity = identity
     self.trust = trust
     self.limits = limits
     self.clock = clock
+    self.sightings = sightings ?? Self.browse(gate: gate, identity: identity, clock: clock)
+    self.dial = dial ?? Self.tls(identity: identity, limits: limits)
+  }
+
+  /// Sightings from a browse through the consent gate, resolved.
+  static func browse(gate: ConsentGate, identity: NodeIdentity, clock: @escaping @Sendable () -> Timestamp)
+    -> Sightings
+  {
+    {
+      try PeerBrowser.sightings(
+        discovery: gate.discovery, type: LocalNetworkManifest.memoPeerServiceType, resolve: true,
+        ownIdentity: identity.advertisement, clock: clock)
+    }
+  }
+
+  /// TLS with the node's key to the sighting's addresses, IPv4 first.
+  static func tls(identity: NodeIdentity, limits: ConnectionLimits) -> Dial {
+    { sighting, port, deadline, expected in
+      let client = TLSClient(context: try TLSContext(identity: identity.device, role: .client), limits: limits)
+      return try client.connect(
+        toFirstOf: sighting.addresses, port: port, interfaceIndex: if_nametoindex(sighting.interface),
+        deadline: deadline, accepts: { $0 == expected })
+    }
   }
 
   static let consentPoll: Duration = .milliseconds(200)
   static let retryPause: Duration = .seconds(1)
 
   public func connect(
-    to peer: TrustedPeer, timeout: Double, onState: @escaping @Sendable (ConnectionState) -> Void
+    to peer: TrustedPeer, deadline: Deadline, onState: @escaping @Sendable (ConnectionState) -> Void
   ) async throws -> PeerLink {
-    let deadline = Deadline.after(seconds: timeout)
+    let seconds = Int(deadline.secondsLeft.rounded())
     let tracker = StateTracker(onState)
     tracker.move(.setup)
     while !deadline.hasPassed {
@@ -47,28 +114,35 @@ public struct PeerConnector: Sendable {
       case .allowed: break
       case .needsConsent:
         tracker.move(.waiting(.localNetworkConsent))
-        try await Task.sleep(for: Self.consentPoll)
+        try await Self.pause(Self.consentPoll, before: deadline)
         continue
       case .refused(let error):
         guard error.code == .policyDenied else { throw fail(tracker, error) }
         tracker.move(.waiting(.localNetworkConsent))
-        try await Task.sleep(for: Self.consentPoll)
+        try await Self.pause(Self.consentPoll, before: deadline)
         continue
       }
       if tracker.current == .setup || tracker.current == .waiting(.localNetworkConsent) {
         tracker.move(.waiting(.peerNotFound))
       }
       if let link = try await browseAndConnect(peer, until: deadline, tracker: tracker) { return link }
-      if !deadline.hasPassed { try await Task.sleep(for: Self.retryPause) }
+      try await Self.pause(Self.retryPause, before: deadline)
     }
     let reason = tracker.lastWaitReason.map { " (still waiting: \($0))" } ?? ""
     throw fail(
       tracker,
       MemoPeerError(
-        .connection, "could not reach \(peer.name) within \(Int(timeout)) s\(reason)",
+        .connection, "could not reach \(peer.name) within \(seconds) s\(reason)",
         hint: reason.contains("consent")
           ? "grant local-network consent with `memo-peer consent grant`"
           : "check that memo-peer serve runs on \(peer.name) with consent; `memo-peer browse` shows who is visible"))
+  }
+
+  /// Sleeps `pause`, or until the deadline if that is sooner.
+  private static func pause(_ pause: Duration, before deadline: Deadline) async throws {
+    let left = Duration.milliseconds(Int64(deadline.remaining))
+    guard left > .zero else { return }
+    try await Task.sleep(for: min(pause, left))
   }
 
   /// One browse: every sighting that may be the peer is tried as it comes. Nil when the
@@ -77,91 +151,86 @@ public struct PeerConnector: Sendable {
     -> PeerLink?
   {
     let recognizer = AdvertisementIdentity.peer(peer)
-    let sightings = try PeerBrowser.sightings(
-      discovery: gate.discovery, type: LocalNetworkManifest.memoPeerServiceType, resolve: true,
-      ownIdentity: identity.advertisement, clock: clock)
-    return try await withThrowingTaskGroup(of: PeerLink?.self) { group in
-      group.addTask {
-        for try await sighting in sightings {
-          guard sighting.event == .added, !sighting.own, sighting.pairingName == nil, let port = sighting.port,
-            !sighting.addresses.isEmpty
-          else {
-            continue
-          }
-          // With the peer's discovery key, only its advertisement is a candidate; without
-          // it (added by `trust add`, never met), every memo-peer device is tried and the
-          // pinned key picks the right one.
-          let recognized = recognizer.map { key in sighting.tag.map { key.recognizes(tag: $0, at: clock()) } ?? false }
-          guard recognized ?? true else { continue }
-          tracker.move(.preparing)
-          switch try attempt(peer, sighting: sighting, port: port, claimsToBe: recognized == true) {
-          case .ready(let link):
-            tracker.move(.ready)
-            return link
-          case .notThisOne: continue
-          case .unreachable:
-            tracker.move(.waiting(.peerUnreachable))
-            return nil
-          }
+    let sightings = try self.sightings()
+    let found = try await untilDeadline(deadline) { () async throws -> PeerLink? in
+      for try await sighting in sightings {
+        guard sighting.event == .added, !sighting.own, sighting.pairingName == nil, let port = sighting.port,
+          !sighting.addresses.isEmpty
+        else {
+          continue
         }
-        return nil
+        // With the peer's discovery key, only its advertisement is a candidate; without
+        // it (added by `trust add`, never met), every memo-peer device is tried and the
+        // pinned key picks the right one.
+        let recognized = recognizer.map { key in sighting.tag.map { key.recognizes(tag: $0, at: clock()) } ?? false }
+        guard recognized ?? true else { continue }
+        tracker.move(.preparing)
+        let outcome = try await BlockingIO.run("memo-peer.connect") { [self] in
+          try attempt(peer, sighting: sighting, port: port, claimsToBe: recognized == true, deadline: deadline)
+        }
+        switch outcome {
+        case .ready(let link):
+          tracker.move(.ready)
+          return link
+        case .notThisOne: continue
+        case .unreachable:
+          tracker.move(.waiting(.peerUnreachable))
+          return nil
+        }
       }
-      group.addTask {
-        try await Task.sleep(for: .milliseconds(Int(deadline.remaining)))
-        return nil
-      }
-      let first = try await group.next() ?? nil
-      group.cancelAll()
-      return first
+      return nil
     }
+    return found ?? nil
   }
 
-  enum Attempt {
+  enum Attempt: Sendable {
     case ready(PeerLink)
     case notThisOne
     case unreachable
   }
 
-  private func attempt(_ peer: TrustedPeer, sighting: PeerSighting, port: UInt16, claimsToBe: Bool) throws -> Attempt {
+  /// Dials one sighting and exchanges hellos, all by `deadline`. Blocking: runs on a thread
+  /// of its own.
+  private func attempt(_ peer: TrustedPeer, sighting: PeerSighting, port: UInt16, claimsToBe: Bool, deadline: Deadline)
+    throws -> Attempt
+  {
     guard let expected = peer.id else {
       throw MemoPeerError(.storage, "the trust store entry for \(peer.name) has a damaged device ID")
     }
-    let client = TLSClient(context: try TLSContext(identity: identity.device, role: .client), limits: limits)
-    let interface = if_nametoindex(sighting.interface)
-    for address in sighting.addresses.sorted(by: { !$0.contains(":") && $1.contains(":") }) {
-      let connection: TLSConnection
-      do {
-        connection = try client.connect(host: address, port: port, interfaceIndex: interface) { $0 == expected }
-      } catch {
-        if error.kind == .untrustedPeer, let presented = error.presented {
-          guard claimsToBe else { return .notThisOne }
-          throw MemoPeerError(
-            .untrustedPeer,
-            "refused the device advertising as \(peer.name): its key (device ID \(presented.short)…) is not the one pinned for \(peer.name) (\(expected.short)…)",
-            hint: "someone may be impersonating \(peer.name); if \(peer.name) was reinstalled, remove and pair it again"
-          )
-        }
-        continue
+    let channel: any FrameChannel
+    do {
+      channel = try dial(sighting, port, deadline, expected)
+    } catch {
+      guard let error = error as? TransportError, error.kind == .untrustedPeer, let presented = error.presented else {
+        return .unreachable
       }
-      do throws(TransportError) {
-        let hello = try PeerSession.greet(connection, identity: identity)
-        var known = peer
-        let learned = try? trust.update {
-          $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: expected)
-        }
-        if learned == true {
-          known.discoveryKey = hello.discoveryKey
-          known.rotationSeconds = hello.rotationSeconds
-        }
-        return .ready(PeerLink(connection: connection, peer: known))
-      } catch {
-        throw MemoPeerError(
-          .untrustedPeer, "\(peer.name) refused this device: it does not trust this device (any more)",
-          hint: "pair again (`memo-peer pair`), or add this device on \(peer.name) with `memo-peer trust add`",
-          diagnostics: error.description)
-      }
+      guard claimsToBe else { return .notThisOne }
+      throw MemoPeerError(
+        .untrustedPeer,
+        "refused the device advertising as \(peer.name): its key (device ID \(presented.short)…) is not the one pinned for \(peer.name) (\(expected.short)…)",
+        hint: "someone may be impersonating \(peer.name); if \(peer.name) was reinstalled, remove and pair it again"
+      )
     }
-    return .unreachable
+    do throws(TransportError) {
+      let hello = try PeerSession.greet(channel, identity: identity, before: deadline)
+      var known = peer
+      let learned = try? trust.update {
+        $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: expected)
+      }
+      if learned == true {
+        known.discoveryKey = hello.discoveryKey
+        known.rotationSeconds = hello.rotationSeconds
+      }
+      return .ready(PeerLink(channel: channel, peer: known))
+    } catch {
+      channel.close()
+      // Silence until the deadline is a peer that does not answer, not a refusal.
+      if error.kind == .idleTimeout { return .unreachable }
+      throw MemoPeerError(
+        .untrustedPeer, "\(peer.name) refused this device: it does not trust this device (any more)",
+        hint: "pair again (`memo-peer pair`), or add this device on \(peer.name) with `memo-peer trust add`",
+        diagnostics: error.description)
+    }
   }
 
   private func fail(_ tracker: StateTracker, _ error: MemoPeerError) -> MemoPeerError {
@@ -171,22 +240,24 @@ public struct PeerConnector: Sendable {
 }
 
 /// Reports each state change once, and only changes the state machine allows.
-final class StateTracker: @unchecked Sendable {
-  private let lock = NSLock()
-  private var state: ConnectionState?
-  private var waitReason: WaitReason?
+final class StateTracker: Sendable {
+  private struct State {
+    var state: ConnectionState?
+    var waitReason: WaitReason?
+  }
+  private let state = Mutex(State())
   private let report: @Sendable (ConnectionState) -> Void
 
   init(_ report: @escaping @Sendable (ConnectionState) -> Void) { self.report = report }
 
-  var current: ConnectionState? { lock.withLock { state } }
-  var lastWaitReason: WaitReason? { lock.withLock { waitReason } }
+  var current: ConnectionState? { state.withLock { $0.state } }
+  var lastWaitReason: WaitReason? { state.withLock { $0.waitReason } }
 
   func move(_ next: ConnectionState) {
-    let changed = lock.withLock { () -> Bool in
-      guard state.map({ $0.allows(next) }) ?? (next == .setup) else { return false }
-      state = next
-      if case .waiting(let reason) = next { waitReason = reason }
+    let changed = state.withLock { state -> Bool in
+      guard state.state.map({ $0.allows(next) }) ?? (next == .setup) else { return false }
+      state.state = next
+      if case .waiting(let reason) = next { state.waitReason = reason }
       return true
     }
     if changed { report(next) }

@@ -1,37 +1,37 @@
 import Foundation
 import MemoCore
 import MemoStore
-import MemoTransport
 
-/// What happens on a trusted connection once TLS is up: both sides say hello (protocol
-/// version, discovery key), then the client asks and the server answers.
+/// What happens on a trusted channel once the transport is up: both sides say hello
+/// (protocol version, discovery key), then the client asks and the server answers.
 public enum PeerSession {
-  /// Sends our hello and reads the peer's. A peer that does not trust us has closed the
-  /// connection by then, so this is where the client learns it was refused.
-  public static func greet(_ connection: TLSConnection, identity: NodeIdentity) throws(TransportError)
-    -> PeerMessage.Hello
+  /// Sends our hello and reads the peer's, by `deadline` (nil: the idle limit). A peer that
+  /// does not trust us has closed the connection by then, so this is where the client
+  /// learns it was refused.
+  public static func greet(_ channel: any FrameChannel, identity: NodeIdentity, before deadline: Deadline? = nil)
+    throws(TransportError) -> PeerMessage.Hello
   {
-    try connection.send(
+    try channel.send(
       Frame(
         .hello,
         payload: PeerMessage.encode(
           PeerMessage.Hello(
             discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds))))
-    guard let frame = try connection.receive() else { throw TransportError(.closed, "closed before hello") }
+    let frame = try channel.receiveRequired("hello", before: deadline)
     guard frame.kind == .hello, let hello = PeerMessage.decode(PeerMessage.Hello.self, from: frame.payload),
       PeerMessage.isValidDiscoveryKey(hello.discoveryKey)
     else { throw TransportError(.protocolViolation, "expected hello, got \(frame.kind)") }
     return hello
   }
 
-  /// The daemon's side of one trusted connection, until the peer leaves or breaks the
+  /// The daemon's side of one trusted channel, until the peer leaves or breaks the
   /// protocol. Learns the peer's discovery key (for peers added with `trust add`).
   public static func serve(
-    _ connection: TLSConnection, identity: NodeIdentity, trust: TrustStore, logger: Logger,
+    _ channel: any FrameChannel, identity: NodeIdentity, trust: TrustStore, logger: Logger,
     receiver: DeliveryReceiver? = nil, sync: SyncAnswerer? = nil
   ) throws(TransportError) {
-    guard let peer = connection.peer else { return }
-    let hello = try greet(connection, identity: identity)
+    guard let peer = channel.peer else { return }
+    let hello = try greet(channel, identity: identity)
     do {
       _ = try trust.update {
         $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: peer)
@@ -39,52 +39,102 @@ public enum PeerSession {
     } catch {
       logger.error(error, while: "recording a peer's discovery key")
     }
-    while let frame = try connection.receive() {
+    while let frame = try channel.receive() {
       switch frame.kind {
-      case .ping: try connection.send(Frame(.pong, payload: frame.payload))
+      case .ping: try channel.send(Frame(.pong, payload: frame.payload))
       case .goodbye: return
       case .deliver:
         guard let receiver, let answer = receiver.answer(frame.payload, from: peer) else {
-          try? connection.send(
-            Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "delivery-failed"))))
+          try? channel.send(goodbye("delivery-failed"))
           throw TransportError(.protocolViolation, "a delivery could not be stored")
         }
-        try connection.send(answer)
+        try channel.send(answer)
       case .syncHello:
         guard let sync else { throw TransportError(.protocolViolation, "this node does not answer syncs") }
-        try sync.answer(frame, over: connection, from: peer)
+        try sync.answer(frame, over: channel, from: peer)
       default:
-        try? connection.send(
-          Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "unexpected-frame"))))
+        try? channel.send(goodbye("unexpected-frame"))
         throw TransportError(.protocolViolation, "unexpected \(frame.kind) frame")
       }
     }
   }
+
+  /// A `goodbye` frame with its reason.
+  public static func goodbye(_ reason: String) -> Frame {
+    Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: reason)))
+  }
 }
 
-/// The daemon's side of syncs on one connection: the store is opened at the first sync (in
-/// the connection's thread) and kept for the next ones on the same connection.
-public final class SyncAnswerer: @unchecked Sendable {
-  // Unchecked: one answerer serves one connection, on that connection's handler thread only.
-  let paths: NodePaths
-  let logger: Logger
+/// The daemon's side of syncs on one channel: the store is opened at the first sync (in the
+/// channel's thread, for the daemon: never as a person's use) and kept for the next ones on
+/// the same channel. Not Sendable: it lives and dies on that thread.
+public final class SyncAnswerer {
+  let store: StoreAccess
   let clock: @Sendable () -> Timestamp
-  private var store: MemoStore?
+  let batch: SyncSession.BatchLimits
+  private var opened: MemoStore?
 
-  public init(paths: NodePaths, logger: Logger, clock: @escaping @Sendable () -> Timestamp) {
-    self.paths = paths
-    self.logger = logger
+  public init(
+    store: StoreAccess, batch: SyncSession.BatchLimits = SyncSession.BatchLimits(),
+    clock: @escaping @Sendable () -> Timestamp
+  ) {
+    self.store = store
+    self.batch = batch
     self.clock = clock
   }
 
-  func answer(_ hello: Frame, over connection: TLSConnection, from peer: DeviceID) throws(TransportError) {
+  func answer(_ hello: Frame, over channel: any FrameChannel, from peer: DeviceID) throws(TransportError) {
     try SyncSession.answer(
-      hello, over: connection, peer: peer.compact,
+      hello, over: channel, peer: peer.compact,
       store: {
-        if let store { return store }
-        let opened = try MemoStore.open(paths: paths, logger: logger, use: .background)
-        store = opened
-        return opened
-      }, clock: clock, logger: logger)
+        if let opened { return opened }
+        let fresh = try store.open()
+        opened = fresh
+        return fresh
+      }, batch: batch, clock: clock, logger: store.logger)
+  }
+}
+
+/// What the daemon does with each trusted channel: hello, then pings, deliveries (into the
+/// inbox) and syncs until the peer leaves. Everything it opens is opened for the daemon
+/// (`KeyUse.background`): answering a peer is never a person's use of a `complete` node.
+public struct DaemonResponder: Sendable {
+  public let identity: NodeIdentity
+  public let trust: TrustStore
+  public let store: StoreAccess
+  public let receiptDelay: Double
+  public let receiveLimits: ReceiveLimits
+  let clock: @Sendable () -> Timestamp
+
+  /// `receiptDelay`: seconds between storing a delivery and sending its receipt (0, except
+  /// in the lab test that kills the daemon where receipts get lost).
+  public init(
+    identity: NodeIdentity, trust: TrustStore, store: StoreAccess, receiptDelay: Double = 0,
+    receiveLimits: ReceiveLimits = ReceiveLimits(), clock: @escaping @Sendable () -> Timestamp
+  ) {
+    self.identity = identity
+    self.trust = trust
+    self.store = store.background
+    self.receiptDelay = receiptDelay
+    self.receiveLimits = receiveLimits
+    self.clock = clock
+  }
+
+  /// Serves one channel until it ends, then closes it cleanly. Never throws: one bad peer costs
+  /// its own channel only (the error type is logged).
+  public func serve(_ channel: any FrameChannel) {
+    let logger = store.logger
+    do throws(TransportError) {
+      let receiver = DeliveryReceiver(
+        store: store, trust: trust, limits: receiveLimits, receiptDelay: receiptDelay, clock: clock)
+      try PeerSession.serve(
+        channel, identity: identity, trust: trust, logger: logger, receiver: receiver,
+        sync: SyncAnswerer(store: store, clock: clock))
+      channel.close()
+    } catch {
+      // A broken channel gets no close_notify (TLS forbids it after a fatal error); it is
+      // freed with its owner.
+      logger.warning("connection closed: \(error.kind.rawValue, privacy: .public)")
+    }
   }
 }

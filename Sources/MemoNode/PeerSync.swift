@@ -1,25 +1,30 @@
 import Foundation
 import MemoCore
 import MemoStore
-import MemoTransport
 
-/// Syncs this node with trusted peers: finds each by its rotating tag, connects with its
-/// pinned key (waiting for consent and for the peer as every connection does), and runs
-/// one `SyncSession`. Used by `memo-peer sync` and by `serve --sync-every`.
+/// Syncs this node with trusted peers: reaches each through the dialler (finding it by its
+/// rotating tag, connecting with its pinned key, waiting for consent and for the peer as
+/// every connection does), and runs one `SyncSession`. The one way to sync with several
+/// peers, used by `memo-peer sync` and by `serve --sync-every`.
 public struct PeerSync: Sendable {
-  public let paths: NodePaths
-  public let connector: PeerConnector
+  /// Peers synced at once by `syncAll`: a device that is away costs its timeout once, not
+  /// once per device before it, and a home lab's handful of devices all start together.
+  public static let concurrency = 4
+
+  /// Opened for a person (`sync`) or for the daemon (`serve --sync-every`, which must not
+  /// restart a protected node's idle timeout as if a person had acted).
+  public let store: StoreAccess
+  public let dialer: any PeerDialer
   let clock: @Sendable () -> Timestamp
-  /// `.background` for the daemon: a scheduled sync must not restart a protected node's
-  /// idle timeout as if a person had acted.
-  let keyUse: KeyUse
+  let batch: SyncSession.BatchLimits
 
   public init(
-    paths: NodePaths, connector: PeerConnector, keyUse: KeyUse = .person, clock: @escaping @Sendable () -> Timestamp
+    store: StoreAccess, dialer: any PeerDialer, batch: SyncSession.BatchLimits = SyncSession.BatchLimits(),
+    clock: @escaping @Sendable () -> Timestamp
   ) {
-    self.paths = paths
-    self.connector = connector
-    self.keyUse = keyUse
+    self.store = store
+    self.dialer = dialer
+    self.batch = batch
     self.clock = clock
   }
 
@@ -51,20 +56,43 @@ public struct PeerSync: Sendable {
     }
   }
 
-  /// Syncs with every trusted peer in turn (the daemon's scheduled sync).
-  public func syncAll(timeout: Double, logger: Logger) async -> [PeerResult] {
-    let peers = (try? connector.trust.load().peers) ?? []
-    var results: [PeerResult] = []
-    for peer in peers {
-      if Task.isCancelled { break }
-      results.append(await sync(with: peer, timeout: timeout, deleteGuard: MassDeleteGuard(), logger: logger))
+  /// Syncs with every peer, `concurrency` at a time, each within its own `timeout` (counted
+  /// from its start); the results in the order of `peers`. `deleteGuard` nil applies the
+  /// peers' deletes without asking. `onState` and `progress` hear which peer they are about.
+  public func syncAll(
+    _ peers: [TrustedPeer], timeout: Double, deleteGuard: MassDeleteGuard?,
+    onState: @escaping @Sendable (TrustedPeer, ConnectionState) -> Void = { _, _ in },
+    progress: (@Sendable (TrustedPeer, SyncSession.Progress) -> Void)? = nil
+  ) async -> [PeerResult] {
+    let work: @Sendable (Int) async -> (Int, PeerResult) = { index in
+      let peer = peers[index]
+      var perPeer: SyncSession.ProgressHandler?
+      if let progress { perPeer = { progress(peer, $0) } }
+      let result = await sync(
+        with: peer, timeout: timeout, deleteGuard: deleteGuard, onState: { onState(peer, $0) }, progress: perPeer)
+      return (index, result)
     }
-    return results
+    return await withTaskGroup(of: (Int, PeerResult).self) { group in
+      var next = 0
+      while next < min(Self.concurrency, peers.count) {
+        group.addTask { [next] in await work(next) }
+        next += 1
+      }
+      var results: [(Int, PeerResult)] = []
+      for await result in group {
+        results.append(result)
+        if next < peers.count && !Task.isCancelled {
+          group.addTask { [next] in await work(next) }
+          next += 1
+        }
+      }
+      return results.sorted { $0.0 < $1.0 }.map(\.1)
+    }
   }
 
   /// Syncs with `peer`. `deleteGuard` nil applies this peer's deletes without asking.
   public func sync(
-    with peer: TrustedPeer, timeout: Double, deleteGuard: MassDeleteGuard?, logger: Logger,
+    with peer: TrustedPeer, timeout: Double, deleteGuard: MassDeleteGuard?,
     onState: @escaping @Sendable (ConnectionState) -> Void = { _ in },
     progress: SyncSession.ProgressHandler? = nil
   ) async -> PeerResult {
@@ -75,27 +103,31 @@ public struct PeerSync: Sendable {
     let link: PeerLink
     let started = DispatchTime.now().uptimeNanoseconds
     do {
-      link = try await connector.connect(to: peer, timeout: timeout, onState: onState)
+      link = try await dialer.connect(to: peer, timeout: timeout, onState: onState)
     } catch {
       return PeerResult(peer: peer, report: nil, error: Self.memoPeerError(error))
     }
     let connected = DispatchTime.now().uptimeNanoseconds
-    let before = link.connection.wireBytes
-    defer {
-      try? link.connection.send(Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: "done"))))
-      link.connection.shutdown()
-    }
+    let (store, batch, clock) = (self.store, self.batch, self.clock)
     do {
-      let store = try MemoStore.open(paths: paths, logger: logger, use: keyUse)
-      guard store.canReadContent else { throw MemoStore.lockedError }
-      let report = try SyncSession.ask(
-        link.connection, peer: device.compact, peerName: peer.name, store: store, deleteGuard: deleteGuard,
-        clock: clock, progress: progress)
-      let after = link.connection.wireBytes
-      return PeerResult(
-        peer: peer, report: report, error: nil, connectSeconds: Double(connected - started) / 1e9,
-        sessionSeconds: Double(DispatchTime.now().uptimeNanoseconds - connected) / 1e9,
-        sessionBytes: (after.sent - before.sent) + (after.received - before.received))
+      return try await BlockingIO.run("memo-peer.sync") {
+        let channel = link.channel
+        let before = channel.wireBytes
+        defer {
+          try? channel.send(PeerSession.goodbye("done"))
+          channel.close()
+        }
+        let opened = try store.open()
+        guard opened.canReadContent else { throw MemoStore.lockedError }
+        let report = try SyncSession.ask(
+          channel, peer: device.compact, peerName: peer.name, store: opened, deleteGuard: deleteGuard, batch: batch,
+          clock: clock, progress: progress)
+        let after = channel.wireBytes
+        return PeerResult(
+          peer: peer, report: report, error: nil, connectSeconds: Double(connected - started) / 1e9,
+          sessionSeconds: Double(DispatchTime.now().uptimeNanoseconds - connected) / 1e9,
+          sessionBytes: (after.sent - before.sent) + (after.received - before.received))
+      }
     } catch {
       return PeerResult(peer: peer, report: nil, error: Self.memoPeerError(error))
     }

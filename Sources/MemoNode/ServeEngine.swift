@@ -10,21 +10,55 @@ import MemoTransport
 
 /// `memo-peer serve`: advertises the node, only while local-network consent is on record.
 ///
-/// It never browses and never prompts, and it opens its TLS listener only while allowed:
+/// It never browses and never prompts, and it opens its listener only while allowed:
 /// without consent the node neither sends nor accepts anything on the network. Only
 /// trusted devices get past the handshake; removing one from the trust store closes its
-/// live connections at the next poll. Every 200 ms
-/// it re-reads the consent log (a few hundred bytes), so a grant starts the advertisement
-/// and a revoke withdraws it well within 2 s, without a restart. The advertisement rotates with the
-/// period (new pseudonym, new tag). A missing mDNS daemon is a waiting state, retried.
+/// live connections at the next poll. Every 200 ms it re-reads the consent log (a few
+/// hundred bytes), so a grant starts the advertisement and a revoke withdraws it well
+/// within 2 s, without a restart. The advertisement rotates with the period (new pseudonym,
+/// new tag). A missing mDNS daemon is a waiting state, retried.
+///
+/// The actor only decides; nothing it runs waits on the network. Incoming channels are
+/// served on the listener's threads, outgoing deliveries and scheduled syncs in detached
+/// tasks whose network waits run on threads of their own (`BlockingIO`), and withdrawing an
+/// advertisement is awaited, not waited for. Everything the daemon opens is opened for the
+/// daemon (`KeyUse.background`): answering peers never restarts a `complete` node's idle
+/// timeout.
 public actor ServeEngine {
+  /// What the engine works with, injected: the clock, the device keys (the lock state it
+  /// reports, the store it opens), the channels (listener and dialler), and the pause
+  /// before a delivery's receipt.
+  public struct Collaborators: Sendable {
+    public var clock: @Sendable () -> Timestamp
+    public var keys: DeviceKeys
+    /// nil: TLS with the node's identity, under its consent gate and trust store.
+    public var channels: (any ChannelFactory)?
+    /// Seconds between storing a delivery and sending its receipt: 0, except for the lab
+    /// test that kills daemons where receipts get lost (it runs a test-only build).
+    public var receiptDelay: Double
+
+    public init(
+      clock: @escaping @Sendable () -> Timestamp, keys: DeviceKeys, channels: (any ChannelFactory)? = nil,
+      receiptDelay: Double = 0
+    ) {
+      self.clock = clock
+      self.keys = keys
+      self.channels = channels
+      self.receiptDelay = receiptDelay
+    }
+  }
+
   let paths: NodePaths
   let gate: ConsentGate
   let identity: NodeIdentity
   let trusted: TrustedDevices
   /// Trusted devices that completed a handshake, for `status` and the widget.
   let contacts = TrustedContacts()
-  let limits: ConnectionLimits
+  let channels: any ChannelFactory
+  /// The daemon's store: never a person's use.
+  let store: StoreAccess
+  let keys: DeviceKeys
+  let receiptDelay: Double
   /// The TCP port asked for (0: any free port).
   let requestedPort: UInt16
   /// Interfaces to advertise on; empty means all.
@@ -33,13 +67,9 @@ public actor ServeEngine {
   /// Human-readable state changes (the CLI prints them on stderr).
   let report: @Sendable (String) -> Void
   let clock: @Sendable () -> Timestamp
-  /// Whether the memos can be read now (from the key file and the kernel keyring); nil when
-  /// that cannot be told. The daemon never holds the device key itself: it reports the
-  /// state, so a locked node keeps advertising and says `locked`.
-  let lockState: @Sendable () -> LockState?
 
   private var registrations: [DNSServiceRegistration] = []
-  private var server: TLSServer?
+  private var server: (any ChannelListener)?
   private var currentPlan: AdvertisementPlan?
   private var status: ServeStatus
   private var retryAfter: Timestamp = 0
@@ -64,24 +94,29 @@ public actor ServeEngine {
   public init(
     paths: NodePaths, gate: ConsentGate, identity: NodeIdentity, port: UInt16,
     interfaces: [NetworkInterface], limits: ConnectionLimits = ConnectionLimits(),
-    logger: Logger, clock: @escaping @Sendable () -> Timestamp, report: @escaping @Sendable (String) -> Void,
-    lockState: @escaping @Sendable () -> LockState? = { nil }, syncEvery: Double? = nil
+    logger: Logger, report: @escaping @Sendable (String) -> Void, syncEvery: Double? = nil,
+    collaborators: Collaborators
   ) throws {
-    self.lockState = lockState
     self.syncEvery = syncEvery
     self.paths = paths
     self.gate = gate
     self.identity = identity
-    trusted = try TrustedDevices(store: TrustStore(paths: paths))
-    self.limits = limits
+    let trust = TrustStore(paths: paths)
+    trusted = try TrustedDevices(store: trust)
+    clock = collaborators.clock
+    keys = collaborators.keys
+    receiptDelay = collaborators.receiptDelay
+    channels =
+      collaborators.channels
+      ?? TLSChannels(gate: gate, identity: identity, trust: trust, limits: limits, clock: collaborators.clock)
+    store = StoreAccess(paths: paths, keys: collaborators.keys, use: .background, logger: logger)
     self.requestedPort = port
     self.interfaces = interfaces
     self.logger = logger
-    self.clock = clock
     self.report = report
     status = ServeStatus(
       pid: getpid(), state: .stopped, waitingFor: nil, instance: nil, port: 0, interfaces: interfaces.map(\.name),
-      updated: clock())
+      updated: collaborators.clock())
   }
 
   /// Runs until `stop` is set; withdraws the advertisement before returning.
@@ -92,7 +127,7 @@ public actor ServeEngine {
     }
     deliveryRound?.cancel()
     syncRound?.cancel()
-    stopServing()
+    await stopServing()
     try publish(.stopped, waitingFor: nil)
   }
 
@@ -105,9 +140,9 @@ public actor ServeEngine {
           status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
       }
     }
-    let store = lockState()?.name
-    if store != status.store {
-      status.store = store
+    let lock = (try? keys.status())?.lockState.name
+    if lock != status.store {
+      status.store = lock
       // Before the first state is published, that publication carries it.
       if status.state != .stopped {
         try? publish(
@@ -119,17 +154,17 @@ public actor ServeEngine {
       verdict = try gate.verdict(for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType))
     } catch {
       logger.error(error, while: "reading the consent log")
-      stopServing()
+      await stopServing()
       try? publish(.waiting, waitingFor: "a readable consent log")
       return
     }
     outboxConsent(allowed: verdict == .allowed)
     switch verdict {
     case .needsConsent:
-      stopServing()
+      await stopServing()
       try? publish(.waiting, waitingFor: "local-network consent")
     case .refused(let error):
-      stopServing()
+      await stopServing()
       let state = (try? gate.state(.localNetwork).name) ?? "denied"
       try? publish(
         .waiting, waitingFor: error.code == .policyDenied ? "local-network consent (\(state))" : error.message)
@@ -157,13 +192,12 @@ public actor ServeEngine {
     }
     syncConsentNoted = false
     nextSync = now + Timestamp(every * 1000)
-    let runner = PeerSync(
-      paths: paths,
-      connector: connector,
-      keyUse: .background, clock: clock)
-    let logger = self.logger
+    let runner = PeerSync(store: store, dialer: channels.dialer, clock: clock)
+    let trust = trusted.store
     syncRound = Task.detached { [self] in
-      let results = await runner.syncAll(timeout: Self.deliveryConnectTimeout, logger: logger)
+      let peers = (try? trust.load().peers) ?? []
+      let results = await runner.syncAll(
+        peers, timeout: Self.deliveryConnectTimeout, deleteGuard: MassDeleteGuard())
       await self.finishSync(results)
     }
   }
@@ -200,17 +234,9 @@ public actor ServeEngine {
     }
   }
 
-  /// How the daemon reaches its peers (deliveries, scheduled syncs): under the same consent
-  /// gate, trust store and limits as its listener.
-  private var connector: PeerConnector {
-    PeerConnector(gate: gate, identity: identity, trust: trusted.store, limits: limits, clock: clock)
-  }
-
+  /// The outbox as the daemon delivers it: through its dialler, opened for the daemon.
   private func makeOutboxDelivery() -> OutboxDelivery {
-    OutboxDelivery(
-      paths: paths,
-      connector: connector,
-      clock: clock)
+    OutboxDelivery(store: store, dialer: channels.dialer, trust: trusted.store, clock: clock)
   }
 
   /// Starts a delivery round for the recipients whose backoff has passed.
@@ -228,7 +254,7 @@ public actor ServeEngine {
     }
     guard !due.isEmpty else { return }
     let logger = self.logger
-    // Detached: connecting and sending block a thread, never the engine's actor.
+    // Detached, so the actor stays free; the rounds' network waits run on threads of their own.
     deliveryRound = Task.detached { [self] in
       var rounds: [String: OutboxDelivery.Round] = [:]
       for recipient in due {
@@ -270,7 +296,7 @@ public actor ServeEngine {
     do {
       let plan = try identity.advertisement.plan(at: now)
       if plan == currentPlan && !registrations.isEmpty { return }
-      withdrawAdvertisement()
+      await withdrawAdvertisement()
       let listener = try self.server ?? makeServer()
       self.server = listener
       let discovery = gate.discovery
@@ -286,7 +312,7 @@ public actor ServeEngine {
       currentPlan = plan
       try publish(.advertising, waitingFor: nil, instance: made.first?.name, port: listener.port)
     } catch {
-      stopServing()
+      await stopServing()
       retryAfter = now + 2000
       let reason: String
       switch (error as? MemoPeerError)?.code {
@@ -301,21 +327,18 @@ public actor ServeEngine {
 
   /// Takes the advertisement down and closes the listener and every connection: nothing
   /// on the network.
-  private func stopServing() {
+  private func stopServing() async {
     server?.stop()
     server = nil
-    withdrawAdvertisement()
+    await withdrawAdvertisement()
   }
 
-  private func makeServer() throws -> TLSServer {
-    let (identity, trusted, logger, paths, clock) = (self.identity, self.trusted, self.logger, self.paths, self.clock)
-    let contacts = self.contacts
-    let store = trusted.store
-    // Test-only (the kill -9 lab test): milliseconds between storing a delivery and its receipt.
-    let receiptDelay =
-      Double(Int(ProcessInfo.processInfo.environment["MEMO_PEER_TEST_RECEIPT_DELAY_MS"] ?? "") ?? 0) / 1000
-    return try TLSServer(
-      port: requestedPort, context: TLSContext(identity: identity.device, role: .server), limits: limits,
+  private func makeServer() throws -> any ChannelListener {
+    let (logger, trusted, contacts) = (self.logger, self.trusted, self.contacts)
+    let responder = DaemonResponder(
+      identity: identity, trust: trusted.store, store: store, receiptDelay: receiptDelay, clock: clock)
+    return try channels.listen(
+      port: requestedPort,
       accepts: { trusted.accepts($0) },
       events: { event in
         switch event {
@@ -325,18 +348,7 @@ public actor ServeEngine {
         case .refused(let error, _): logger.warning("connection refused: \(error.kind.rawValue, privacy: .public)")
         }
       },
-      handler: { connection in
-        do throws(TransportError) {
-          let receiver = DeliveryReceiver(
-            paths: paths, trust: store, logger: logger, receiptDelay: receiptDelay, clock: clock)
-          try PeerSession.serve(
-            connection, identity: identity, trust: store, logger: logger, receiver: receiver,
-            sync: SyncAnswerer(paths: paths, logger: logger, clock: clock))
-          connection.shutdown()
-        } catch {
-          logger.warning("connection closed: \(error.kind.rawValue, privacy: .public)")
-        }
-      })
+      handler: { responder.serve($0) })
   }
 
   /// Notices trust store changes; a removed device loses its live connections at once.
@@ -345,18 +357,19 @@ public actor ServeEngine {
       guard let removed = try trusted.reloadIfChanged() else { return }
       logger.info("trust store changed: \(self.trusted.all.count, privacy: .public) trusted device(s)")
       guard !removed.isEmpty else { return }
-      server?.closeConnections { peer in peer.map(removed.contains) ?? false }
+      server?.closeChannels { peer in peer.map(removed.contains) ?? false }
       logger.info("closed the connections of \(removed.count, privacy: .public) removed peer(s)")
     } catch {
       logger.error(error, while: "reloading the trust store")
     }
   }
 
-  private func withdrawAdvertisement() {
+  private func withdrawAdvertisement() async {
     guard !registrations.isEmpty else { return }
-    for registration in registrations { registration.withdraw() }
+    let withdrawn = registrations
     registrations = []
     currentPlan = nil
+    for registration in withdrawn { await registration.withdraw() }
   }
 
   private func publish(

@@ -1,17 +1,31 @@
 import Foundation
 import MemoCore
 import MemoStore
-import MemoTransport
 
 /// One sync over a ready trusted connection (docs/PROTOCOL.md, "Sync"). Both directions run
 /// in turn on the same connection: first the answerer sends what the asker lacks, then the
 /// asker sends what the answerer lacks. Each direction streams bounded batches with at most
 /// `window` unacknowledged, and the receiver commits each batch with its feed position, so
 /// a broken sync resumes after the last acknowledged batch.
+///
+/// Blocking: it runs over a `FrameChannel` on the caller's thread (the daemon's connection
+/// thread, or `BlockingIO` for a person's `sync`), never on Swift's cooperative pool.
 public enum SyncSession {
   /// Unacknowledged batches in flight: enough to keep the link busy while the receiver
   /// commits, few enough that at most a few hundred KiB wait in buffers.
   public static let window = 4
+
+  /// How big one `sync-batch` may grow (docs/PROTOCOL.md: 256 revisions or 512 KiB). Tests
+  /// make batches tiny, so a few memos cross in many batches and a cut lands between them.
+  public struct BatchLimits: Sendable {
+    public var revisions: Int
+    public var bytes: Int
+
+    public init(revisions: Int = 256, bytes: Int = 512 * 1024) {
+      self.revisions = revisions
+      self.bytes = bytes
+    }
+  }
 
   /// What one sync did, from the asker's side.
   public struct Report: Sendable, Equatable {
@@ -40,14 +54,14 @@ public enum SyncSession {
 
   /// The asker's side. `deleteGuard` nil applies deletes without asking (`--allow-deletes`).
   public static func ask(
-    _ connection: TLSConnection, peer: String, peerName: String, store: MemoStore, deleteGuard: MassDeleteGuard?,
-    clock: @Sendable () -> Timestamp, progress: ProgressHandler? = nil
+    _ connection: any FrameChannel, peer: String, peerName: String, store: MemoStore, deleteGuard: MassDeleteGuard?,
+    batch: BatchLimits = BatchLimits(), clock: @Sendable () -> Timestamp, progress: ProgressHandler? = nil
   ) throws -> Report {
     let hello = SyncMessage.Hello(
       replica: store.replicaID, knowledge: try store.knowledge(), cursor: try store.syncCursor(for: peer), pending: nil)
     do {
       try connection.send(Frame(.syncHello, payload: PeerMessage.encode(hello)))
-      guard let frame = try connection.receive() else { throw TransportError(.closed, "closed before sync-hello") }
+      let frame = try connection.receiveRequired("sync-hello")
       if frame.kind == .syncRefuse {
         throw refusal(peerName, PeerMessage.decode(SyncMessage.Refuse.self, from: frame.payload)?.reason)
       }
@@ -60,8 +74,8 @@ public enum SyncSession {
         into: sink, over: connection, clock: clock, estimate: Int(answer.pending ?? 0), progress: progress)
       let peerKnowledge = VersionVector(answer.knowledge)
       let source = try SyncSource(
-        store: store, peerKnowledge: peerKnowledge,
-        from: answer.start(in: store.replicaID))
+        store: store, peerKnowledge: peerKnowledge, from: answer.start(in: store.replicaID),
+        maximumRevisions: batch.revisions, maximumBytes: batch.bytes)
       report.sent = try send(
         source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock,
         estimate: try store.feedCount(after: source.position), progress: progress)
@@ -92,8 +106,8 @@ public enum SyncSession {
   /// The answerer's side, from the asker's `sync-hello` on. The answerer cannot ask a
   /// person, so the mass-delete guard always applies here; held deletes are reported.
   public static func answer(
-    _ hello: Frame, over connection: TLSConnection, peer: String, store: () throws -> MemoStore,
-    clock: @Sendable () -> Timestamp, logger: Logger
+    _ hello: Frame, over connection: any FrameChannel, peer: String, store: () throws -> MemoStore,
+    batch: BatchLimits = BatchLimits(), clock: @Sendable () -> Timestamp, logger: Logger
   ) throws(TransportError) {
     guard let asked = PeerMessage.decode(SyncMessage.Hello.self, from: hello.payload) else {
       throw TransportError(.protocolViolation, "malformed sync-hello")
@@ -120,7 +134,9 @@ public enum SyncSession {
     let source: SyncSource
     let mine: FeedPosition?
     do {
-      source = try SyncSource(store: opened, peerKnowledge: peerKnowledge, from: start)
+      source = try SyncSource(
+        store: opened, peerKnowledge: peerKnowledge, from: start, maximumRevisions: batch.revisions,
+        maximumBytes: batch.bytes)
       mine = try opened.syncCursor(for: peer)
       try connection.send(
         Frame(
@@ -161,7 +177,7 @@ public enum SyncSession {
   /// Streams the source's batches, `window` at a time, then `sync-done`; returns the
   /// receiver's outcome from its last acknowledgement.
   static func send(
-    _ source: SyncSource, over connection: TLSConnection, peer: String, peerKnowledge: VersionVector,
+    _ source: SyncSource, over connection: any FrameChannel, peer: String, peerKnowledge: VersionVector,
     clock: @Sendable () -> Timestamp, estimate: Int, progress: ProgressHandler?
   ) throws -> SyncMessage.Outcome {
     var inFlight = 0
@@ -198,7 +214,7 @@ public enum SyncSession {
 
   /// Applies batches as they come, acknowledging each after its commit, until `sync-done`.
   static func receive(
-    into sink: SyncSink, over connection: TLSConnection, clock: @Sendable () -> Timestamp, estimate: Int,
+    into sink: SyncSink, over connection: any FrameChannel, clock: @Sendable () -> Timestamp, estimate: Int,
     progress: ProgressHandler?
   ) throws -> SyncMessage.Outcome {
     var received = 0

@@ -1,27 +1,30 @@
 import Foundation
 import MemoCore
 import MemoStore
+import Synchronization
 
 /// The trusted devices the daemon has had a handshake with, and when: written into
 /// `state/serve.json` so the widget can count peers online without touching the network.
 /// Connection threads record; the daemon's loop takes the changes.
-public final class TrustedContacts: @unchecked Sendable {
-  private let lock = NSLock()
-  private var pending: Set<DeviceID> = []
-  private var seen: [String: Timestamp] = [:]
+public final class TrustedContacts: Sendable {
+  private struct State {
+    var pending: Set<DeviceID> = []
+    var seen: [String: Timestamp] = [:]
+  }
+  private let state = Mutex(State())
 
   public init() {}
 
-  func record(_ peer: DeviceID) { lock.withLock { _ = pending.insert(peer) } }
+  func record(_ peer: DeviceID) { state.withLock { _ = $0.pending.insert(peer) } }
 
   /// Every contact with its latest time, if anything was recorded since the last call.
   func takeChanges(clock: () -> Timestamp) -> [String: Timestamp]? {
-    lock.withLock {
-      guard !pending.isEmpty else { return nil }
+    state.withLock { state in
+      guard !state.pending.isEmpty else { return nil }
       let now = clock()
-      for peer in pending { seen[peer.compact] = now }
-      pending = []
-      return seen
+      for peer in state.pending { state.seen[peer.compact] = now }
+      state.pending = []
+      return state.seen
     }
   }
 }

@@ -1,23 +1,26 @@
 import Foundation
 import MemoCore
 import MemoStore
+import Synchronization
 
 /// The set of trusted device IDs the TLS verify callback consults, shared between the
 /// daemon's loop (which reloads it when the trust store file changes) and connection
 /// threads (which read it during handshakes).
-public final class TrustedDevices: @unchecked Sendable {
-  private let lock = NSLock()
-  private var ids: Set<DeviceID>
-  private var loadedFingerprint: String
+public final class TrustedDevices: Sendable {
+  private struct Loaded {
+    var ids: Set<DeviceID>
+    var fingerprint: String
+  }
+  private let loaded: Mutex<Loaded>
   let store: TrustStore
 
   public init(store: TrustStore) throws {
     self.store = store
-    loadedFingerprint = store.fingerprint()
-    ids = try store.load().deviceIDs
+    let fingerprint = store.fingerprint()
+    loaded = Mutex(Loaded(ids: try store.load().deviceIDs, fingerprint: fingerprint))
   }
 
-  public func contains(_ id: DeviceID) -> Bool { lock.withLock { ids.contains(id) } }
+  public func contains(_ id: DeviceID) -> Bool { loaded.withLock { $0.ids.contains(id) } }
 
   /// For the TLS verify callback: a device not in the loaded set is looked up in the file
   /// itself, so a device paired a moment ago is accepted at once rather than after the
@@ -28,18 +31,17 @@ public final class TrustedDevices: @unchecked Sendable {
     return (try? store.load().deviceIDs.contains(id)) ?? false
   }
 
-  public var all: Set<DeviceID> { lock.withLock { ids } }
+  public var all: Set<DeviceID> { loaded.withLock { $0.ids } }
 
   /// Re-reads the store if its file changed; returns the devices no longer trusted (nil:
   /// the file did not change).
   public func reloadIfChanged() throws -> Set<DeviceID>? {
     let fingerprint = store.fingerprint()
-    guard lock.withLock({ fingerprint != loadedFingerprint }) else { return nil }
+    guard loaded.withLock({ fingerprint != $0.fingerprint }) else { return nil }
     let fresh = try store.load().deviceIDs
-    return lock.withLock {
-      let removed = ids.subtracting(fresh)
-      ids = fresh
-      loadedFingerprint = fingerprint
+    return loaded.withLock { loaded in
+      let removed = loaded.ids.subtracting(fresh)
+      loaded = Loaded(ids: fresh, fingerprint: fingerprint)
       return removed
     }
   }

@@ -64,8 +64,9 @@ public final class MemoStore {
       schemaVersion: Schema.currentVersion)
   }
 
-  /// Opens at an older schema version: only for building migration fixtures in tests.
-  public static func openForFixture(paths: NodePaths, schemaVersion: Int) throws -> MemoStore {
+  /// Opens at an older schema version: only for building migration fixtures in tests
+  /// (`@testable import`); not part of the public API.
+  static func openForFixture(paths: NodePaths, schemaVersion: Int) throws -> MemoStore {
     try open(
       paths: paths, logger: .disabled, keys: DeviceKeys(paths: paths), use: .person, schemaVersion: schemaVersion)
   }

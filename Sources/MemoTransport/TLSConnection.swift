@@ -1,7 +1,7 @@
 internal import COpenSSL
-import Foundation
 import MemoCore
 import MemoCrypto
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -12,18 +12,25 @@ import MemoCrypto
 /// longer than the limits allow).
 ///
 /// One thread drives a connection; `interrupt()` may be called from any other thread to
-/// close it at once (trust removed, server stopping).
-public final class TLSConnection: @unchecked Sendable {
+/// close it at once (trust removed, server stopping). A `FrameChannel`: the sessions take it
+/// through that protocol only.
+public final class TLSConnection: FrameChannel, @unchecked Sendable {
+  // Unchecked: owns the SSL object and the socket, used by the one driving thread only;
+  // what other threads touch (the verdict, the interrupt flag) is in `state`.
   let ssl: OpaquePointer
   let fd: Int32
   public let limits: ConnectionLimits
   /// Which device keys this side accepts from the other.
   private let accepts: @Sendable (DeviceID) -> Bool
-  private let lock = NSLock()
-  private var presentedID: DeviceID?
-  private var rejection: TransportError?
-  private var interrupted = false
+  private let state = Mutex(State())
   public let remoteAddress: String
+
+  /// What the verify callback learns and what `interrupt()` sets.
+  private struct State {
+    var presentedID: DeviceID?
+    var rejection: TransportError?
+    var interrupted = false
+  }
 
   /// Takes ownership of `fd` (closed in deinit, also when init throws).
   init(
@@ -31,7 +38,7 @@ public final class TLSConnection: @unchecked Sendable {
     accepts: @escaping @Sendable (DeviceID) -> Bool
   ) throws(TransportError) {
     guard let ssl = SSL_new(context.context) else {
-      close(fd)
+      Glibc.close(fd)
       throw .openSSL(.library, "SSL_new")
     }
     self.ssl = ssl
@@ -49,7 +56,7 @@ public final class TLSConnection: @unchecked Sendable {
 
   deinit {
     SSL_free(ssl)
-    close(fd)
+    Glibc.close(fd)
   }
 
   /// TLS record bytes written to and read from the socket so far (handshake included):
@@ -59,19 +66,19 @@ public final class TLSConnection: @unchecked Sendable {
   }
 
   /// The device the other side proved it holds the key of (after a handshake).
-  public var peer: DeviceID? { lock.withLock { rejection == nil ? presentedID : nil } }
+  public var peer: DeviceID? { state.withLock { $0.rejection == nil ? $0.presentedID : nil } }
 
   /// Called by OpenSSL during the handshake with the peer's leaf certificate.
   func verify(certificate: OpaquePointer) -> Bool {
     let id: DeviceID
     do { id = try DeviceIdentity.deviceID(ofCertificate: certificate) } catch {
-      lock.withLock { rejection = error }
+      state.withLock { $0.rejection = error }
       return false
     }
     let accepted = accepts(id)
-    lock.withLock {
-      presentedID = id
-      rejection = accepted ? nil : TransportError(.untrustedPeer, "key not trusted", presented: id)
+    state.withLock {
+      $0.presentedID = id
+      $0.rejection = accepted ? nil : TransportError(.untrustedPeer, "key not trusted", presented: id)
     }
     return accepted
   }
@@ -81,7 +88,7 @@ public final class TLSConnection: @unchecked Sendable {
     do {
       try perform(deadline: deadline, timeout: .handshakeTimeout) { SSL_do_handshake(ssl) }
     } catch {
-      if let rejected = lock.withLock({ rejection }) { throw rejected }
+      if let rejected = state.withLock({ $0.rejection }) { throw rejected }
       throw TransportError(error.kind == .closed ? .handshakeFailed : error.kind, error.detail)
     }
     var selected: UnsafePointer<UInt8>?
@@ -107,28 +114,24 @@ public final class TLSConnection: @unchecked Sendable {
     }
   }
 
-  /// The next frame; nil when the peer closed cleanly between frames. Waits at most the
-  /// idle timeout for a frame to start and the frame timeout for it to finish. The header
-  /// is checked before any payload is read; the payload is read straight into its own
-  /// buffer (no intermediate copy: this is the bulk path).
-  public func receive() throws(TransportError) -> Frame? {
+  /// The next frame; nil when the peer closed cleanly between frames. Waits until
+  /// `deadline` (nil: the idle timeout) for a frame to start and the frame timeout for it
+  /// to finish. The header is checked before any payload is read; the payload is read
+  /// straight into its own buffer (no intermediate copy: this is the bulk path).
+  public func receive(before deadline: Deadline?) throws(TransportError) -> Frame? {
     var header = [UInt8](repeating: 0, count: Frame.headerSize)
-    let idle = Deadline.after(seconds: limits.idleSeconds)
+    let idle = deadline ?? .after(seconds: limits.idleSeconds)
     var frameDeadline: Deadline?
     let got = try readExactly(into: &header, idle: idle, frameDeadline: &frameDeadline)
     if got == 0 { return nil }
-    guard got == Frame.headerSize else {
-      throw TransportError(.protocolViolation, FrameError.truncated(have: got, need: Frame.headerSize).description)
-    }
+    guard got == Frame.headerSize else { throw .frame(.truncated(have: got, need: Frame.headerSize)) }
     let parsed: FrameHeader
     do { parsed = try FrameHeader.parse(header, maximumPayload: limits.maximumPayload) } catch {
-      throw TransportError(.protocolViolation, error.description)
+      throw .frame(error)
     }
     var payload = [UInt8](repeating: 0, count: parsed.length)
     let read = try readExactly(into: &payload, idle: idle, frameDeadline: &frameDeadline)
-    guard read == parsed.length else {
-      throw TransportError(.protocolViolation, FrameError.truncated(have: read, need: parsed.length).description)
-    }
+    guard read == parsed.length else { throw .frame(.truncated(have: read, need: parsed.length)) }
     return Frame(parsed.kind, payload: payload)
   }
 
@@ -168,27 +171,33 @@ public final class TLSConnection: @unchecked Sendable {
     return output
   }
 
-  /// Sends close_notify (best effort, without waiting) so the peer sees a clean end.
+  /// Sends close_notify (best effort, without waiting) so the peer sees a clean end. Only
+  /// the driving thread may call it; from another thread, `interrupt()`.
   public func shutdown() {
     ERR_clear_error()
     _ = SSL_shutdown(ssl)
   }
 
+  /// The channel's end: close_notify from the driving thread.
+  public func close() { shutdown() }
+
   /// Closes the connection from another thread: the driving thread's wait ends at once
   /// and its next call fails with `closed`.
   public func interrupt() {
-    lock.withLock { interrupted = true }
+    state.withLock { $0.interrupted = true }
     Glibc.shutdown(fd, Int32(SHUT_RDWR))
   }
+
+  private var isInterrupted: Bool { state.withLock { $0.interrupted } }
 
   /// Retries an SSL call until it succeeds, waiting in poll(2) for what it needs.
   func perform(deadline: Deadline, timeout: TransportError.Kind, _ call: () -> Int32) throws(TransportError) {
     while true {
-      if lock.withLock({ interrupted }) { throw TransportError(.interrupted, "closed by this node") }
+      if isInterrupted { throw TransportError(.interrupted, "closed by this node") }
       ERR_clear_error()
       let result = call()
       if result > 0 { return }
-      if lock.withLock({ interrupted }) { throw TransportError(.interrupted, "closed by this node") }
+      if isInterrupted { throw TransportError(.interrupted, "closed by this node") }
       let reason = SSL_get_error(ssl, result)
       switch reason {
       case SSL_ERROR_WANT_READ: try wait(for: Int16(POLLIN), until: deadline, timeout: timeout)

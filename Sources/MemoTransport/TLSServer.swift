@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -15,8 +16,9 @@ public enum ServerEvent: Sendable {
 /// Accepts TCP connections, runs the TLS handshake on each under the connection limits,
 /// and hands authenticated connections to `handler`, each on its own thread. Caps the
 /// number of connections at once; over the cap a new connection is closed unanswered.
-/// A bad client only ever costs its own connection.
-public final class TLSServer: @unchecked Sendable {
+/// A bad client only ever costs its own connection. Nothing here runs on Swift's
+/// cooperative pool: the accept loop and every connection have threads of their own.
+public final class TLSServer: Sendable {
   public let port: UInt16
   public let maximumConnections: Int
   private let listenFD: Int32
@@ -26,10 +28,12 @@ public final class TLSServer: @unchecked Sendable {
   private let accepts: @Sendable (DeviceID) -> Bool
   private let handler: @Sendable (TLSConnection) -> Void
   private let events: @Sendable (ServerEvent) -> Void
-  private let lock = NSLock()
-  private var live: [ObjectIdentifier: TLSConnection] = [:]
-  private var stopped = false
-  private let acceptThreadDone = DispatchSemaphore(value: 0)
+  private let state = Mutex(State())
+
+  private struct State {
+    var live: [ObjectIdentifier: TLSConnection] = [:]
+    var stopped = false
+  }
 
   public init(
     port: UInt16, loopbackOnly: Bool = false, context: TLSContext, limits: ConnectionLimits = ConnectionLimits(),
@@ -53,6 +57,7 @@ public final class TLSServer: @unchecked Sendable {
     self.accepts = accepts
     self.events = events
     self.handler = handler
+    // The thread keeps the server (and so the descriptors) alive until the loop has ended.
     let thread = Thread { [self] in acceptLoop() }
     thread.name = "memo-peer.accept"
     thread.start()
@@ -64,28 +69,29 @@ public final class TLSServer: @unchecked Sendable {
     close(wakePipe.write)
   }
 
-  /// Stops accepting and closes every live connection. Returns once the listening socket
-  /// no longer accepts anything.
+  /// Stops accepting and closes every live connection. Does not wait: once it returns the
+  /// port refuses new connections (shutdown(2) of a listening socket ends the listen at
+  /// once on Linux), and the accept thread ends by itself.
   public func stop() {
-    let wasStopped = lock.withLock {
-      defer { stopped = true }
-      return stopped
+    let wasStopped = state.withLock { state in
+      defer { state.stopped = true }
+      return state.stopped
     }
     guard !wasStopped else { return }
+    Glibc.shutdown(listenFD, Int32(SHUT_RDWR))
     var byte: UInt8 = 1
     _ = write(wakePipe.write, &byte, 1)
-    acceptThreadDone.wait()
     closeConnections { _ in true }
   }
 
   /// Closes the live connections whose peer matches (e.g. a device just removed from the
   /// trust store). Connections still in their handshake are checked there instead.
   public func closeConnections(where matches: (DeviceID?) -> Bool) {
-    let doomed = lock.withLock { live.values.filter { matches($0.peer) } }
+    let doomed = state.withLock { $0.live.values.filter { matches($0.peer) } }
     for connection in doomed { connection.interrupt() }
   }
 
-  public var connectionCount: Int { lock.withLock { live.count } }
+  public var connectionCount: Int { state.withLock { $0.live.count } }
 
   private func acceptLoop() {
     var descriptors = [
@@ -95,7 +101,7 @@ public final class TLSServer: @unchecked Sendable {
     while true {
       let ready = poll(&descriptors, 2, -1)
       if ready < 0 && errno == EINTR { continue }
-      if descriptors[1].revents != 0 || ready < 0 { break }
+      if descriptors[1].revents != 0 || ready < 0 || state.withLock({ $0.stopped }) { break }
       let client = accept(listenFD, nil, nil)
       guard client >= 0 else { continue }
       _ = fcntl(client, F_SETFD, FD_CLOEXEC)
@@ -104,15 +110,6 @@ public final class TLSServer: @unchecked Sendable {
       var noDelay: Int32 = 1
       setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
       let address = Sockets.peerAddress(client)
-      let admitted = lock.withLock { () -> Bool in
-        guard !stopped, live.count < maximumConnections else { return false }
-        return true
-      }
-      guard admitted else {
-        close(client)
-        events(.refused(TransportError(.tooManyConnections, "over the cap of \(maximumConnections)"), address: address))
-        continue
-      }
       let connection: TLSConnection
       do throws(TransportError) {
         connection = try TLSConnection(
@@ -121,16 +118,25 @@ public final class TLSServer: @unchecked Sendable {
         events(.refused(error, address: address))
         continue
       }
-      lock.withLock { live[ObjectIdentifier(connection)] = connection }
+      // Admitted and registered in one step, so a `stop()` in between cannot miss it.
+      let admitted = state.withLock {
+        guard !$0.stopped, $0.live.count < maximumConnections else { return false }
+        $0.live[ObjectIdentifier(connection)] = connection
+        return true
+      }
+      guard admitted else {
+        // Unanswered: the connection (and its socket) is freed here, before any TLS byte.
+        events(.refused(TransportError(.tooManyConnections, "over the cap of \(maximumConnections)"), address: address))
+        continue
+      }
       let thread = Thread { [self] in serve(connection) }
       thread.name = "memo-peer.connection"
       thread.start()
     }
-    acceptThreadDone.signal()
   }
 
   private func serve(_ connection: TLSConnection) {
-    defer { lock.withLock { live[ObjectIdentifier(connection)] = nil } }
+    defer { _ = state.withLock { $0.live.removeValue(forKey: ObjectIdentifier(connection)) } }
     do {
       try connection.handshake(deadline: .after(seconds: limits.handshakeSeconds))
     } catch {

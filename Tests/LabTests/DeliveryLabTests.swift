@@ -15,8 +15,9 @@ final class DeliveryLabTests: LabTestCase {
   func serve(_ host: String, receiptDelayMilliseconds: Int? = nil) throws -> Background {
     let server: Background
     if let delay = receiptDelayMilliseconds {
+      // The test-only build of memo-peer, whose serve pauses before each receipt.
       server = try XCTUnwrap(
-        Lab.startTool(host, "env", ["MEMO_PEER_TEST_RECEIPT_DELAY_MS=\(delay)", Lab.binary, "--debug", "serve"]))
+        Lab.startTool(host, Lab.testNodeBinary, ["--receipt-delay-ms", String(delay), "--debug", "serve"]))
       background.append(server)
     } else {
       server = try start(host, ["--debug", "serve"])

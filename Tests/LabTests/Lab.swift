@@ -13,8 +13,12 @@ enum Lab {
   static let directory = ProcessInfo.processInfo.environment["MEMO_PEER_LAB_TEST_DIR"] ?? "/tmp/memo-peer-lab-tests"
   static let prefix = ProcessInfo.processInfo.environment["MEMO_PEER_LAB_TEST_PREFIX"] ?? "mplabt"
   static let labEnvironment = ["MEMO_PEER_LAB_DIR": directory, "MEMO_PEER_LAB_PREFIX": prefix]
-  static var binary: String {
-    URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("memo-peer").path
+  static var binary: String { builtProduct("memo-peer") }
+  /// memo-peer with test-only knobs (Tests/memo-peer-test-node): `--receipt-delay-ms N` first.
+  static var testNodeBinary: String { builtProduct("memo-peer-test-node") }
+
+  static func builtProduct(_ name: String) -> String {
+    URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name).path
   }
 
   typealias Result = ProcessOutput

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoStore
+import MemoTestSupport
 import XCTest
 
 /// `sync`, `peers`, `conflicts` and `serve --sync-every` without a network: bad input and
@@ -41,13 +42,11 @@ final class SyncCommandTests: XCTestCase {
     XCTAssertEqual(try cli.run(["conflicts", "merge"]).status, 2)
   }
 
-  /// Pulls everything `sink` lacks from `source`, as a sync does (without a network).
+  /// A sync between two nodes' stores without a network: the production session over an
+  /// in-memory channel, `sink` asking `source`.
   func pull(from source: MemoStore, into sink: MemoStore) throws {
-    let receiver = SyncSink(store: sink, peer: "peer", peerReplica: source.replicaID, deleteGuard: nil)
-    let sender = try SyncSource(
-      store: source, peerKnowledge: try sink.knowledge(), from: try receiver.startPosition()?.position ?? 0)
-    while let batch = try sender.nextBatch() { _ = try receiver.apply(batch, now: 1) }
-    _ = try receiver.finish(SyncMessage.Done(position: sender.position, knowledge: sender.knowledge), now: 2)
+    let answerer = SyncAnswerSide(paths: source.paths, device: TestDevices.id(named: source.paths.dataDirectory))
+    _ = try runSync(sink, as: TestDevices.id(named: sink.paths.dataDirectory), with: answerer).report()
   }
 
   func testAMemoInConflictIsResolvedBeforeItIsEditedOrDeleted() throws {

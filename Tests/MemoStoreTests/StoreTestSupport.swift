@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
@@ -9,11 +10,17 @@ import XCTest
 final class TemporaryNode {
   let root: String
   let paths: NodePaths
+  /// The node's device ID in syncs (no key behind it: the in-memory channel authenticates).
+  let device: DeviceID
+  /// The node's side when another node syncs with it.
+  let answerer: SyncAnswerSide
 
   /// `directory`: where to make it (default: the temporary directory).
   init(in directory: String? = nil) throws {
     root = try PrivateFiles.makeUniqueDirectory(in: directory ?? NSTemporaryDirectory(), prefix: "memo-peer-test")
     paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": root])
+    device = TestDevices.id(named: root)
+    answerer = SyncAnswerSide(paths: paths, device: device)
   }
 
   deinit { try? FileManager.default.removeItem(atPath: root) }
@@ -166,31 +173,4 @@ enum SchemaFixture {
       return byte
     }
   }
-}
-
-/// One direction of a sync between two stores in this process, as `SyncSession` runs it
-/// over TLS: the sink's feed position and knowledge, batches of `batchSize` heads through
-/// the wire codec, each committed, then `sync-done`. `cutAfter` stops after that many
-/// batches without finishing (as a kill would); the outcome so far is returned. The peer is
-/// named `peer-REPLICA` in the sink's bookkeeping.
-@discardableResult
-func pull(
-  from source: MemoStore, into sink: MemoStore, deleteGuard: MassDeleteGuard? = nil, batchSize: Int,
-  cutAfter batches: Int? = nil
-) throws -> SyncMessage.Outcome {
-  let receiver = SyncSink(
-    store: sink, peer: "peer-" + source.replicaID, peerReplica: source.replicaID, deleteGuard: deleteGuard)
-  let sender = try SyncSource(
-    store: source, peerKnowledge: try sink.knowledge(), from: try receiver.startPosition()?.position ?? 0,
-    maximumRevisions: batchSize)
-  var count = 0
-  while let batch = try sender.nextBatch() {
-    guard let decoded = SyncBatchCodec.decode(SyncBatchCodec.encode(batch)), decoded == batch else {
-      throw MemoPeerError(.invalidInput, "a batch did not survive the wire codec")
-    }
-    _ = try receiver.apply(decoded, now: 5)
-    count += 1
-    if let batches, count >= batches { return receiver.outcome }
-  }
-  return try receiver.finish(SyncMessage.Done(position: sender.position, knowledge: sender.knowledge), now: 6)
 }

@@ -1,15 +1,18 @@
 import Foundation
 import MemoCore
+import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
 
 /// Model-based test of replication, without a network: three real stores, random histories
 /// of creates, edits, deletes, conflict resolutions and syncs (some cut off after a few
-/// batches) between random pairs; then every pair syncs. Afterwards every replica must hold
-/// the same rows (ids, revisions, clocks, content), and every edit anyone made must still be
-/// visible in a memo or a conflict copy, unless a person replaced or deleted it knowingly.
-/// Each run prints its seed on failure; `MEMO_PEER_SYNC_MODEL_SEED` replays one run and
+/// batches, in either direction) between random pairs; then every pair syncs. Every sync is
+/// the production `SyncSession` on both sides, over an in-memory channel. Afterwards every
+/// replica must hold the same rows (ids, revisions, clocks, content), and every edit anyone
+/// made must still be visible in a memo or a conflict copy, unless a person replaced or
+/// deleted it knowingly. The cuts fall on a given `sync-batch`, so each run is the same
+/// every time: a failure prints its seed; `MEMO_PEER_SYNC_MODEL_SEED` replays one run and
 /// `MEMO_PEER_SYNC_MODEL_RUNS` changes the count.
 final class SyncModelTests: XCTestCase {
   func testRandomHistoriesConvergeAndLoseNoEdit() throws {
@@ -20,6 +23,7 @@ final class SyncModelTests: XCTestCase {
     let replicas = try (0..<3).map { _ in try ModelReplica() }
     var operations = 0
     var copiesAtEnd = 0
+    var stats = ModelRun.Stats()
     for seed in seeds {
       for replica in replicas { try replica.reset() }
       var run = ModelRun(seed: seed, replicas: replicas)
@@ -33,15 +37,17 @@ final class SyncModelTests: XCTestCase {
         return
       }
       operations += run.log.count
+      stats.add(run.stats)
       copiesAtEnd += try replicas[0].store.allHeadRows().filter { $0.conflictOf != nil && !$0.isDeleted }.count
     }
     print(
-      "sync model: \(seeds.count) runs, \(operations) operations (\(ModelRun.stats.description)), "
+      "sync model: \(seeds.count) runs, \(operations) operations (\(stats.description)), "
         + "\(copiesAtEnd) conflict copies at the end; all converged")
     // The histories must reach the cases the test is for, or it proves little.
     XCTAssertGreaterThan(copiesAtEnd, 0)
-    XCTAssertGreaterThan(ModelRun.stats.resolved, 0)
-    XCTAssertGreaterThan(ModelRun.stats.cutSyncs, 0)
+    XCTAssertGreaterThan(stats.resolved, 0)
+    XCTAssertGreaterThan(stats.cutWhileReceiving, 0)
+    XCTAssertGreaterThan(stats.cutWhileSending, 0)
   }
 }
 
@@ -54,6 +60,8 @@ final class ModelReplica {
     node = try TemporaryNode(in: FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : nil)
     store = try node.open()
   }
+
+  var device: DeviceID { node.device }
 
   /// Forgets every memo and all sync state (the replica id stays).
   func reset() throws {
@@ -84,13 +92,24 @@ struct ModelRun {
   /// What kinds of events the runs reached.
   struct Stats: CustomStringConvertible {
     var resolved = 0
-    var cutSyncs = 0
+    /// Syncs cut while the asker received (it keeps the batches before the cut), and while
+    /// it sent (the answerer keeps them).
+    var cutWhileReceiving = 0
+    var cutWhileSending = 0
     var refusedWhileConflicted = 0
     var description: String {
-      "\(resolved) resolutions, \(cutSyncs) cut-off syncs, \(refusedWhileConflicted) edits refused while in conflict"
+      "\(resolved) resolutions, \(cutWhileReceiving) + \(cutWhileSending) syncs cut while receiving + sending, "
+        + "\(refusedWhileConflicted) edits refused while in conflict"
+    }
+
+    mutating func add(_ other: Stats) {
+      resolved += other.resolved
+      cutWhileReceiving += other.cutWhileReceiving
+      cutWhileSending += other.cutWhileSending
+      refusedWhileConflicted += other.refusedWhileConflicted
     }
   }
-  nonisolated(unsafe) static var stats = Stats()
+  var stats = Stats()
   var random: SeededRandom
   let replicas: [ModelReplica]
   var log: [String] = []
@@ -134,7 +153,7 @@ struct ModelRun {
           log.append("r\(index) edit \(memo.id.short) \(memo.body) -> \(text)")
         } catch let error as MemoPeerError where error.code == .conflict {
           written.remove(text)
-          Self.stats.refusedWhileConflicted += 1
+          stats.refusedWhileConflicted += 1
           log.append("r\(index) edit \(memo.id.short) refused: has conflict copies")
         }
       case 5:
@@ -154,27 +173,37 @@ struct ModelRun {
         try store.resolveConflict(copy.id, keep: ConflictChoice(rawValue: keep) ?? .a, now: 4)
         if keep == "A" { replaced.insert(copy.body) }
         if keep == "B" { replaced.insert(winner.body) }
-        Self.stats.resolved += 1
+        stats.resolved += 1
         log.append("r\(index) resolve \(copy.id.short) keep \(keep)")
       default:
         let other = (index + 1 + random.below(2)) % 3
         let cut = random.below(3) == 0 ? 1 + random.below(3) : nil
-        try ModelRun.sync(from: replicas[other].store, to: store, batches: cut)
-        if cut != nil { Self.stats.cutSyncs += 1 }
-        log.append("r\(index) pulls from r\(other)\(cut.map { " (cut after \($0) batches)" } ?? "")")
+        let whileSending = random.below(2) == 0
+        try ModelRun.sync(
+          replicas[index], with: replicas[other], cut: cut.map { cutAfter(batches: $0, fromAsker: whileSending) })
+        if cut != nil {
+          if whileSending { stats.cutWhileSending += 1 } else { stats.cutWhileReceiving += 1 }
+        }
+        let cutText = cut.map { " (cut after \($0) batches \(whileSending ? "sent" : "received"))" } ?? ""
+        log.append("r\(index) syncs with r\(other)\(cutText)")
       }
     }
   }
 
-  /// Pulls everything `sink` lacks from `source`, in batches of three heads;
-  /// `batches` cuts the sync off after that many (as a kill would).
-  static func sync(from source: MemoStore, to sink: MemoStore, batches: Int? = nil) throws {
-    try pull(from: source, into: sink, batchSize: 3, cutAfter: batches)
+  /// `asker` syncs with `answerer` (both ways), in batches of three heads; `cut` breaks the
+  /// link on a given batch (as a kill would). A sync that is not cut must succeed on both
+  /// sides; a cut one may (when it had fewer batches than the cut).
+  static func sync(_ asker: ModelReplica, with answerer: ModelReplica, cut: LinkFaults? = nil) throws {
+    let run = runSync(
+      asker.store, as: asker.device, with: answerer.node.answerer, batch: 3, faults: cut ?? LinkFaults())
+    guard cut == nil else { return }
+    _ = try run.report()
+    try run.answerer.get()
   }
 
   mutating func syncAllPairs() throws {
-    for (to, from) in [(0, 1), (0, 2), (1, 0), (2, 0)] {
-      try Self.sync(from: replicas[from].store, to: replicas[to].store)
+    for (asker, answerer) in [(0, 1), (0, 2), (1, 0), (2, 0)] {
+      try Self.sync(replicas[asker], with: replicas[answerer])
     }
   }
 

@@ -1,12 +1,15 @@
 import Foundation
 import MemoCore
+import MemoNode
+import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
 
-/// Sync between real stores without a network: conflicts and their resolution, an edit
-/// against a delete, the mass-delete guard and its answers, resuming a cut-off sync, and a
-/// sent memo that stays one memo.
+/// Sync between real stores without a network, through the production sync session over an
+/// in-memory channel: conflicts and their resolution, an edit against a delete, the
+/// mass-delete guard and its answers, resuming a cut-off sync, and a sent memo that stays
+/// one memo.
 final class SyncStoreTests: XCTestCase {
   var nodes: [TemporaryNode] = []
 
@@ -16,12 +19,20 @@ final class SyncStoreTests: XCTestCase {
     return try node.open()
   }
 
-  /// One sync direction, in batches of four heads.
+  func node(of store: MemoStore) -> TemporaryNode {
+    nodes.first { $0.paths.databasePath == store.paths.databasePath }!
+  }
+
+  /// `sink` syncs with `source` (it asks, `source` answers), in batches of four heads; what
+  /// `sink` received. (The session runs both ways: `source` gets what `sink` had too.)
   @discardableResult
-  func sync(_ source: MemoStore, into sink: MemoStore, guard deleteGuard: MassDeleteGuard? = nil, batches: Int? = nil)
+  func sync(_ source: MemoStore, into sink: MemoStore, guard deleteGuard: MassDeleteGuard? = nil)
     throws -> SyncMessage.Outcome
   {
-    try pull(from: source, into: sink, deleteGuard: deleteGuard, batchSize: 4, cutAfter: batches)
+    let run = runSync(
+      sink, as: node(of: sink).device, with: node(of: source).answerer, deleteGuard: deleteGuard, batch: 4)
+    try run.answerer.get()
+    return try run.report().received
   }
 
   func bodies(_ store: MemoStore) throws -> [String] { try store.allHeadRows().filter { !$0.isDeleted }.map(\.body) }
@@ -92,7 +103,7 @@ final class SyncStoreTests: XCTestCase {
     // Syncing again holds them again (they are not sent twice: the position moved on).
     XCTAssertEqual(try sync(a, into: b, guard: MassDeleteGuard()).heldDeletes, 20)
     // Keep: new revisions that have seen the deletes, so the memos come back on a.
-    XCTAssertEqual(try b.settleHeldDeletes(from: "peer-" + a.replicaID, apply: false, now: 3), 20)
+    XCTAssertEqual(try b.settleHeldDeletes(from: node(of: a).device.compact, apply: false, now: 3), 20)
     _ = try sync(b, into: a)
     XCTAssertEqual(try a.count(), 20)
     XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
@@ -108,7 +119,7 @@ final class SyncStoreTests: XCTestCase {
     XCTAssertEqual(try b.count(), 17)
     for memo in memos.dropFirst(3) { try a.delete(memo.id, now: 3) }
     XCTAssertEqual(try sync(a, into: b, guard: MassDeleteGuard()).heldDeletes, 17)
-    XCTAssertEqual(try b.settleHeldDeletes(from: "peer-" + a.replicaID, apply: true, now: 4), 17)
+    XCTAssertEqual(try b.settleHeldDeletes(from: node(of: a).device.compact, apply: true, now: 4), 17)
     XCTAssertEqual(try b.count(), 0)
     _ = try sync(a, into: b, guard: MassDeleteGuard())
     XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
@@ -134,24 +145,31 @@ final class SyncStoreTests: XCTestCase {
     let a = try store()
     let b = try store()
     _ = try a.createMany((1...40).map { MemoDraft(title: "m\($0)", body: "body \($0)") }, now: 1)
-    _ = try sync(a, into: b, batches: 3)
+    let cut = runSync(b, as: node(of: b).device, with: node(of: a).answerer, batch: 4, faults: cutAfter(batches: 3))
+    XCTAssertThrowsError(try cut.report(), "the asker sees the sync break off")
     XCTAssertEqual(try b.count(), 12, "three batches of four were committed")
-    let receiver = SyncSink(store: b, peer: "peer-" + a.replicaID, peerReplica: a.replicaID, deleteGuard: nil)
-    let resumed = try SyncSource(
-      store: a, peerKnowledge: try b.knowledge(), from: try XCTUnwrap(try receiver.startPosition()).position)
-    var sent = 0
-    while let batch = try resumed.nextBatch() {
-      sent += batch.revisions.count
-      _ = try receiver.apply(batch, now: 3)
-    }
-    XCTAssertEqual(sent, 28, "only what was not committed before")
+    let resumed = try sync(a, into: b)
+    XCTAssertEqual(resumed.applied, 28, "only what was not committed before")
     XCTAssertEqual(try b.count(), 40)
     // A second full sync sends nothing: the knowledge covers it all.
-    _ = try receiver.finish(SyncMessage.Done(position: resumed.position, knowledge: resumed.knowledge), now: 4)
-    let again = try SyncSource(store: a, peerKnowledge: try b.knowledge(), from: 0)
-    var resent = 0
-    while let batch = try again.nextBatch() { resent += batch.revisions.count }
-    XCTAssertEqual(resent, 0)
+    XCTAssertEqual(try sync(a, into: b).applied, 0)
+    XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
+  }
+
+  func testASyncCutWhileTheAskerSendsResumesOnTheAnswerer() throws {
+    let a = try store()
+    let b = try store()
+    _ = try b.createMany((1...20).map { MemoDraft(title: "m\($0)", body: "body \($0)") }, now: 1)
+    // b asks a; a has nothing for b, b sends its 20 in batches of four and the link breaks
+    // after the second: a keeps exactly those 8.
+    let cut = runSync(
+      b, as: node(of: b).device, with: node(of: a).answerer, batch: 4, faults: cutAfter(batches: 2, fromAsker: true))
+    XCTAssertThrowsError(try cut.report())
+    XCTAssertThrowsError(try cut.answerer.get(), "the answerer sees it too")
+    XCTAssertEqual(try a.count(), 8)
+    let again = try XCTUnwrap(try runSync(b, as: node(of: b).device, with: node(of: a).answerer, batch: 4).report())
+    XCTAssertEqual(again.sent.applied, 12, "the rest, not all 20")
+    XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
   }
 
   func testASentMemoStaysOneMemoWithOneHistory() throws {

@@ -1,21 +1,26 @@
+import Synchronization
+
 /// One browser object inside avahi-daemon, for one browse stream: made with
 /// `Server2.…BrowserPrepare`, subscribed to, then started — so the daemon hands over what
 /// its cache already knows at once (avahi-daemon 0.8 holds back the results of the older
 /// `…BrowserNew`, which avahi-client and dns_sd use, by about 10 ms). Daemons without
 /// Server2 get `…BrowserNew`. The object is freed when the stream ends.
 ///
-/// `@unchecked Sendable`: `path`, `stopped` and `items` are used only on the bus's queue
-/// (every callback below runs there, and `stop` hops there).
-final class AvahiBrowser: @unchecked Sendable {
+/// Its state is used on the bus's queue (every callback below runs there, and `stop` hops
+/// there); the mutex makes that checkable, and is never held across a call to the bus.
+final class AvahiBrowser: Sendable {
   typealias ItemHandler = @Sendable (_ event: BrowseEvent) -> Void
   typealias FailureHandler = @Sendable (BusError) -> Void
 
   private let bus: BusConnection
   private let browser: AvahiAPI.Browser
   private let interface: Int32
-  private var path: String?
-  private var stopped = false
-  private var items = AvahiItemSet()
+  private struct State {
+    var path: String?
+    var stopped = false
+    var items = AvahiItemSet()
+  }
+  private let state = Mutex(State())
 
   init(bus: BusConnection, browser: AvahiAPI.Browser, interfaceIndex: UInt32) {
     self.bus = bus
@@ -30,7 +35,9 @@ final class AvahiBrowser: @unchecked Sendable {
     bus.call(browser.prepare(interface: interface)) { [self] result in
       switch result {
       case .success(let reply):
-        guard adopt(reply, onEvent: onEvent, onFailure: onFailure), let path else { return }
+        guard adopt(reply, onEvent: onEvent, onFailure: onFailure), let path = state.withLock({ $0.path }) else {
+          return
+        }
         bus.call(browser.start(path: path)) { started in
           if case .failure(let error) = started { onFailure(error) }
         }
@@ -50,9 +57,11 @@ final class AvahiBrowser: @unchecked Sendable {
   /// Frees the daemon's browser object; no event is delivered afterwards. Idempotent.
   func stop() {
     bus.perform { [self] in
-      guard !stopped else { return }
-      stopped = true
-      release()
+      let first = state.withLock { state in
+        defer { state.stopped = true }
+        return !state.stopped
+      }
+      if first { release() }
     }
   }
 
@@ -66,7 +75,10 @@ final class AvahiBrowser: @unchecked Sendable {
       onFailure(BusError(name: "org.freedesktop.DBus.Error.InvalidArgs", detail: "no browser object path"))
       return false
     }
-    self.path = path
+    let stopped = state.withLock { state in
+      state.path = path
+      return state.stopped
+    }
     guard !stopped else {
       release()
       return false
@@ -76,14 +88,14 @@ final class AvahiBrowser: @unchecked Sendable {
   }
 
   private func handle(_ signal: BusMessage, onEvent: ItemHandler, onFailure: FailureHandler) {
-    guard !stopped else { return }
+    guard !state.withLock({ $0.stopped }) else { return }
     switch signal.member {
     case "ItemNew":
-      if let item = AvahiItem(signal: signal.arguments, browser: browser), items.insert(item) {
+      if let item = AvahiItem(signal: signal.arguments, browser: browser), state.withLock({ $0.items.insert(item) }) {
         onEvent(.added(item.instance))
       }
     case "ItemRemove":
-      if let item = AvahiItem(signal: signal.arguments, browser: browser), items.remove(item) {
+      if let item = AvahiItem(signal: signal.arguments, browser: browser), state.withLock({ $0.items.remove(item) }) {
         onEvent(.removed(item.instance))
       }
     case "Failure":
@@ -94,9 +106,13 @@ final class AvahiBrowser: @unchecked Sendable {
   }
 
   private func release() {
-    guard let path else { return }
+    guard
+      let path = state.withLock({ state in
+        defer { state.path = nil }
+        return state.path
+      })
+    else { return }
     bus.route(signalsFrom: path, to: nil)
     bus.send(browser.free(path: path))
-    self.path = nil
   }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import MemoCore
+import Synchronization
 
 /// Resolves one instance over IPv4 and IPv6 at once (two `ResolveService` calls on the
 /// same connection) and merges the answers into one `ResolvedService` whose addresses list
@@ -7,17 +8,20 @@ import MemoCore
 /// millisecond of each other — or `window` after the first answer when a host lacks one
 /// family; a failure only when neither family answers.
 ///
-/// `@unchecked Sendable`: `answers` and `windowStarted` are used only on the bus's queue,
-/// where replies and the window's timer run.
-final class AvahiResolve: @unchecked Sendable {
+/// Its state is used on the bus's queue, where replies and the window's timer run; the
+/// mutex makes that checkable.
+final class AvahiResolve: Sendable {
   static let transports = [AvahiAPI.inet, AvahiAPI.inet6]
 
   private let instance: ServiceInstance
   private let once: OnceBox<ResolvedService>
   private let window: Duration
   private let queue: DispatchQueue
-  private var answers: [Int32: Result<AvahiResolution, BusError>] = [:]
-  private var windowStarted = false
+  private struct State {
+    var answers: [Int32: Result<AvahiResolution, BusError>] = [:]
+    var windowStarted = false
+  }
+  private let state = Mutex(State())
 
   init(instance: ServiceInstance, once: OnceBox<ResolvedService>, window: Duration, queue: DispatchQueue) {
     self.instance = instance
@@ -40,18 +44,29 @@ final class AvahiResolve: @unchecked Sendable {
   }
 
   private func receive(_ answer: Result<AvahiResolution, BusError>, over transport: Int32) {
-    answers[transport] = answer
-    if answers.count == Self.transports.count { return finish() }
-    guard case .success = answer, !windowStarted else { return }
-    windowStarted = true
-    queue.asyncAfter(deadline: .now() + window.seconds) { [self] in finish() }
+    enum Next {
+      case finish, startWindow, wait
+    }
+    let next = state.withLock { state -> Next in
+      state.answers[transport] = answer
+      if state.answers.count == Self.transports.count { return .finish }
+      guard case .success = answer, !state.windowStarted else { return .wait }
+      state.windowStarted = true
+      return .startWindow
+    }
+    switch next {
+    case .finish: finish()
+    case .startWindow: queue.asyncAfter(deadline: .now() + window.seconds) { [self] in finish() }
+    case .wait: break
+    }
   }
 
   private func finish() {
+    let answers = state.withLock { $0.answers }
     let found = Self.transports.compactMap { try? answers[$0]?.get() }
     guard let first = found.first else {
       let error = Self.transports.lazy.compactMap { transport -> BusError? in
-        if case .failure(let error) = self.answers[transport] { return error }
+        if case .failure(let error) = answers[transport] { return error }
         return nil
       }.first
       return once.finish(.failure((error ?? .timedOut).memoPeerError))

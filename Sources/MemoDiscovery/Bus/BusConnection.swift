@@ -9,7 +9,8 @@ import Foundation
 /// and released exactly once, when the read source has been cancelled (by `close()` or
 /// deinit), so the socket is never closed under a live source.
 ///
-/// `@unchecked Sendable`: all mutable state is confined to the serial `queue`.
+/// `@unchecked Sendable`: it owns the DBusConnection pointer, which (like all its mutable
+/// state) is used only on the serial `queue`.
 final class BusConnection: @unchecked Sendable {
   typealias ReplyHandler = @Sendable (Result<BusMessage, BusError>) -> Void
   typealias SignalHandler = @Sendable (BusMessage) -> Void

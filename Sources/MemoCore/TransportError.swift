@@ -1,8 +1,6 @@
-import MemoCore
-import MemoCrypto
-
 /// Why a connection ended. Each has a stable `kind` that the server logs (never the peer's
-/// bytes) and the client turns into a `MemoPeerError` that says what to do.
+/// bytes) and the client turns into a `MemoPeerError` that says what to do. It lives in the
+/// core because every frame channel (TLS, or the in-memory one of the tests) reports with it.
 public struct TransportError: Error, Equatable, Sendable, CustomStringConvertible {
   public enum Kind: String, Sendable {
     /// The peer's key is not in the trust store.
@@ -37,9 +35,4 @@ public struct TransportError: Error, Equatable, Sendable, CustomStringConvertibl
   }
 
   public var description: String { "\(kind.rawValue): \(detail)" }
-
-  static func openSSL(_ kind: Kind, _ call: String) -> TransportError {
-    let queue = OpenSSLErrorQueue.drain()
-    return TransportError(kind, queue.isEmpty ? call : "\(call): \(queue.joined(separator: "; "))")
-  }
 }

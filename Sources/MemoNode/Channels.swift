@@ -1,0 +1,59 @@
+import MemoCore
+import MemoStore
+import MemoTransport
+
+/// What the daemon listens with (the TLS server; a fake in tests).
+public protocol ChannelListener: Sendable {
+  var port: UInt16 { get }
+  /// Stops accepting and closes every live channel. Does not wait: when it returns, the
+  /// port refuses new connections.
+  func stop()
+  /// Closes the live channels whose peer matches (a device just removed from the trust store).
+  func closeChannels(where matches: (DeviceID?) -> Bool)
+}
+
+/// Where the daemon's channels come from: a listener for the trusted devices that connect
+/// to it, and a dialler for those it reaches itself (deliveries, scheduled syncs). The
+/// engine takes one as a collaborator; `TLSChannels` is the real one.
+public protocol ChannelFactory: Sendable {
+  /// Starts accepting: each channel whose device `accepts` lets in goes to `handler`, on a
+  /// thread of its own; `events` hears every acceptance and refusal (never a peer's bytes).
+  func listen(
+    port: UInt16, accepts: @escaping @Sendable (DeviceID) -> Bool, events: @escaping @Sendable (ServerEvent) -> Void,
+    handler: @escaping @Sendable (any FrameChannel) -> Void
+  ) throws -> any ChannelListener
+
+  var dialer: any PeerDialer { get }
+}
+
+/// TLS 1.3 with the node's pinned-key identity: `TLSServer` to listen, `PeerConnector`
+/// (DNS-SD behind the consent gate, then TLS) to dial.
+public struct TLSChannels: ChannelFactory {
+  public let identity: NodeIdentity
+  public let limits: ConnectionLimits
+  public let connector: PeerConnector
+
+  public init(
+    gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, limits: ConnectionLimits = ConnectionLimits(),
+    clock: @escaping @Sendable () -> Timestamp
+  ) {
+    self.identity = identity
+    self.limits = limits
+    connector = PeerConnector(gate: gate, identity: identity, trust: trust, limits: limits, clock: clock)
+  }
+
+  public func listen(
+    port: UInt16, accepts: @escaping @Sendable (DeviceID) -> Bool, events: @escaping @Sendable (ServerEvent) -> Void,
+    handler: @escaping @Sendable (any FrameChannel) -> Void
+  ) throws -> any ChannelListener {
+    try TLSServer(
+      port: port, context: TLSContext(identity: identity.device, role: .server), limits: limits, accepts: accepts,
+      events: events, handler: { handler($0) })
+  }
+
+  public var dialer: any PeerDialer { connector }
+}
+
+extension TLSServer: ChannelListener {
+  public func closeChannels(where matches: (DeviceID?) -> Bool) { closeConnections(where: matches) }
+}
