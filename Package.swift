@@ -75,7 +75,9 @@ let package = Package(
       resources: [.copy("Fixtures")], swiftSettings: strict),
     .testTarget(
       name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoCore", "CDBus"], swiftSettings: strict),
-    .testTarget(name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto"], swiftSettings: strict),
+    .testTarget(
+      name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto", "MemoCore", "MemoTestSupport"],
+      swiftSettings: strict),
     .testTarget(
       name: "MemoNodeTests",
       dependencies: ["MemoNode", "MemoCrypto", "MemoStore", "MemoTransport", "MemoTestSupport"], swiftSettings: strict),

@@ -27,6 +27,7 @@ public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws
 /// bound its own waits (every channel call has a deadline), since a thread cannot be
 /// cancelled: cancelling the caller's task does not end the body early.
 public enum BlockingIO {
+  /// `name` names the thread (at most 15 bytes, Linux's limit: `mp.sync` shows in `top -H`).
   public static func run<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
       let thread = Thread { continuation.resume(with: Result { try body() }) }

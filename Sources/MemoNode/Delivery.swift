@@ -141,7 +141,7 @@ public struct OutboxDelivery: Sendable {
       try markWaiting(recipient, reason, only: only)
       return Round(pending: 1, waitingFor: reason)
     }
-    return try await BlockingIO.run("memo-peer.deliver") { [self] in
+    return try await BlockingIO.run("mp.deliver") { [self] in
       defer { link.channel.close() }
       return try send(over: link, to: recipient, only: only)
     }

@@ -165,7 +165,7 @@ public struct PeerConnector: PeerDialer {
         let recognized = recognizer.map { key in sighting.tag.map { key.recognizes(tag: $0, at: clock()) } ?? false }
         guard recognized ?? true else { continue }
         tracker.move(.preparing)
-        let outcome = try await BlockingIO.run("memo-peer.connect") { [self] in
+        let outcome = try await BlockingIO.run("mp.connect") { [self] in
           try attempt(peer, sighting: sighting, port: port, claimsToBe: recognized == true, deadline: deadline)
         }
         switch outcome {

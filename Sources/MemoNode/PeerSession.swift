@@ -104,19 +104,22 @@ public struct DaemonResponder: Sendable {
   public let store: StoreAccess
   public let receiptDelay: Double
   public let receiveLimits: ReceiveLimits
+  public let syncBatch: SyncSession.BatchLimits
   let clock: @Sendable () -> Timestamp
 
   /// `receiptDelay`: seconds between storing a delivery and sending its receipt (0, except
   /// in the lab test that kills the daemon where receipts get lost).
   public init(
     identity: NodeIdentity, trust: TrustStore, store: StoreAccess, receiptDelay: Double = 0,
-    receiveLimits: ReceiveLimits = ReceiveLimits(), clock: @escaping @Sendable () -> Timestamp
+    receiveLimits: ReceiveLimits = ReceiveLimits(), syncBatch: SyncSession.BatchLimits = SyncSession.BatchLimits(),
+    clock: @escaping @Sendable () -> Timestamp
   ) {
     self.identity = identity
     self.trust = trust
     self.store = store.background
     self.receiptDelay = receiptDelay
     self.receiveLimits = receiveLimits
+    self.syncBatch = syncBatch
     self.clock = clock
   }
 
@@ -129,7 +132,7 @@ public struct DaemonResponder: Sendable {
         store: store, trust: trust, limits: receiveLimits, receiptDelay: receiptDelay, clock: clock)
       try PeerSession.serve(
         channel, identity: identity, trust: trust, logger: logger, receiver: receiver,
-        sync: SyncAnswerer(store: store, clock: clock))
+        sync: SyncAnswerer(store: store, batch: syncBatch, clock: clock))
       channel.close()
     } catch {
       // A broken channel gets no close_notify (TLS forbids it after a fatal error); it is

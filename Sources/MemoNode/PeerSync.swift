@@ -110,7 +110,7 @@ public struct PeerSync: Sendable {
     let connected = DispatchTime.now().uptimeNanoseconds
     let (store, batch, clock) = (self.store, self.batch, self.clock)
     do {
-      return try await BlockingIO.run("memo-peer.sync") {
+      return try await BlockingIO.run("mp.sync") {
         let channel = link.channel
         let before = channel.wireBytes
         defer {

@@ -117,7 +117,7 @@ public final class InMemoryNetwork: Sendable {
       if accepted { handler(far) }
       far.close()
     }
-    thread.name = "memo-peer.test.device"
+    thread.name = "mp.test.device"
     thread.start()
     return near
   }

@@ -18,7 +18,7 @@ public enum InMemorySession {
   ) -> (first: Result<First, any Error>, second: Result<Second, any Error>) {
     let (mine, theirs) = InMemoryChannel.pair(
       first: firstID, second: secondID, limits: limits, faults: faults, exporters: exporters)
-    let other = Background.start("memo-peer.test.session") {
+    let other = Background.start("mp.test.session") {
       defer { theirs.close() }
       return try second(theirs)
     }

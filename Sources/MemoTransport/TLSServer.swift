@@ -59,7 +59,7 @@ public final class TLSServer: Sendable {
     self.handler = handler
     // The thread keeps the server (and so the descriptors) alive until the loop has ended.
     let thread = Thread { [self] in acceptLoop() }
-    thread.name = "memo-peer.accept"
+    thread.name = "mp.accept"
     thread.start()
   }
 
@@ -130,7 +130,7 @@ public final class TLSServer: Sendable {
         continue
       }
       let thread = Thread { [self] in serve(connection) }
-      thread.name = "memo-peer.connection"
+      thread.name = "mp.connection"
       thread.start()
     }
   }

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoTestSupport
 import XCTest
 
 @testable import MemoTransport

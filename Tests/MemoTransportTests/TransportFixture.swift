@@ -1,30 +1,13 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoTestSupport
 import XCTest
 
 @testable import MemoTransport
 
 /// Two or more identities and a loopback server, for transport tests in the root
 /// namespace (127.0.0.1 only: nothing reaches the real network).
-final class Recorder<Value: Sendable>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var values: [Value] = []
-
-  func append(_ value: Value) { lock.withLock { values.append(value) } }
-  var all: [Value] { lock.withLock { values } }
-
-  /// Polls until `condition` holds over the recorded values, at most `seconds`.
-  func wait(seconds: Double = 10, until condition: ([Value]) -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-      if condition(all) { return true }
-      Thread.sleep(forTimeInterval: 0.02)
-    }
-    return condition(all)
-  }
-}
-
 enum Fixture {
   static func identity() throws -> DeviceIdentity { try DeviceIdentity(seed: SecureBytes.random(count: 32)) }
 
