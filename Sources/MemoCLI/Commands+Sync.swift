@@ -14,7 +14,8 @@ enum SyncCommands {
     name: "sync", summary: "Sync memos with trusted devices now.",
     details: """
       Finds every trusted device (or only PEER) on the local network by its rotating tag, all
-      at once, connects with its pinned key and exchanges only what the other lacks: new
+      at once (up to four at a time), connects with its pinned key and exchanges only what
+      the other lacks: new
       memos, edits, deletes. Concurrent edits of one memo keep both (a conflict copy, see `conflicts`); an
       edit beats a concurrent delete. A sync that would delete more than half of this node's
       memos (and at least 10) is held back: nothing is deleted until you choose
