@@ -80,7 +80,7 @@ let package = Package(
       swiftSettings: strict),
     .testTarget(
       name: "MemoNodeTests",
-      dependencies: ["MemoNode", "MemoCrypto", "MemoStore", "MemoTransport", "MemoTestSupport"], swiftSettings: strict),
+      dependencies: ["MemoNode", "MemoCore", "MemoCrypto", "MemoStore", "MemoTestSupport"], swiftSettings: strict),
     // memo-peer with test-only knobs (MemoPeerCLI.Tuning) as leading options; built for the
     // lab tests, never a product.
     .executableTarget(

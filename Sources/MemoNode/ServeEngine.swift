@@ -57,6 +57,9 @@ public actor ServeEngine {
   let channels: any ChannelFactory
   /// The daemon's store: never a person's use.
   let store: StoreAccess
+  /// Where the lock state comes from (the key file and the kernel keyring). The daemon
+  /// never holds the device key itself: it reports the state, so a locked node keeps
+  /// advertising and says `locked`.
   let keys: DeviceKeys
   let receiptDelay: Double
   /// The TCP port asked for (0: any free port).

@@ -73,7 +73,8 @@ enum Lab {
   static func startTool(_ host: String, _ tool: String, _ arguments: [String]) -> Background? {
     guard
       let process = try? launch(
-        host, [tool] + arguments, label: "\(host)-\(tool)", input: FileHandle(forReadingAtPath: "/dev/null"))
+        host, [tool] + arguments, label: "\(host)-\(URL(fileURLWithPath: tool).lastPathComponent)",
+        input: FileHandle(forReadingAtPath: "/dev/null"))
     else { return nil }
     Thread.sleep(forTimeInterval: 1)
     return process

@@ -127,43 +127,32 @@ final class SyncSessionTests: XCTestCase {
     }
   }
 
+  /// What `SyncSession.answer` replies to `hello` from `a`, with `store` as its store.
+  func answer(
+    _ hello: SyncMessage.Hello, from a: TestNode, to b: TestNode, store: @escaping @Sendable () throws -> MemoStore
+  ) throws -> SyncMessage.Refuse? {
+    let reply = InMemorySession.run(
+      firstID: a.id, secondID: b.id,
+      first: { channel -> Frame? in
+        try channel.send(Frame(.syncHello, payload: PeerMessage.encode(hello)))
+        return try channel.receive()
+      },
+      second: { channel in
+        let frame = try channel.receiveRequired("sync-hello")
+        try SyncSession.answer(frame, over: channel, peer: "ay", store: store, clock: testClock, logger: .disabled)
+      }
+    ).first
+    XCTAssertEqual(try reply.get()?.kind, .syncRefuse)
+    return try reply.get().flatMap { PeerMessage.decode(SyncMessage.Refuse.self, from: $0.payload) }
+  }
+
   func testTheDaemonRefusesASyncOfAnotherVersionAndOneItCannotOpenItsStoreFor() throws {
     let (a, b) = try trustingPair()
     var hello = SyncMessage.Hello(replica: "aa", knowledge: VersionVector([:]), cursor: nil, pending: nil)
+    XCTAssertEqual(
+      try answer(hello, from: a, to: b, store: { throw MemoPeerError(.storage, "disk gone") })?.reason, "storage")
     hello.version = 99
-    let newer = hello
-    let version = InMemorySession.run(
-      firstID: a.id, secondID: b.id,
-      first: { channel -> Frame? in
-        try channel.send(Frame(.syncHello, payload: PeerMessage.encode(newer)))
-        return try channel.receive()
-      },
-      second: { channel in
-        let frame = try channel.receiveRequired("sync-hello")
-        try SyncSession.answer(
-          frame, over: channel, peer: "ay", store: { try b.open() }, clock: testClock, logger: .disabled)
-      }
-    ).first
-    XCTAssertEqual(try version.get()?.kind, .syncRefuse)
-    XCTAssertEqual(
-      try version.get().flatMap { PeerMessage.decode(SyncMessage.Refuse.self, from: $0.payload) }?.reason, "version")
-    hello.version = SyncMessage.version
-    let current = hello
-    let storage = InMemorySession.run(
-      firstID: a.id, secondID: b.id,
-      first: { channel -> Frame? in
-        try channel.send(Frame(.syncHello, payload: PeerMessage.encode(current)))
-        return try channel.receive()
-      },
-      second: { channel in
-        let frame = try channel.receiveRequired("sync-hello")
-        try SyncSession.answer(
-          frame, over: channel, peer: "ay", store: { throw MemoPeerError(.storage, "disk gone") }, clock: testClock,
-          logger: .disabled)
-      }
-    ).first
-    XCTAssertEqual(
-      try storage.get().flatMap { PeerMessage.decode(SyncMessage.Refuse.self, from: $0.payload) }?.reason, "storage")
+    XCTAssertEqual(try answer(hello, from: a, to: b, store: { try b.open() })?.reason, "version")
   }
 
   func testAMalformedSyncHelloEndsTheChannelWithoutAnAnswer() throws {

@@ -76,6 +76,15 @@ final class TLSTransportTests: XCTestCase {
       XCTAssertEqual(error.kind, .untrustedPeer)
       XCTAssertEqual(error.presented, impostor.deviceID, "the error names the key that was presented")
     }
+    // Dialling a device's addresses stops at the wrong key: its other addresses are it too.
+    do throws(TransportError) {
+      _ = try tls.connect(
+        toFirstOf: ["127.0.0.1", "127.0.0.1"], port: server.port, accepts: { $0 == expected.deviceID })
+      XCTFail("connected to an impostor")
+    } catch {
+      XCTAssertEqual(error.kind, .untrustedPeer)
+      XCTAssertEqual(error.presented, impostor.deviceID)
+    }
   }
 
   func testGarbageBytesCloseOnlyThatConnection() throws {
