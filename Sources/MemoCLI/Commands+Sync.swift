@@ -15,10 +15,10 @@ enum SyncCommands {
     details: """
       Finds every trusted device (or only PEER) on the local network by its rotating tag, all
       at once (up to four at a time), connects with its pinned key and exchanges only what
-      the other lacks: new
-      memos, edits, deletes. Concurrent edits of one memo keep both (a conflict copy, see `conflicts`); an
-      edit beats a concurrent delete. A sync that would delete more than half of this node's
-      memos (and at least 10) is held back: nothing is deleted until you choose
+      the other lacks: new memos, edits, deletes. Concurrent edits of one memo keep both (a
+      conflict copy, see `conflicts`); an edit beats a concurrent delete. A sync that would
+      delete more than half of this node's memos (and at least 10) is held back: nothing is
+      deleted until you choose
       --allow-deletes (delete them here too) or --keep-deleted (keep them; they come back on
       the peer). A sync cut off at any point resumes where it stopped. On a terminal a
       progress line shows long syncs. Exit status 20 when deletes were held back, 17 when a

@@ -30,6 +30,11 @@ final class SyncSessionTests: XCTestCase {
     for body in bodies { _ = try store.create(MemoDraft(title: "t", body: body), now: 1) }
   }
 
+  func deleteEverything(on node: TestNode) throws {
+    let store = try node.open()
+    for summary in try store.summaries() { try store.delete(summary.id, now: 3) }
+  }
+
   func testOneSyncBringsBothSidesInStep() throws {
     let (a, b) = try trustingPair()
     try create(a, ["from a 1", "from a 2"])
@@ -185,8 +190,7 @@ final class SyncSessionTests: XCTestCase {
     let (a, b) = try trustingPair()
     try create(b, (1...12).map { "memo \($0)" })
     _ = try sync(a, with: b)
-    let store = try b.open()
-    for summary in try store.summaries() { try store.delete(summary.id, now: 3) }
+    try deleteEverything(on: b)
     let held = try XCTUnwrap(try sync(a, with: b).report)
     XCTAssertEqual(held.received.heldDeletes, 12)
     XCTAssertEqual(try a.bodies().count, 12, "nothing deleted here")
@@ -201,8 +205,7 @@ final class SyncSessionTests: XCTestCase {
     let (a, b) = try trustingPair()
     try create(a, (1...12).map { "memo \($0)" })
     _ = try sync(a, with: b)
-    let store = try a.open()
-    for summary in try store.summaries() { try store.delete(summary.id, now: 3) }
+    try deleteEverything(on: a)
     let result = try sync(a, with: b)
     XCTAssertEqual(result.report?.sent.heldDeletes, 12)
     XCTAssertTrue(result.summary.contains("bee held back 12 of this device's deletes"), result.summary)
