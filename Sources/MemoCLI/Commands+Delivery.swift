@@ -36,7 +36,9 @@ enum DeliveryCommands {
     }
     let trust = TrustStore(paths: paths)
     let peer = try trust.load().find(reference)
-    guard let peerID = peer.id else { throw MemoPeerError(.storage, "the trust entry for \(peer.name) is damaged") }
+    guard let peerID = peer.id else {
+      throw MemoPeerError(.storage, "the trust entry for \(peer.displayName) is damaged")
+    }
     var expires: Timestamp?
     if let text = context.arguments.value("expires") {
       guard let seconds = DurationText.seconds(text) else {
@@ -75,7 +77,7 @@ enum DeliveryCommands {
         connector: PeerConnector(
           gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() }),
         clock: { wallClock() })
-      let name = peer.name
+      let name = peer.displayName
       printer.error("memo-peer: \(name): sending \(id.prefix(8))…")
       _ = try runBlocking {
         let deadline = Date().addingTimeInterval(wait)
@@ -99,12 +101,12 @@ enum DeliveryCommands {
     if context.wantsJSON {
       context.printJSON(OutboxJSON(schema: OutputFormat.jsonSchema, entries: [json(entry, name: peer.name)]))
     } else {
-      context.console.print("\(id.prefix(8))  to \(peer.name)  \(display(entry.state))")
+      context.console.print("\(id.prefix(8))  to \(peer.displayName)  \(display(entry.state))")
     }
     if wait != nil, entry.state.isPending {
       throw MemoPeerError(
         .connection, "not delivered yet: \(display(entry.state)); it stays in the outbox",
-        hint: "`memo-peer serve` delivers it when \(peer.name) is reachable; `memo-peer outbox` shows its state")
+        hint: "`memo-peer serve` delivers it when \(peer.displayName) is reachable; `memo-peer outbox` shows its state")
     }
     if case .failed(let reason) = entry.state { throw MemoPeerError(.connection, "not delivered: \(reason)") }
   }
@@ -149,7 +151,7 @@ enum DeliveryCommands {
         return
       }
       for entry in entries {
-        let name = names[entry.recipient]
+        let name = names[entry.recipient].terminalSafe
         context.console.print(
           "\(entry.id.prefix(8))  to \(name)  \(OutputFormat.localTime(entry.created))  \(display(entry.state))")
       }
@@ -223,16 +225,19 @@ enum DeliveryCommands {
         return
       }
       for entry in entries {
-        let name = names[entry.sender]
+        // The entry id and the title came from the sender.
+        let name = names[entry.sender].terminalSafe
+        let title = OutputFormat.title(entry.memo.title)
         context.console.print(
-          "\(entry.id.prefix(8))  from \(name)  \(OutputFormat.localTime(entry.received))  \(entry.memo.title)")
+          "\(String(entry.id.prefix(8)).terminalSafe)  from \(name)  \(OutputFormat.localTime(entry.received))  \(title)"
+        )
       }
     case "accept":
       let memo = try store.acceptInboxEntry(try entryArgument())
       context.console.print("accepted as memo \(memo.id.short)")
     case "drop":
       let entry = try store.dropInboxEntry(try entryArgument())
-      context.console.print("dropped \(entry.id.prefix(8))")
+      context.console.print("dropped \(String(entry.id.prefix(8)).terminalSafe)")
     default:
       throw ArgumentParser.usage(
         "unknown inbox action \(action.prefix(20))",

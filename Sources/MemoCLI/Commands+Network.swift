@@ -281,17 +281,22 @@ enum NetworkCommands {
   }
 
   static func line(_ sighting: PeerSighting, allTypes: Bool) -> String {
-    if allTypes { return "\(sighting.event == .added ? "+" : "-") \(sighting.instance).\(sighting.type)" }
-    guard sighting.event == .added else { return "- \(sighting.instance)  left (\(sighting.interface))" }
-    var text = "+ \(sighting.instance)"
+    // Every value here but the interface came from the network (or the trust store).
+    let instance = sighting.instance.terminalSafe
+    if allTypes { return "\(sighting.event == .added ? "+" : "-") \(instance).\(sighting.type.terminalSafe)" }
+    guard sighting.event == .added else { return "- \(instance)  left (\(sighting.interface))" }
+    var text = "+ \(instance)"
     if let port = sighting.port {
-      text += "  " + (sighting.addresses.first.map { "\($0) port \(port)" } ?? "port \(port)")
+      text += "  " + (sighting.addresses.first.map { "\($0.terminalSafe) port \(port)" } ?? "port \(port)")
     }
     text += "  \(sighting.interface)"
-    if let tag = sighting.tag { text += "  tag=\(tag)" }
+    if let tag = sighting.tag { text += "  tag=\(tag.terminalSafe)" }
     if sighting.own { text += "  (this node)" }
-    if let name = sighting.trustedName { text += "  trusted: \(name)" }
-    if let name = sighting.pairingName { text += "  pairing window open: “\(name)”" }
+    if let name = sighting.trustedName { text += "  trusted: \(name.terminalSafe)" }
+    if let name = sighting.pairingName {
+      text += "  pairing window open: “\(name.terminalSafe)”"
+      if !DeviceName.isValidPairingName(name) { text += " (not a valid name: `pair` ignores it)" }
+    }
     return text
   }
 

@@ -65,7 +65,7 @@ enum PairingCommands {
       let chosen = try choose(among: candidates, wanted: wanted, console: context.console)
       peer = try guest.pair(with: chosen, displayName: displayName, confirm: confirm)
     }
-    context.console.print("Paired: this device now trusts \(peer.name) (\(peer.id?.short ?? "?")…).")
+    context.console.print("Paired: this device now trusts \(peer.displayName) (\(peer.id?.short ?? "?")…).")
   }
 
   static let ping = Command(
@@ -103,7 +103,7 @@ enum PairingCommands {
     let connector = PeerConnector(
       gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() })
     let printer = LinePrinter()
-    let name = peer.name
+    let name = peer.displayName
     let link = try runBlocking {
       try await connector.connect(to: peer, timeout: timeout) { state in
         printer.error("memo-peer: \(name): \(state)")
@@ -151,9 +151,9 @@ enum PairingCommands {
     if let wanted {
       guard let match = candidates.first(where: { $0.pairingName?.lowercased() == wanted.lowercased() }) else {
         throw MemoPeerError(
-          .notFound, "no device named \(wanted.prefix(64)) has an open pairing window",
+          .notFound, "no device named \(TerminalText.display(wanted)) has an open pairing window",
           hint: "run `memo-peer pair --accept` on it first; devices seen: "
-            + (candidates.compactMap(\.pairingName).joined(separator: ", ").nonEmpty ?? "none"))
+            + (candidates.compactMap { $0.pairingName?.terminalSafe }.joined(separator: ", ").nonEmpty ?? "none"))
       }
       return match
     }
@@ -163,7 +163,7 @@ enum PairingCommands {
     }
     if candidates.count == 1 { return candidates[0] }
     for (index, candidate) in candidates.enumerated() {
-      console.print("  \(index + 1). \(candidate.pairingName ?? candidate.instance)")
+      console.print("  \(index + 1). \((candidate.pairingName ?? candidate.instance).terminalSafe)")
     }
     let answer = try console.ask("Pair with which device (1-\(candidates.count))? ")
     guard let number = Int(answer.trimmingWhitespace), (1...candidates.count).contains(number) else {
@@ -189,7 +189,7 @@ final class SharedConsole: @unchecked Sendable {
   func confirm(_ offer: PairingOffer) throws -> Bool {
     console.print("")
     console.print("  this device:   \(offer.ownID)")
-    console.print("  other device:  \(offer.peerID)" + (offer.peerName.map { " (“\($0)”)" } ?? ""))
+    console.print("  other device:  \(offer.peerID)" + (offer.peerName.map { " (“\($0.terminalSafe)”)" } ?? ""))
     console.print("  code:          \(PairingCode.display(offer.code))")
     return try console.confirm("Does the other device show the same code?")
   }

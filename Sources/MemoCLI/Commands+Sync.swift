@@ -61,7 +61,8 @@ enum SyncCommands {
     guard store.canReadContent else { throw MemoStore.lockedError }
     if keepDeleted, let peer = peers.first, let id = DeviceID(peer.deviceID) {
       let kept = try store.settleHeldDeletes(from: id.compact, apply: false, now: context.now)
-      context.console.error("memo-peer: kept \(kept) memo(s) whose deletes \(peer.name) sent; they go back to it now")
+      context.console.error(
+        "memo-peer: kept \(kept) memo(s) whose deletes \(peer.displayName) sent; they go back to it now")
     }
     if context.console.stdinIsTerminal {
       try NetworkCommands.obtainConsent(
@@ -81,7 +82,7 @@ enum SyncCommands {
     let results = try runBlocking {
       await withTaskGroup(of: (Int, PeerSync.PeerResult).self) { group in
         for (index, peer) in peers.enumerated() {
-          let name = peer.name
+          let name = peer.displayName
           group.addTask {
             let result = await runner.sync(
               with: peer, timeout: timeout, deleteGuard: guarded ? MassDeleteGuard() : nil, logger: logger,
@@ -125,7 +126,7 @@ enum SyncCommands {
       }
     }
     if let held = results.first(where: { ($0.report?.received.heldDeletes ?? 0) > 0 }) {
-      let name = held.peer.name
+      let name = held.peer.displayName
       throw MemoPeerError(
         .syncHeld,
         "\(held.report?.received.heldDeletes ?? 0) deletes from \(name) were held back: they would delete that many of your \(held.report?.received.liveMemos ?? 0) memos; nothing was deleted",
@@ -244,7 +245,7 @@ enum SyncCommands {
     }
     for row in rows {
       let json = row.json
-      var text = "\(json.name)  \(String(json.deviceID.prefix(9)))…"
+      var text = "\(json.name.terminalSafe)  \(String(json.deviceID.prefix(9)))…"
       text += "  seen \(row.seen.map(OutputFormat.localTime) ?? "never")"
       text += "  synced \(row.synced.map(OutputFormat.localTime) ?? "never")  pending \(json.pending)"
       if json.heldDeletes > 0 { text += "  held deletes \(json.heldDeletes)" }
@@ -300,9 +301,10 @@ enum SyncCommands {
       }
       if entries.isEmpty { context.console.print("no conflicts") }
       for entry in entries {
-        context.console.print("\(entry.memo.short)  \(entry.title)")
+        context.console.print("\(entry.memo.short)  \(OutputFormat.title(entry.title))")
         for copy in entry.copies {
-          context.console.print("  copy \(copy.id.short)  \(OutputFormat.localTime(copy.updated))  \(copy.title)")
+          let title = OutputFormat.title(copy.title)
+          context.console.print("  copy \(copy.id.short)  \(OutputFormat.localTime(copy.updated))  \(title)")
         }
         if entry.overruledDelete {
           context.console.print("  deleted on another device while edited here: kept (A) or delete it (B)")

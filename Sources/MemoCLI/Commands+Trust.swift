@@ -87,17 +87,17 @@ enum TrustCommands {
         throw ArgumentParser.usage("trust rename needs a new name", suggestion: nil, command: "trust")
       }
       let renamed = try store.update { try $0.rename(reference, to: name) }
-      context.console.print("renamed \(renamed.id?.short ?? "?")… to \(renamed.name)")
+      context.console.print("renamed \(renamed.id?.short ?? "?")… to \(renamed.displayName)")
     case "remove":
       let removed = try store.update { try $0.remove(try peerArgument()) }
-      context.console.print("removed \(removed.name) (\(removed.id?.short ?? "?")…); it can no longer connect")
+      context.console.print("removed \(removed.displayName) (\(removed.id?.short ?? "?")…); it can no longer connect")
     case "policy":
       let reference = try peerArgument()
       guard let text = context.arguments.positional(2), let policy = ReceivePolicy(rawValue: text) else {
         throw ArgumentParser.usage("trust policy needs ask, accept or refuse", suggestion: nil, command: "trust")
       }
       let peer = try store.update { try $0.setReceivePolicy(policy, for: reference) }
-      context.console.print("memos from \(peer.name) now: \(policy.rawValue)")
+      context.console.print("memos from \(peer.displayName) now: \(policy.rawValue)")
     default:
       throw ArgumentParser.usage(
         "unknown trust action \(action.prefix(20))",
@@ -141,7 +141,7 @@ enum TrustCommands {
     for peer in list.peers {
       let how = peer.source == .pairing ? "paired" : "added by ID"
       context.console.print(
-        "\(peer.name)  \(peer.id?.description ?? peer.deviceID)  \(how) \(OutputFormat.localTime(peer.added))")
+        "\(peer.displayName)  \(peer.id?.description ?? peer.deviceID)  \(how) \(OutputFormat.localTime(peer.added))")
     }
   }
 }

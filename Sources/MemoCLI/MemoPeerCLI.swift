@@ -129,8 +129,11 @@ public enum MemoPeerCLI {
       console.error(
         String(decoding: OutputFormat.json(OutputFormat.ErrorJSON(error: detail)).dropLast(), as: UTF8.self))
     } else {
-      console.error("memo-peer: \(error.message)")
-      if let hint = error.hint { console.error("hint: \(hint)") }
+      // A message may name what a peer sent (a name, a device's text): each such value is
+      // escaped where the message is made; this keeps anything else from reaching the
+      // terminal raw.
+      console.error("memo-peer: \(TerminalText.render(error.message, limit: 4096).text)")
+      if let hint = error.hint { console.error("hint: \(TerminalText.render(hint, limit: 4096).text)") }
     }
     return error.exitStatus
   }

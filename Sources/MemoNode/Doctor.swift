@@ -42,8 +42,8 @@ public enum Doctor {
     checks.append(
       DoctorCheck(
         name: "avahi-daemon", ok: avahi.version != nil,
-        detail: avahi.version.map { "\($0) is running and reachable over D-Bus" }
-          ?? "avahi-daemon cannot be reached (\(avahi.error))",
+        detail: avahi.version.map { "\($0.terminalSafe) is running and reachable over D-Bus" }
+          ?? "avahi-daemon cannot be reached (\(avahi.error.terminalSafe))",
         fix: avahi.version == nil
           ? "install and start it: `apt-get install avahi-daemon && systemctl start avahi-daemon`" : nil))
 

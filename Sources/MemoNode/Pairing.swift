@@ -207,7 +207,7 @@ extension Pairing {
         now: clock, confirm: confirm)
     }
     throw MemoPeerError(
-      .connection, "could not connect to \(sighting.pairingName ?? sighting.instance) to pair",
+      .connection, "could not connect to \((sighting.pairingName ?? sighting.instance).terminalSafe) to pair",
       hint: "check that its pairing window is still open", diagnostics: lastError?.description)
   }
 }

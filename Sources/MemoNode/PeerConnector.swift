@@ -65,10 +65,11 @@ public struct PeerConnector: Sendable {
     throw fail(
       tracker,
       MemoPeerError(
-        .connection, "could not reach \(peer.name) within \(Int(timeout)) s\(reason)",
+        .connection, "could not reach \(peer.displayName) within \(Int(timeout)) s\(reason)",
         hint: reason.contains("consent")
           ? "grant local-network consent with `memo-peer consent grant`"
-          : "check that memo-peer serve runs on \(peer.name) with consent; `memo-peer browse` shows who is visible"))
+          : "check that memo-peer serve runs on \(peer.displayName) with consent; `memo-peer browse` shows who is visible"
+      ))
   }
 
   /// One browse: every sighting that may be the peer is tried as it comes. Nil when the
@@ -124,7 +125,7 @@ public struct PeerConnector: Sendable {
 
   private func attempt(_ peer: TrustedPeer, sighting: PeerSighting, port: UInt16, claimsToBe: Bool) throws -> Attempt {
     guard let expected = peer.id else {
-      throw MemoPeerError(.storage, "the trust store entry for \(peer.name) has a damaged device ID")
+      throw MemoPeerError(.storage, "the trust store entry for \(peer.displayName) has a damaged device ID")
     }
     let client = TLSClient(context: try TLSContext(identity: identity.device, role: .client), limits: limits)
     let interface = if_nametoindex(sighting.interface)
@@ -137,8 +138,9 @@ public struct PeerConnector: Sendable {
           guard claimsToBe else { return .notThisOne }
           throw MemoPeerError(
             .untrustedPeer,
-            "refused the device advertising as \(peer.name): its key (device ID \(presented.short)…) is not the one pinned for \(peer.name) (\(expected.short)…)",
-            hint: "someone may be impersonating \(peer.name); if \(peer.name) was reinstalled, remove and pair it again"
+            "refused the device advertising as \(peer.displayName): its key (device ID \(presented.short)…) is not the one pinned for \(peer.displayName) (\(expected.short)…)",
+            hint:
+              "someone may be impersonating \(peer.displayName); if \(peer.displayName) was reinstalled, remove and pair it again"
           )
         }
         continue
@@ -156,8 +158,8 @@ public struct PeerConnector: Sendable {
         return .ready(PeerLink(connection: connection, peer: known))
       } catch {
         throw MemoPeerError(
-          .untrustedPeer, "\(peer.name) refused this device: it does not trust this device (any more)",
-          hint: "pair again (`memo-peer pair`), or add this device on \(peer.name) with `memo-peer trust add`",
+          .untrustedPeer, "\(peer.displayName) refused this device: it does not trust this device (any more)",
+          hint: "pair again (`memo-peer pair`), or add this device on \(peer.displayName) with `memo-peer trust add`",
           diagnostics: error.description)
       }
     }
