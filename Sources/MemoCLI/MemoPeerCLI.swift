@@ -19,6 +19,7 @@ public enum MemoPeerCLI {
   ]
 
   public static func main(arguments: [String], environment: [String: String]) -> Int32 {
+    ProcessHardening.apply()
     umask(0o077)
     signal(SIGPIPE, SIG_IGN)
     let console = Console()

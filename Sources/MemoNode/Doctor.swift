@@ -14,6 +14,13 @@ public struct DoctorCheck: Codable, Sendable, Equatable {
   public let ok: Bool
   public let detail: String
   public let fix: String?
+
+  public init(name: String, ok: Bool, detail: String, fix: String?) {
+    self.name = name
+    self.ok = ok
+    self.detail = detail
+    self.fix = fix
+  }
 }
 
 /// Why discovery is silent. Each check says what it found and how to fix it; only the last
