@@ -61,7 +61,8 @@ let package = Package(
     // Helpers shared by the test targets (real processes, their output).
     .target(name: "MemoTestSupport", swiftSettings: strict),
 
-    .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore"], swiftSettings: strict),
+    // MemoCrypto only for the pairing state machine's tests, which use OpenSSL's hash and KDF.
+    .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore", "MemoCrypto"], swiftSettings: strict),
     .testTarget(
       name: "MemoCryptoTests", dependencies: ["MemoCrypto"], resources: [.copy("Vectors")],
       swiftSettings: strict),
@@ -71,7 +72,9 @@ let package = Package(
     .testTarget(
       name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoCore", "CDBus"], swiftSettings: strict),
     .testTarget(name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto"], swiftSettings: strict),
-    .testTarget(name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto"], swiftSettings: strict),
+    .testTarget(
+      name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto", "MemoStore", "MemoTransport"],
+      swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(
       name: "LabTests", dependencies: ["memo-peer", "MemoTestSupport", "MemoStore", "MemoCore"], swiftSettings: strict),

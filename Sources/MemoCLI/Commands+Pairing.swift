@@ -11,11 +11,15 @@ enum PairingCommands {
     details: """
       On one device run `memo-peer pair --accept`: it opens a pairing window (2 minutes by
       default) and advertises the name you choose. On the other run `memo-peer pair` and
-      pick that device. Both screens then show a code derived from the encrypted connection
-      and both device IDs; a device in the middle cannot make the codes match. Confirm on
-      both only if the codes are the same: then each device trusts the other. A refusal or
-      mismatch on either side stores nothing. Needs a person at a terminal on both sides;
-      for headless hosts use `memo-peer trust add`.
+      pick that device. Both screens then show a code derived from the encrypted connection,
+      after the device with the window committed to its part of it, and both device IDs: a
+      device in the middle gets one guess in a million per attempt. Confirm on both only if
+      the codes are the same: then each device trusts the other. A refusal or mismatch on
+      either side stores nothing, and the window stays open for another attempt; after 3
+      failed or refused attempts within 10 minutes, this device stops pairing for 10
+      minutes. NAME is printable text of at most 63 bytes; anyone on the network sees it
+      while the window is open. Needs a person at a terminal on both sides; for headless
+      hosts use `memo-peer trust add`.
       """,
     options: [
       OptionSpec("accept", "open a pairing window on this device and wait for the other"),
@@ -28,7 +32,7 @@ enum PairingCommands {
     let paths = try context.paths()
     let gate = try ConsentGate(paths: paths)
     let displayName = try context.arguments.value("name") ?? defaultDisplayName()
-    try TrustList.validate(name: displayName)
+    try DeviceName.validatePairingName(displayName)
     guard context.console.stdinIsTerminal else {
       throw MemoPeerError(
         .usage, "pairing needs a person at a terminal to compare codes",
@@ -39,12 +43,13 @@ enum PairingCommands {
     let prompt = SharedConsole(context.console)
     let confirm: @Sendable (PairingOffer) throws -> Bool = { offer in try prompt.confirm(offer) }
     let printer = LinePrinter()
+    let pairing = Pairing(
+      gate: gate, identity: identity, trust: trust, attempts: PairingAttemptStore(paths: paths), clock: { wallClock() })
     let peer: TrustedPeer
     if context.arguments.has("accept") {
       try NetworkCommands.obtainConsent(
         for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
       let window = try NetworkCommands.seconds(context.arguments.value("window"), default: 120, option: "window")
-      let pairing = Pairing(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
       peer = try runBlocking {
         try await pairing.openWindow(
           seconds: window, displayName: displayName,
@@ -52,18 +57,23 @@ enum PairingCommands {
             printer.print(
               "Pairing window open for \(NetworkCommands.formatSeconds(window)) as “\(displayName)”.")
             printer.print("On the other device run: memo-peer pair")
-          }, confirm: confirm)
+          }, onNotice: { printer.error("memo-peer: \($0)") }, confirm: confirm)
       }
     } else {
       try NetworkCommands.obtainConsent(
         for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
       let timeout = try NetworkCommands.seconds(context.arguments.value("timeout"), default: 10, option: "timeout")
       let wanted = context.arguments.positional(0)
-      let guest = Pairing(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
       printer.error("looking for devices with an open pairing window…")
-      let candidates = try runBlocking { try await guest.candidates(timeout: timeout, wanted: wanted) }
+      let candidates = try runBlocking {
+        try await pairing.candidates(timeout: timeout, wanted: wanted) { refused in
+          printer.error(
+            "memo-peer: ignored a pairing advertisement whose name is not printable text of at most 63 bytes: "
+              + "“\((refused.pairingName ?? "").terminalSafe)” (\(refused.instance.terminalSafe))")
+        }
+      }
       let chosen = try choose(among: candidates, wanted: wanted, console: context.console)
-      peer = try guest.pair(with: chosen, displayName: displayName, confirm: confirm)
+      peer = try pairing.pair(with: chosen, displayName: displayName, confirm: confirm)
     }
     context.console.print("Paired: this device now trusts \(peer.displayName) (\(peer.id?.short ?? "?")…).")
   }
@@ -172,11 +182,14 @@ enum PairingCommands {
     return candidates[number - 1]
   }
 
+  /// The host name, when it makes a valid pairing name (cut to 63 bytes); otherwise a
+  /// neutral name.
   static func defaultDisplayName() throws -> String {
     var name = [CChar](repeating: 0, count: 256)
     guard gethostname(&name, name.count) == 0 else { return "memo-peer device" }
-    let host = String(nulTerminated: name)
-    return host.isEmpty ? "memo-peer device" : String(host.prefix(TrustList.maximumNameLength))
+    var host = String(nulTerminated: name)
+    while host.utf8.count > DeviceName.maximumPairingBytes { host.removeLast() }
+    return DeviceName.isValidPairingName(host) ? host : "memo-peer device"
   }
 }
 

@@ -55,7 +55,7 @@ public struct NodeConfig: Sendable {
         .invalidInput, "\(path) declares \(bad.prefix(40)), which is not a DNS-SD service type",
         hint: "service types look like _name._tcp or _name._udp")
     }
-    if let rotation = file.rotationSeconds, !(1...604_800).contains(rotation) {
+    if let rotation = file.rotationSeconds, !Advertisement.rotationRange.contains(rotation) {
       throw MemoPeerError(
         .invalidInput, "\(path): rotation_seconds must be from 1 to 604800", hint: "the default is 900 (15 minutes)")
     }
