@@ -10,7 +10,8 @@ enum TrustCommands {
     details: """
       The device ID is the SHA-256 of this device's Ed25519 public key, in base32, grouped
       by four. Give it to `memo-peer trust add` on another device to trust this one without
-      pairing. The identity key is created on first use and never leaves this device.
+      pairing. The identity key is created on first use and never leaves this device. The ID
+      is shown also while the node is locked; the certificate needs it unlocked.
       """,
     options: [
       OptionSpec("certificate", "print this device's self-signed TLS certificate (PEM) instead"),
@@ -18,10 +19,15 @@ enum TrustCommands {
     ],
     positionals: []
   ) { context in
-    let identity = try NodeIdentity.load(paths: try context.paths())
+    let paths = try context.paths()
     if context.arguments.has("certificate") {
+      let identity = try NodeIdentity.load(paths: paths)
       context.console.write(Array(try identity.device.certificatePEM().utf8))
-    } else if context.wantsJSON {
+      return
+    }
+    // The ID is public: it is shown also while the node is locked.
+    let deviceID = try NodeIdentity.deviceID(paths: paths)
+    if context.wantsJSON {
       struct IDJSON: Encodable {
         let schema = OutputFormat.jsonSchema
         let deviceID: String
@@ -30,9 +36,9 @@ enum TrustCommands {
           case deviceID = "device_id"
         }
       }
-      context.printJSON(IDJSON(deviceID: identity.deviceID.description))
+      context.printJSON(IDJSON(deviceID: deviceID.description))
     } else {
-      context.console.print(identity.deviceID.description)
+      context.console.print(deviceID.description)
     }
   }
 

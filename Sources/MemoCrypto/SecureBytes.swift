@@ -78,6 +78,13 @@ public final class SecureBytes: @unchecked Sendable {
     }
   }
 
+  /// Overwrites an array that held a secret (a file's bytes, a decrypted key) with zeros.
+  public static func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { raw in
+      if let base = raw.baseAddress { OPENSSL_cleanse(base, raw.count) }
+    }
+  }
+
   deinit {
     OPENSSL_cleanse(storage.baseAddress, storage.count)
     if isMemoryLocked { _ = munlock(storage.baseAddress, storage.count) }

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoCrypto
 
 #if canImport(Glibc)
   import Glibc
@@ -87,6 +88,35 @@ public enum PrivateFiles {
     defer { close(fd) }
     return try readAll(fd, limit: limit, what: path)
   }
+
+  /// Reads a file that holds a secret: into one buffer allocated up front (no growth, so no
+  /// copy is left behind in freed memory), which is wiped after the bytes are handed over.
+  /// The caller wipes the returned array (`wipe`) when done with it.
+  public static func readSecret(_ path: String, limit: Int) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw ioError(errno, "cannot read \(path)") }
+    defer { close(fd) }
+    var buffer = [UInt8](repeating: 0, count: limit + 1)
+    defer { wipe(&buffer) }
+    var filled = 0
+    while filled < buffer.count {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
+      if count < 0 {
+        if errno == EINTR { continue }
+        throw ioError(errno, "cannot read \(path)")
+      }
+      if count == 0 { break }
+      filled += count
+    }
+    guard filled <= limit else {
+      throw MemoPeerError(.tooLarge, "\(path) is larger than \(limit) bytes", hint: "restore it from a backup")
+    }
+    return Array(buffer[0..<filled])
+  }
+
+  /// Overwrites a buffer that held a secret with zeros (OPENSSL_cleanse, which the
+  /// optimiser keeps).
+  public static func wipe(_ bytes: inout [UInt8]) { SecureBytes.wipe(&bytes) }
 
   /// Reads a descriptor to its end, refusing more than `limit` bytes.
   public static func readAll(_ fd: Int32, limit: Int, what: String) throws -> [UInt8] {
