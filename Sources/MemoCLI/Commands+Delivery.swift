@@ -72,10 +72,14 @@ enum DeliveryCommands {
         try NetworkCommands.obtainConsent(
           for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
       }
+      // `memo-peer lock` while it waits closes the connection.
+      let watch = LockWatch(keys: DeviceKeys(paths: paths))
+      defer { watch.stop() }
       let outbox = OutboxDelivery(
         paths: paths,
         connector: PeerConnector(
-          gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() }),
+          gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: watch.sessions,
+          clock: { wallClock() }),
         clock: { wallClock() })
       let name = peer.displayName
       printer.error("memo-peer: \(name): sending \(id.prefix(8))…")
@@ -85,6 +89,7 @@ enum DeliveryCommands {
         while true {
           let remaining = deadline.timeIntervalSinceNow
           guard remaining > 0 else { return false }
+          if watch.fired { throw LockWatch.lockedDuring("the delivery") }
           // Everything queued for this peer goes along (the next user action delivers it).
           let round = try await outbox.deliver(to: peerID.compact, timeout: max(remaining, 1))
           guard let reason = round.waitingFor, round.pending > 0 else { return true }
@@ -277,14 +282,17 @@ enum DeliveryCommands {
 }
 
 /// Trusted devices' names by compact device ID, for outbox and inbox listings; a device no
-/// longer trusted shows as the start of its ID.
+/// longer trusted, or any device while the node is locked (the trust store is sealed then),
+/// shows as the start of its ID.
 struct PeerNames {
   private let names: [String: String]
 
   init(_ context: CommandContext) throws {
-    names = Dictionary(
-      (try TrustStore(paths: try context.paths()).load().peers).map { ($0.deviceID, $0.name) },
-      uniquingKeysWith: { first, _ in first })
+    let peers: [TrustedPeer]
+    do { peers = try TrustStore(paths: try context.paths()).load().peers } catch let error as MemoPeerError
+      where error.code == .locked
+    { peers = [] }
+    names = Dictionary(peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
   }
 
   subscript(deviceID: String) -> String { names[deviceID] ?? String(deviceID.prefix(8)) + "…" }

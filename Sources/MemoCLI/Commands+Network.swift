@@ -36,9 +36,19 @@ enum NetworkCommands {
     let use: LocalNetworkUse = allTypes ? .browseAllTypes : .browse(serviceType: type)
     try obtainConsent(for: use, gate: gate, context: context)
 
-    let identity = try AdvertisementIdentity.load(paths: paths, rotationSeconds: Advertisement.defaultRotationSeconds)
-    let recognizer = PeerRecognizer(trust: try TrustStore(paths: paths).load())
     let printer = LinePrinter()
+    // Recognising this node and trusted devices needs keys that are sealed while the node is
+    // locked; browsing itself needs none, so a locked node browses without names.
+    var identity: AdvertisementIdentity?
+    var trust = TrustList()
+    do {
+      identity = try AdvertisementIdentity.load(paths: paths, rotationSeconds: Advertisement.defaultRotationSeconds)
+      trust = try TrustStore(paths: paths).load()
+    } catch let error as MemoPeerError where error.code == .locked {
+      printer.error("memo-peer: locked: this node and trusted devices are not recognised (`memo-peer unlock`)")
+      identity = nil
+    }
+    let recognizer = PeerRecognizer(trust: trust)
     let json = context.wantsJSON
     let found = Counter()
     // Started here, so the first calls to avahi-daemon overlap the start of the task below.
@@ -127,8 +137,10 @@ enum NetworkCommands {
   static let serve = Command(
     name: "serve", summary: "Advertise this node on the local network, while consent allows (a daemon).",
     details: """
-      Never browses and never asks. It keeps running while the memos are locked, and reports
-      it in `memo-peer status`. Without local-network consent it waits, says so once,
+      Never browses and never asks. While the node is locked (a passphrase class, before
+      `memo-peer unlock`) it cannot prove who it is: it advertises nothing, listens nowhere
+      and waits, and goes on by itself after `unlock`; `memo-peer lock` withdraws it again
+      and closes its sessions. Without local-network consent it waits, says so once,
       and starts advertising within 2 s of a grant; a revoke withdraws the advertisement
       within 2 s. The TCP port is open only while advertising. The advertisement is a
       pseudonym and a tag that change every rotation period. It answers syncs from trusted
@@ -154,7 +166,11 @@ enum NetworkCommands {
     guard rotation.map({ $0 >= 1 }) ?? true else {
       throw ArgumentParser.usage("--rotation must be at least 1 second", suggestion: nil, command: "serve")
     }
-    let identity = try NodeIdentity.load(paths: paths, rotationSeconds: rotation)
+    // Loaded by the daemon when it can: on a locked node it waits for `unlock` instead.
+    let identity: @Sendable () throws -> NodeIdentity = {
+      try NodeIdentity.load(paths: paths, rotationSeconds: rotation)
+    }
+    _ = try NodeConfig.load(paths: paths)
     let interfaces = try selectedInterfaces(context.arguments.all("interface"))
     guard let port = UInt16(context.arguments.value("port") ?? "0") else {
       throw ArgumentParser.usage("--port needs a number from 0 to 65535", suggestion: nil, command: "serve")

@@ -110,8 +110,12 @@ enum PairingCommands {
       try NetworkCommands.obtainConsent(
         for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
     }
+    // `memo-peer lock` while the pings run closes the connection.
+    let watch = LockWatch(keys: DeviceKeys(paths: paths))
+    defer { watch.stop() }
     let connector = PeerConnector(
-      gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() })
+      gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: watch.sessions,
+      clock: { wallClock() })
     let printer = LinePrinter()
     let name = peer.displayName
     let link = try runBlocking {
@@ -128,6 +132,7 @@ enum PairingCommands {
           throw TransportError(.closed, "no pong")
         }
       } catch {
+        if watch.fired { throw LockWatch.lockedDuring("the pings") }
         throw MemoPeerError(
           .connection, "\(name) closed the connection after \(index) of \(count) pings",
           hint: "it may have removed this device from its trusted devices", diagnostics: error.description)

@@ -68,10 +68,14 @@ enum SyncCommands {
       try NetworkCommands.obtainConsent(
         for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
     }
+    // `memo-peer lock` during the sync closes its connections.
+    let watch = LockWatch(keys: DeviceKeys(paths: paths))
+    defer { watch.stop() }
     let runner = PeerSync(
       paths: paths,
       connector: PeerConnector(
-        gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() }),
+        gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: watch.sessions,
+        clock: { wallClock() }),
       clock: { wallClock() })
     let progress = ProgressLine(enabled: isatty(2) == 1 && !context.wantsJSON)
     // Every device is looked for and synced at once: a device that is away costs its
@@ -103,6 +107,7 @@ enum SyncCommands {
       }
     }
     progress.clear()
+    if watch.fired { throw LockWatch.lockedDuring("the sync") }
     try report(results, context: context)
   }
 

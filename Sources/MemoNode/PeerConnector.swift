@@ -19,16 +19,19 @@ public struct PeerConnector: Sendable {
   public let identity: NodeIdentity
   public let trust: TrustStore
   public let limits: ConnectionLimits
+  /// Where ready connections are registered, so that locking the node closes them.
+  public let sessions: LiveSessions?
   let clock: @Sendable () -> Timestamp
 
   public init(
     gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, limits: ConnectionLimits = ConnectionLimits(),
-    clock: @escaping @Sendable () -> Timestamp
+    sessions: LiveSessions? = nil, clock: @escaping @Sendable () -> Timestamp
   ) {
     self.gate = gate
     self.identity = identity
     self.trust = trust
     self.limits = limits
+    self.sessions = sessions
     self.clock = clock
   }
 
@@ -155,6 +158,7 @@ public struct PeerConnector: Sendable {
           known.discoveryKey = hello.discoveryKey
           known.rotationSeconds = hello.rotationSeconds
         }
+        sessions?.add(connection)
         return .ready(PeerLink(connection: connection, peer: known))
       } catch {
         throw MemoPeerError(

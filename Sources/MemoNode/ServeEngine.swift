@@ -8,7 +8,15 @@ import MemoTransport
   import Glibc
 #endif
 
-/// `memo-peer serve`: advertises the node, only while local-network consent is on record.
+/// `memo-peer serve`: advertises the node, only while local-network consent is on record
+/// and the node is not locked.
+///
+/// On a node with a passphrase the identity and discovery keys are sealed under the device
+/// key, so while it is locked the daemon cannot prove who it is or derive its advertisement:
+/// it waits (`waiting (locked …)`), advertising nothing and listening nowhere, and goes on by
+/// itself once `memo-peer unlock` runs. When the node is locked again (`lock`, the idle
+/// timeout of `complete`), it drops the keys it held, withdraws the advertisement and closes
+/// every live session — served or started by it — within one poll (200 ms).
 ///
 /// It never browses and never prompts, and it opens its TLS listener only while allowed:
 /// without consent the node neither sends nor accepts anything on the network. Only
@@ -20,8 +28,13 @@ import MemoTransport
 public actor ServeEngine {
   let paths: NodePaths
   let gate: ConsentGate
-  let identity: NodeIdentity
-  let trusted: TrustedDevices
+  /// Loads the identity (and discovery key); fails with `locked` while the node is locked.
+  let loadIdentity: @Sendable () throws -> NodeIdentity
+  /// Held only while unlocked (or unprotected), dropped when the node locks.
+  private var identity: NodeIdentity?
+  private var trusted: TrustedDevices?
+  /// The connections this daemon's deliveries and scheduled syncs hold, closed on lock.
+  let sessions = LiveSessions()
   /// Trusted devices that completed a handshake, for `status` and the widget.
   let contacts = TrustedContacts()
   let limits: ConnectionLimits
@@ -61,8 +74,11 @@ public actor ServeEngine {
 
   public static let pollInterval: Duration = .milliseconds(200)
 
+  /// What `status` shows while the node is locked.
+  public static let waitingForUnlock = "locked: `memo-peer unlock`"
+
   public init(
-    paths: NodePaths, gate: ConsentGate, identity: NodeIdentity, port: UInt16,
+    paths: NodePaths, gate: ConsentGate, identity: @escaping @Sendable () throws -> NodeIdentity, port: UInt16,
     interfaces: [NetworkInterface], limits: ConnectionLimits = ConnectionLimits(),
     logger: Logger, clock: @escaping @Sendable () -> Timestamp, report: @escaping @Sendable (String) -> Void,
     lockState: @escaping @Sendable () -> LockState? = { nil }, syncEvery: Double? = nil
@@ -71,8 +87,7 @@ public actor ServeEngine {
     self.syncEvery = syncEvery
     self.paths = paths
     self.gate = gate
-    self.identity = identity
-    trusted = try TrustedDevices(store: TrustStore(paths: paths))
+    self.loadIdentity = identity
     self.limits = limits
     self.requestedPort = port
     self.interfaces = interfaces
@@ -97,7 +112,7 @@ public actor ServeEngine {
   }
 
   func step() async {
-    followTrustStore()
+    followLockState()
     if let seen = contacts.takeChanges(clock: clock) {
       status.trustedContacts = seen
       if status.state != .stopped {
@@ -114,6 +129,8 @@ public actor ServeEngine {
           status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
       }
     }
+    guard identity != nil || loadKeys() else { return }
+    followTrustStore()
     let verdict: LocalNetworkVerdict
     do {
       verdict = try gate.verdict(for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType))
@@ -140,11 +157,47 @@ public actor ServeEngine {
     }
   }
 
+  /// While the node is locked: nothing of it on the network and no key in memory. Called
+  /// first in every step, so a lock closes everything within one poll.
+  private func followLockState() {
+    guard case .locked? = lockState() else { return }
+    sessions.closeAll()
+    guard identity != nil || server != nil || status.waitingFor != Self.waitingForUnlock else { return }
+    deliveryRound?.cancel()
+    syncRound?.cancel()
+    stopServing()
+    identity = nil
+    trusted = nil
+    logger.info("locked: advertisement withdrawn, sessions closed, keys dropped")
+    try? publish(.waiting, waitingFor: Self.waitingForUnlock)
+  }
+
+  /// Loads the identity, discovery key and trust store; false (and waiting) while the node
+  /// is locked or they cannot be read.
+  private func loadKeys() -> Bool {
+    if case .locked? = lockState() { return false }
+    let now = clock()
+    guard now >= retryAfter else { return false }
+    do {
+      let loaded = try loadIdentity()
+      trusted = try TrustedDevices(store: TrustStore(paths: paths))
+      identity = loaded
+      return true
+    } catch let error as MemoPeerError where error.code == .locked {
+      try? publish(.waiting, waitingFor: Self.waitingForUnlock)
+    } catch {
+      logger.error(error, while: "loading the identity")
+      retryAfter = now + 2000
+      try? publish(.waiting, waitingFor: "a readable identity and trust store (`memo-peer doctor`)")
+    }
+    return false
+  }
+
   /// Starts a scheduled sync with every trusted peer when one is due, and only while the
   /// background-sync scope is granted: nobody is at the keyboard, so the person must have
   /// said yes to this in advance. Without it the daemon says so once and waits.
   private func scheduleSync() {
-    guard let every = syncEvery, syncRound == nil else { return }
+    guard let every = syncEvery, syncRound == nil, let connector else { return }
     let now = clock()
     guard now >= nextSync else { return }
     guard (try? gate.state(.backgroundSync))?.isGranted == true else {
@@ -190,7 +243,7 @@ public actor ServeEngine {
     let now = clock()
     guard !allowed, now >= nextOutboxCheck else { return }
     nextOutboxCheck = now + 1000
-    let outbox = makeOutboxDelivery()
+    guard let outbox = makeOutboxDelivery() else { return }
     do {
       for recipient in try outbox.pendingRecipients() {
         try outbox.markWaiting(recipient, WaitReason.localNetworkConsent.description)
@@ -202,15 +255,14 @@ public actor ServeEngine {
 
   /// How the daemon reaches its peers (deliveries, scheduled syncs): under the same consent
   /// gate, trust store and limits as its listener.
-  private var connector: PeerConnector {
-    PeerConnector(gate: gate, identity: identity, trust: trusted.store, limits: limits, clock: clock)
+  private var connector: PeerConnector? {
+    guard let identity, let trusted else { return nil }
+    return PeerConnector(
+      gate: gate, identity: identity, trust: trusted.store, limits: limits, sessions: sessions, clock: clock)
   }
 
-  private func makeOutboxDelivery() -> OutboxDelivery {
-    OutboxDelivery(
-      paths: paths,
-      connector: connector,
-      clock: clock)
+  private func makeOutboxDelivery() -> OutboxDelivery? {
+    connector.map { OutboxDelivery(paths: paths, connector: $0, clock: clock) }
   }
 
   /// Starts a delivery round for the recipients whose backoff has passed.
@@ -218,7 +270,7 @@ public actor ServeEngine {
     let now = clock()
     guard deliveryRound == nil, now >= nextOutboxCheck else { return }
     nextOutboxCheck = now + 1000
-    let outbox = makeOutboxDelivery()
+    guard let outbox = makeOutboxDelivery() else { return }
     let due: [String]
     do {
       due = try outbox.pendingRecipients().filter { nextAttempt[$0].map { now >= $0 } ?? true }
@@ -266,7 +318,7 @@ public actor ServeEngine {
 
   private func advertise() async {
     let now = clock()
-    guard now >= retryAfter else { return }
+    guard now >= retryAfter, let identity else { return }
     do {
       let plan = try identity.advertisement.plan(at: now)
       if plan == currentPlan && !registrations.isEmpty { return }
@@ -308,7 +360,8 @@ public actor ServeEngine {
   }
 
   private func makeServer() throws -> TLSServer {
-    let (identity, trusted, logger, paths, clock) = (self.identity, self.trusted, self.logger, self.paths, self.clock)
+    guard let identity, let trusted else { throw NodeSecrets.lockedError }
+    let (logger, paths, clock) = (self.logger, self.paths, self.clock)
     let contacts = self.contacts
     let store = trusted.store
     // Test-only (the kill -9 lab test): milliseconds between storing a delivery and its receipt.
@@ -341,9 +394,10 @@ public actor ServeEngine {
 
   /// Notices trust store changes; a removed device loses its live connections at once.
   private func followTrustStore() {
+    guard let trusted else { return }
     do {
       guard let removed = try trusted.reloadIfChanged() else { return }
-      logger.info("trust store changed: \(self.trusted.all.count, privacy: .public) trusted device(s)")
+      logger.info("trust store changed: \(trusted.all.count, privacy: .public) trusted device(s)")
       guard !removed.isEmpty else { return }
       server?.closeConnections { peer in peer.map(removed.contains) ?? false }
       logger.info("closed the connections of \(removed.count, privacy: .public) removed peer(s)")
