@@ -26,12 +26,6 @@ final class TrustLabTests: LabTestCase {
     return try XCTUnwrap(((json as? [String: Any])?["serve"] as? [String: Any])?["port"] as? Int)
   }
 
-  /// The six-digit code a pairing prompt shows.
-  func code(in text: String) -> String? {
-    guard let range = text.range(of: #"code:\s+(\d{3} \d{3})"#, options: .regularExpression) else { return nil }
-    return String(text[range].suffix(7))
-  }
-
   /// a opens a pairing window, b pairs with it; each person answers as given.
   func pair(answerOnA: String, answerOnB: String, hostExitsWithin: Double = 20) throws -> (
     a: Int32?, b: Int32?, codes: (String?, String?)
