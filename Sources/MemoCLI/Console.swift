@@ -90,8 +90,8 @@ final class Console {
   /// caller names (`--passphrase-fd`), so it never appears in argv or the environment.
   func passphrase(prompt: String, confirm: Bool, fd: Int32?) throws -> SecureBytes {
     if let fd {
-      var line = try PrivateFiles.readAll(fd, limit: 4096, what: "the passphrase descriptor")
-      defer { for index in line.indices { line[index] = 0 } }
+      var line = try PrivateFiles.readSecret(fd: fd, limit: 4096, what: "the passphrase descriptor")
+      defer { PrivateFiles.wipe(&line) }
       while let last = line.last, last == 0x0A || last == 0x0D { line.removeLast() }
       return try checked(SecureBytes(copying: line))
     }

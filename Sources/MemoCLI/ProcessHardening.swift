@@ -8,14 +8,17 @@ import MemoNode
 /// user) and a core limit of 0. Secrets are also locked into RAM page by page where the
 /// kernel allows it (`SecureBytes`); `doctor` says when it does not.
 enum ProcessHardening {
-  static func apply() { _ = memo_harden_process() }
+  static func apply() {
+    _ = memo_harden_process()
+    MemoryLocking.enableOpenSSLSecureHeap()
+  }
 
   /// `doctor`'s findings about this process's own protection.
   static func checks() -> [DoctorCheck] {
     let dumpable = memo_process_dumpable()
     let core = memo_core_limit()
     let protected = dumpable == 0 && core == 0
-    let lockable = MemoryLocking.probe()
+    let lockable = MemoryLocking.probe() && MemoryLocking.openSSLSecureHeap
     let limit = memo_memlock_limit()
     let limitText = limit == -2 ? "unlimited" : limit < 0 ? "unknown" : "\(limit / 1024) KiB"
     return [
@@ -28,7 +31,7 @@ enum ProcessHardening {
       DoctorCheck(
         name: "key memory", ok: lockable,
         detail: lockable
-          ? "keys are held in locked memory (mlock), so they never reach swap (limit \(limitText))"
+          ? "keys, and OpenSSL's private keys, are held in locked memory (mlock), so they never reach swap (limit \(limitText))"
           : "the kernel does not let memo-peer lock key memory (RLIMIT_MEMLOCK \(limitText)): keys may reach swap",
         fix: lockable
           ? nil

@@ -116,4 +116,22 @@ public enum MemoryLocking {
 
   /// Tries once: whether a fresh secret's pages can be locked now.
   public static func probe() -> Bool { SecureBytes(zeroedCount: 32).isMemoryLocked }
+
+  /// Gives OpenSSL a secure heap (CRYPTO_secure_malloc_init): a locked, undumped arena where
+  /// it keeps private keys it allocates itself (the Ed25519 identity key behind TLS). Called
+  /// once at start; false when the kernel refuses to lock it (keys then live in ordinary
+  /// memory, and `doctor` says so).
+  @discardableResult
+  public static func enableOpenSSLSecureHeap() -> Bool {
+    // 1: made and locked; 2: made, but the kernel refused to lock it; 0: not made.
+    if CRYPTO_secure_malloc_initialized() != 1 {
+      secureHeapResult.store(CRYPTO_secure_malloc_init(64 << 10, 32), ordering: .relaxed)
+    }
+    return openSSLSecureHeap
+  }
+
+  private static let secureHeapResult = Atomic<Int32>(0)
+
+  /// Whether OpenSSL's secure heap is in use and locked into RAM.
+  public static var openSSLSecureHeap: Bool { secureHeapResult.load(ordering: .relaxed) == 1 }
 }

@@ -96,6 +96,11 @@ public enum PrivateFiles {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw ioError(errno, "cannot read \(path)") }
     defer { close(fd) }
+    return try readSecret(fd: fd, limit: limit, what: path)
+  }
+
+  /// `readSecret` from an open descriptor (a passphrase from `--passphrase-fd`).
+  public static func readSecret(fd: Int32, limit: Int, what path: String) throws -> [UInt8] {
     var buffer = [UInt8](repeating: 0, count: limit + 1)
     defer { wipe(&buffer) }
     var filled = 0
