@@ -72,7 +72,9 @@ public enum Doctor {
         detail: running ? "memo-peer serve is \(serve!.summary)" : "memo-peer serve is not running",
         fix: !running
           ? "start it: `memo-peer serve` (or the systemd unit in Services/)"
-          : serve?.state == .waiting ? "it waits for \(serve?.waitingFor ?? "something"); see the checks above" : nil))
+          : serve?.waitingFor == ServeEngine.waitingForUnlock
+            ? "unlock the node: `memo-peer unlock` (a locked node cannot prove who it is, so it does not advertise)"
+            : serve?.state == .waiting ? "it waits for \(serve?.waitingFor ?? "something"); see the checks above" : nil))
 
     if running, let port = serve?.port {
       let listening = canConnectTCP(port: port)
