@@ -74,7 +74,8 @@ public enum Doctor {
           ? "start it: `memo-peer serve` (or the systemd unit in Services/)"
           : serve?.waitingFor == ServeEngine.waitingForUnlock
             ? "unlock the node: `memo-peer unlock` (a locked node cannot prove who it is, so it does not advertise)"
-            : serve?.state == .waiting ? "it waits for \(serve?.waitingFor ?? "something"); see the checks above" : nil))
+            : serve?.state == .waiting ? "it waits for \(serve?.waitingFor ?? "something"); see the checks above" : nil)
+    )
 
     if running, let port = serve?.port {
       let listening = canConnectTCP(port: port)

@@ -46,9 +46,9 @@ public actor ServeEngine {
   /// Human-readable state changes (the CLI prints them on stderr).
   let report: @Sendable (String) -> Void
   let clock: @Sendable () -> Timestamp
-  /// Whether the memos can be read now (from the key file and the kernel keyring); nil when
-  /// that cannot be told. The daemon never holds the device key itself: it reports the
-  /// state, so a locked node keeps advertising and says `locked`.
+  /// Whether the node is unlocked now (from the key file and the kernel keyring); nil when
+  /// that cannot be told. Asked every poll: `.locked` makes the daemon drop its keys and
+  /// everything on the network, and wait.
   let lockState: @Sendable () -> LockState?
 
   private var registrations: [DNSServiceRegistration] = []
