@@ -1,10 +1,6 @@
 import Foundation
 import MemoCore
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// `state/pairing-attempts.json`: the counted pairing failures of the last ten minutes
 /// (`PairingAttempts`), kept across windows so that closing and reopening one does not reset
 /// the limit. Version 1: `{"version": 1, "failures": [ms, …]}` (docs/FORMATS.md). Changed
@@ -41,18 +37,15 @@ public struct PairingAttemptStore: Sendable {
   @discardableResult
   public func update<T>(_ change: (inout PairingAttempts) throws -> T) throws -> T {
     try PrivateFiles.ensureDirectory(directory, role: "state directory")
-    let lockPath = path + ".lock"
-    let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw PrivateFiles.ioError(errno, "cannot open \(lockPath)") }
-    defer { close(fd) }
-    guard flock(fd, LOCK_EX) == 0 else { throw PrivateFiles.ioError(errno, "cannot lock \(lockPath)") }
-    var attempts = try load()
-    let before = attempts
-    let result = try change(&attempts)
-    if attempts != before {
-      try PrivateFiles.writeAtomically(
-        Array(try JSONEncoder().encode(File(failures: attempts.failures))) + [0x0A], to: path)
+    return try PrivateFiles.withExclusiveLock(path + ".lock") {
+      var attempts = try load()
+      let before = attempts
+      let result = try change(&attempts)
+      if attempts != before {
+        try PrivateFiles.writeAtomically(
+          Array(try JSONEncoder().encode(File(failures: attempts.failures))) + [0x0A], to: path)
+      }
+      return result
     }
-    return result
   }
 }

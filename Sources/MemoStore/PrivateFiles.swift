@@ -105,18 +105,24 @@ public enum PrivateFiles {
     defer { wipe(&buffer) }
     var filled = 0
     while filled < buffer.count {
-      let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw ioError(errno, "cannot read \(path)")
-      }
+      let count = try readSome(fd, into: &buffer, at: filled, what: path)
       if count == 0 { break }
       filled += count
     }
     guard filled <= limit else {
-      throw MemoPeerError(.tooLarge, "\(path) is larger than \(limit) bytes", hint: "restore it from a backup")
+      throw MemoPeerError(
+        .tooLarge, "\(path) is larger than \(limit) bytes", hint: "it is not what memo-peer expects to find there")
     }
     return Array(buffer[0..<filled])
+  }
+
+  /// One read(2) into `buffer` from `offset` on, retried on EINTR; 0 at the end.
+  private static func readSome(_ fd: Int32, into buffer: inout [UInt8], at offset: Int, what: String) throws -> Int {
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
+      if count >= 0 { return count }
+      if errno != EINTR { throw ioError(errno, "cannot read \(what)") }
+    }
   }
 
   /// Overwrites a buffer that held a secret with zeros (OPENSSL_cleanse, which the
@@ -128,11 +134,7 @@ public enum PrivateFiles {
     var result: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
-      let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw ioError(errno, "cannot read \(what)")
-      }
+      let count = try readSome(fd, into: &chunk, at: 0, what: what)
       if count == 0 { return result }
       result.append(contentsOf: chunk[0..<count])
       if result.count > limit {
@@ -141,6 +143,16 @@ public enum PrivateFiles {
           hint: "memos are limited to \(MemoRules.maxBodyBytes) bytes")
       }
     }
+  }
+
+  /// Runs `body` holding an exclusive `flock` on `lockPath` (made 0600 if missing), so
+  /// processes that change the same file take turns.
+  public static func withExclusiveLock<T>(_ lockPath: String, _ body: () throws -> T) throws -> T {
+    let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw ioError(errno, "cannot open \(lockPath)") }
+    defer { close(fd) }
+    guard flock(fd, LOCK_EX) == 0 else { throw ioError(errno, "cannot lock \(lockPath)") }
+    return try body()
   }
 
   /// Writes every byte, retrying on EINTR and short writes.

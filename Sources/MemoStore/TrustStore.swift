@@ -123,12 +123,7 @@ public struct TrustStore: Sendable {
   /// Runs `body` holding the exclusive lock on the store.
   private func locked<T>(_ body: () throws -> T) throws -> T {
     try PrivateFiles.ensureDirectory(directory, role: "key directory")
-    let lockPath = directory + "/trusted-peers.lock"
-    let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw PrivateFiles.ioError(errno, "cannot open \(lockPath)") }
-    defer { close(fd) }
-    guard flock(fd, LOCK_EX) == 0 else { throw PrivateFiles.ioError(errno, "cannot lock \(lockPath)") }
-    return try body()
+    return try PrivateFiles.withExclusiveLock(directory + "/trusted-peers.lock", body)
   }
 
   /// Changes whenever the file is replaced: the daemon polls it to notice removals.

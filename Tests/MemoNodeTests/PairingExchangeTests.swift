@@ -92,9 +92,9 @@ final class PairingExchangeTests: XCTestCase {
       try guestTrust.load().peer(for: hostIdentity.deviceID)?.discoveryKey, hostIdentity.discoveryKeyBase64)
   }
 
-  /// A device in the middle holds a TLS session with each side and relays frames between
-  /// them, changing them with `tamper`. Returns both sides' outcomes.
-  func manInTheMiddle(tamper: @escaping @Sendable (Frame) -> Frame) throws -> (
+  /// A device in the middle holds a TLS session with each side and relays the frames
+  /// between them. Returns both sides' outcomes.
+  func manInTheMiddle() throws -> (
     host: PairingExchange.Outcome, guest: PairingExchange.Outcome, hostTrust: TrustStore, guestTrust: TrustStore,
     codes: (host: [String], guest: [String])
   ) {
@@ -118,7 +118,7 @@ final class PairingExchangeTests: XCTestCase {
         // commit (host → guest), nonce (guest → host), reveal (host → guest), answer (guest → host)
         for (from, to) in [(toHost, toGuest), (toGuest, toHost), (toHost, toGuest), (toGuest, toHost)] {
           guard let frame = try? from.receive() else { break }
-          try? to.send(tamper(frame))
+          try? to.send(frame)
         }
         toHost.shutdown()
       })
@@ -132,7 +132,7 @@ final class PairingExchangeTests: XCTestCase {
   }
 
   func testARelayingMiddleIsCaughtByTheCommitmentAndNothingIsStored() throws {
-    let run = try manInTheMiddle { $0 }
+    let run = try manInTheMiddle()
     XCTAssertEqual(run.guest.result.failureCode, .untrustedPeer, "the guest saw the commitment fail")
     XCTAssertTrue(run.guest.counts)
     XCTAssertTrue(run.codes.guest.isEmpty, "the guest was never shown a code")
