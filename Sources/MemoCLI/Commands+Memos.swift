@@ -70,7 +70,9 @@ enum MemoCommands {
       OptionSpec("plain", "print as text even on a terminal (it stays in the scrollback)"),
       OptionSpec("json", "print {schema, memo: {..., body}} as JSON"),
     ],
-    positionals: [PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix")]
+    positionals: [
+      PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
+    ]
   ) { context in
     let memo = try context.store().memo(try context.memoID())
     if context.wantsJSON {
@@ -104,7 +106,9 @@ enum MemoCommands {
       OptionSpec("unpin", "unpin it"),
       OptionSpec("json", "print the changed memo as JSON"),
     ],
-    positionals: [PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix")]
+    positionals: [
+      PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
+    ]
   ) { context in
     let arguments = context.arguments
     let store = try context.store()
@@ -164,7 +168,9 @@ enum MemoCommands {
     name: "delete", summary: "Delete a memo.",
     details: "Asks for confirmation on a terminal; scripts pass --yes. The text is wiped; a tombstone keeps the id.",
     options: [OptionSpec("yes", short: "y", "do not ask"), OptionSpec("json", "print {schema, deleted} as JSON")],
-    positionals: [PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix")]
+    positionals: [
+      PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
+    ]
   ) { context in
     let store = try context.store()
     let id = try context.memoID()

@@ -78,12 +78,18 @@ enum NetworkCommands {
       trusted host (for example from a systemd unit's setup step).
       """,
     options: [
-      OptionSpec("scope", value: "SCOPE", "local-network (default), all-service-types or background-sync"),
+      OptionSpec(
+        "scope", value: "SCOPE", "local-network (default), all-service-types or background-sync",
+        completion: .choices(ConsentScope.allCases.map(\.rawValue))),
       OptionSpec("note", value: "TEXT", "a note stored with the decision"),
       OptionSpec("provisioning", "record the decision as made by provisioning"),
       OptionSpec("json", "print the consent state as JSON"),
     ],
-    positionals: [PositionalSpec(name: "ACTION", optional: true, help: "status (default), grant, deny or revoke")]
+    positionals: [
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "status (default), grant, deny or revoke",
+        completion: .choices(["status", "grant", "deny", "revoke"]))
+    ]
   ) { context in
     let gate = try ConsentGate(paths: try context.paths())
     let action = context.arguments.positional(0) ?? "status"

@@ -16,7 +16,9 @@ enum WidgetCommand {
       waybar: {"exec": "memo-peer widget --format waybar", "return-type": "json"}.
       """,
     options: [
-      OptionSpec("format", value: "FORMAT", "waybar (JSON), i3blocks or plain (default)"),
+      OptionSpec(
+        "format", value: "FORMAT", "waybar (JSON), i3blocks or plain (default)",
+        completion: .choices(WidgetFormat.allCases.map(\.rawValue))),
       OptionSpec("json", "print the waybar object (with schema and the per-field redaction reasons)"),
     ],
     positionals: []
