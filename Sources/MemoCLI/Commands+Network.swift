@@ -173,10 +173,11 @@ enum NetworkCommands {
       return seconds
     }
     let stop = StopFlag()
-    let signals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
+    let reload = ReloadRequest()
+    let signals = [SIGTERM, SIGINT, SIGHUP].map { number -> any DispatchSourceSignal in
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler { stop.set() }
+      source.setEventHandler { number == SIGHUP ? reload.set() : stop.set() }
       source.resume()
       return source
     }
@@ -185,8 +186,9 @@ enum NetworkCommands {
     let engine = try ServeEngine(
       paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
       logger: context.logger.scoped("serve"), clock: { wallClock() },
-      report: { printer.error("memo-peer serve: \($0)") },
-      lockState: { try? keys.status().lockState }, syncEvery: syncEvery)
+      report: { printer.error("memo-peer serve: \($0)", priority: servePriority($0)) },
+      lockState: { try? keys.status().lockState }, syncEvery: syncEvery, notifier: SystemdNotifier(),
+      reloadRequest: reload)
     try runBlocking { try await engine.run(until: stop) }
     withExtendedLifetime(signals) {}
   }
@@ -230,6 +232,14 @@ enum NetworkCommands {
   }
 
   // MARK: - Helpers
+
+  /// The journal priority of a line from `serve`: waiting on something that is broken (the
+  /// mDNS daemon, the port, a registration, an unreadable log) is a warning; waiting for a
+  /// person's consent, and every other state change, is a notice.
+  static func servePriority(_ line: String) -> JournalStream.Priority {
+    guard line.hasPrefix("waiting (") else { return .notice }
+    return line.hasPrefix("waiting (local-network consent") ? .notice : .warning
+  }
 
   /// Asks for consent on a terminal when none is recorded; refuses otherwise.
   static func obtainConsent(for use: LocalNetworkUse, gate: ConsentGate, context: CommandContext) throws {
