@@ -33,12 +33,15 @@ struct PositionalSpec: Sendable {
   let help: String
   /// What a shell may offer here (generated completions).
   let completion: ValueCompletion
+  /// The last positional only: it takes every remaining argument (`PATH…`).
+  let variadic: Bool
 
-  init(name: String, optional: Bool, help: String, completion: ValueCompletion? = nil) {
+  init(name: String, optional: Bool, help: String, completion: ValueCompletion? = nil, variadic: Bool = false) {
     self.name = name
     self.optional = optional
     self.help = help
     self.completion = completion ?? ValueCompletion.inferred(from: name)
+    self.variadic = variadic
   }
 }
 
@@ -164,7 +167,7 @@ enum ArgumentParser {
       let missing = positionals[result.positionals.count].name
       throw usage("missing \(missing)", suggestion: nil, command: command)
     }
-    if result.positionals.count > positionals.count {
+    if result.positionals.count > positionals.count && !(positionals.last?.variadic ?? false) {
       throw usage("too many arguments", suggestion: nil, command: command)
     }
     return result

@@ -15,6 +15,7 @@ final class Console {
 
   var stdinIsTerminal: Bool { isatty(0) == 1 }
   var stdoutIsTerminal: Bool { isatty(1) == 1 }
+  var stderrIsTerminal: Bool { isatty(2) == 1 }
 
   /// Buffers text for stdout; flushed in 64 KiB writes so listing 100,000 memos is cheap.
   func print(_ text: String) {
