@@ -21,7 +21,8 @@ final class MarkdownCLITests: XCTestCase {
 
   func testRoundTripIntoAFreshNodeAndPandocReadsEveryFile() throws {
     let a = try CLIProcess()
-    _ = try a.new("Milk, eggs\nbread \"quoted\" \\ back\n", ["--title", "Groceries: \"weekly\" — list", "--tag", "home"])
+    _ = try a.new(
+      "Milk, eggs\nbread \"quoted\" \\ back\n", ["--title", "Groceries: \"weekly\" — list", "--tag", "home"])
     _ = try a.new("---\nlooks: like front matter\n---\n#nottag\n", ["--private", "--tag", "a/b.c", "--tag", "x"])
     let third = try a.new("Third\nedited later")
     XCTAssertEqual(try a.run(["edit", third, "--title", "Third, changed"]).status, 0)
@@ -46,7 +47,8 @@ final class MarkdownCLITests: XCTestCase {
     let imported = try b.json(["import", "--markdown", folder])
     XCTAssertEqual(imported["added"] as? Int, 3)
     XCTAssertEqual(try memos(b), try memos(a))
-    XCTAssertEqual(try b.json(["import", "--markdown", folder])["unchanged"] as? Int, 3, "a second import adds nothing")
+    XCTAssertEqual(
+      try b.json(["import", "--markdown", folder])["unchanged"] as? Int, 3, "a second import adds nothing")
     XCTAssertEqual(try memos(b), try memos(a))
   }
 
