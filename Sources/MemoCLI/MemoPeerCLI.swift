@@ -47,6 +47,10 @@ public enum MemoPeerCLI {
       return 2
     }
     rest.removeFirst()
+    if name == Clipboard.clearCommand {
+      // The helper `show --copy` starts; not a command people type (see Clipboard).
+      return Clipboard.runClearHelper(arguments: rest, environment: environment)
+    }
     guard let command = commands.first(where: { $0.name == name }) else {
       return report(unknownCommand(name), console, json: false)
     }
