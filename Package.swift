@@ -49,7 +49,7 @@ let package = Package(
     .target(
       name: "MemoNode",
       dependencies: [
-        "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe", "CSystemd",
+        "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe", "CSystemd", "CDBus",
       ],
       swiftSettings: strict),
     // The command line as a library, so it is testable.

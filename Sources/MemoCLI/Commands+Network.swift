@@ -189,7 +189,9 @@ enum NetworkCommands {
       report: { printer.error("memo-peer serve: \($0)", priority: servePriority($0)) },
       lockState: { try? keys.status().lockState }, syncEvery: syncEvery, notifier: SystemdNotifier(),
       reloadRequest: reload)
+    let alerts = desktopAlerts(paths: paths, environment: context.environment)
     try runBlocking { try await engine.run(until: stop) }
+    alerts?.cancel()
     withExtendedLifetime(signals) {}
   }
 
@@ -232,6 +234,26 @@ enum NetworkCommands {
   }
 
   // MARK: - Helpers
+
+  /// Desktop notifications for the user daemon, checked once a second; nil without a
+  /// session bus (the system daemon). The "Open" action runs the notice's command in the
+  /// desktop's terminal (x-terminal-emulator), when there is one.
+  static func desktopAlerts(paths: NodePaths, environment: [String: String]) -> (any DispatchSourceTimer)? {
+    guard let bus = SessionBusNotifications(environment: environment) else { return nil }
+    let executable = (try? Clipboard.ownExecutable()) ?? "memo-peer"
+    let search = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+    let terminal = search.map { $0 + "/x-terminal-emulator" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    let watcher = DesktopAlertWatcher(paths: paths, notifier: bus) { command in
+      guard let terminal, let first = command.first else { return }
+      let program = first == "memo-peer" ? executable : first
+      _ = try? ToolProcess.run(terminal, ["-e", program] + command.dropFirst(), input: nil, detach: true)
+    }
+    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "memo-peer.desktop-alerts"))
+    timer.schedule(deadline: .now(), repeating: .seconds(1))
+    timer.setEventHandler { watcher.check() }
+    timer.resume()
+    return timer
+  }
 
   /// The journal priority of a line from `serve`: waiting on something that is broken (the
   /// mDNS daemon, the port, a registration, an unreadable log) is a warning; waiting for a
