@@ -10,10 +10,16 @@ SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || 
 export SOURCE_DATE_EPOCH
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-sums=()
-for folder in first/memo-peer second/elsewhere-with-a-longer-name; do
+folders=(first/memo-peer second/elsewhere-with-a-longer-name)
+# Both copies first, from one snapshot, so an edit made while the first one builds cannot
+# make the two differ.
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf "$scratch/sources.tar"
+for folder in "${folders[@]}"; do
   mkdir -p "$scratch/$folder"
-  git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$scratch/$folder"
+  tar -xf "$scratch/sources.tar" -C "$scratch/$folder"
+done
+sums=()
+for folder in "${folders[@]}"; do
   deb=$("$scratch/$folder/scripts/deb.sh" "$scratch/$folder/dist")
   sum=$(sha256sum "$deb" | cut -d' ' -f1)
   echo "deb-repro: $sum  built in $scratch/$folder"

@@ -38,12 +38,12 @@ enum BashCompletion {
       let valueOptions = (command.options + ArgumentParser.common).filter { $0.value != nil }
       lines.append("    \(command.name))")
       lines.append("      options='\(Completions.optionWords(command).joined(separator: " "))'")
-      let takes = valueOptions.flatMap { ["--" + $0.name] + ($0.short.map { ["-" + String($0)] } ?? []) }
+      let takes = Completions.optionWords(command, takingValues: true)
       lines.append("      takes_value=' \(takes.joined(separator: " ")) '")
       if !valueOptions.isEmpty {
         lines.append("      case $prev in")
         for option in valueOptions {
-          let words = ["--" + option.name] + (option.short.map { ["-" + String($0)] } ?? [])
+          let words = Completions.words(option)
           lines.append(
             "        \(words.joined(separator: "|"))) _memo_peer_values \(kind(option.completion)) \"$cur\"; return ;;")
         }

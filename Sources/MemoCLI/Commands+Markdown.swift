@@ -19,12 +19,7 @@ enum MarkdownCommands {
         "memo-peer: warning: the files in \(folder) are plain text: anyone who can read them reads your memos")
     }
     if context.wantsJSON {
-      struct Exported: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let exported: Int
-        let path: String
-      }
-      context.printJSON(Exported(exported: count, path: folder))
+      context.printJSON(OutputFormat.ExportJSON(exported: count, path: folder))
     } else {
       context.console.print("exported \(count) memo(s) to \(folder) as Markdown")
     }
@@ -42,16 +37,9 @@ enum MarkdownCommands {
     var summary = try context.store().importMarkdown(sources, now: context.now)
     summary.ignored = ignored
     if context.wantsJSON {
-      struct Imported: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let added: Int
-        let updated: Int
-        let unchanged: Int
-        let ignored: Int
-      }
       context.printJSON(
-        Imported(added: summary.added, updated: summary.updated, unchanged: summary.unchanged, ignored: summary.ignored)
-      )
+        OutputFormat.ImportJSON(
+          added: summary.added, updated: summary.updated, unchanged: summary.unchanged, ignored: summary.ignored))
     } else {
       var line =
         "imported \(files.count) file(s): \(summary.added) added, \(summary.updated) updated, "

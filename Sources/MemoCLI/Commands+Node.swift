@@ -103,12 +103,7 @@ enum NodeCommands {
     try file?.commit()
     if output == "-" { return }
     if context.wantsJSON {
-      struct Exported: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let exported: Int
-        let path: String
-      }
-      context.printJSON(Exported(exported: writer.count, path: output))
+      context.printJSON(OutputFormat.ExportJSON(exported: writer.count, path: output))
     } else {
       context.console.print("exported \(writer.count) memo(s) to \(output)")
     }
@@ -160,14 +155,9 @@ enum NodeCommands {
     }
     context.console.endProgress()
     if context.wantsJSON {
-      struct Imported: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let added: Int
-        let updated: Int
-        let unchanged: Int
-      }
       context.printJSON(
-        Imported(added: counts[.added] ?? 0, updated: counts[.updated] ?? 0, unchanged: counts[.unchanged] ?? 0))
+        OutputFormat.ImportJSON(
+          added: counts[.added] ?? 0, updated: counts[.updated] ?? 0, unchanged: counts[.unchanged] ?? 0))
     } else {
       context.console.print(
         "imported: \(counts[.added] ?? 0) added, \(counts[.updated] ?? 0) updated, \(counts[.unchanged] ?? 0) unchanged"

@@ -15,11 +15,16 @@ enum Completions {
     }
   }
 
-  /// The words of every option of a command, long and short, with the common ones.
-  static func optionWords(_ command: Command) -> [String] {
-    (command.options + ArgumentParser.common).flatMap { option in
-      ["--" + option.name] + (option.short.map { ["-" + String($0)] } ?? [])
-    }
+  /// An option's words: `--name`, and `-x` when it has a short form.
+  static func words(_ option: OptionSpec) -> [String] {
+    ["--" + option.name] + (option.short.map { ["-" + String($0)] } ?? [])
+  }
+
+  /// The words of every option of a command, long and short, with the common ones; with
+  /// `takingValues`, only of the options that take a value (whose next word is not a
+  /// positional argument).
+  static func optionWords(_ command: Command, takingValues: Bool = false) -> [String] {
+    (command.options + ArgumentParser.common).filter { !takingValues || $0.value != nil }.flatMap(words)
   }
 
   /// Words safe to put in a shell script unquoted: the table's names and choices are

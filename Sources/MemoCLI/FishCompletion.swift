@@ -51,8 +51,7 @@ enum FishCompletion {
         line += " -d '\(Completions.describe(option.help))'"
         lines.append(line)
       }
-      let takes = (command.options + ArgumentParser.common).filter { $0.value != nil }
-        .flatMap { ["--" + $0.name] + ($0.short.map { ["-" + String($0)] } ?? []) }
+      let takes = Completions.optionWords(command, takingValues: true)
       for (index, positional) in command.positionals.enumerated() {
         let values =
           positional.completion == .command ? " -a '\(names.joined(separator: " "))'" : arguments(positional.completion)

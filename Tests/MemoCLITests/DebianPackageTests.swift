@@ -23,7 +23,7 @@ final class DebianPackageTests: XCTestCase {
 
     let repro = try ProcessRunner.run(
       Self.repository + "/scripts/deb-repro.sh", [output], environment: environment)
-    XCTAssertEqual(repro.status, 0, repro.output)
+    guard repro.status == 0 else { return XCTFail("scripts/deb-repro.sh: \(repro.output)") }
     let sums = repro.stdout.split(separator: "\n").filter { $0.hasPrefix("deb-repro: ") && $0.contains("built in") }
       .map { $0.split(separator: " ")[1] }
     XCTAssertEqual(sums.count, 2, repro.output)
