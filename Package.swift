@@ -20,6 +20,8 @@ let package = Package(
     .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
     // libdbus: the browse pipeline speaks avahi-daemon's D-Bus API (MemoDiscovery/Avahi).
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+    // libsystemd: sd_notify for Type=notify units (READY, STATUS, WATCHDOG, RELOADING, STOPPING).
+    .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
     // Prefixed C wrappers for OpenSSL macros and parameter builders Swift cannot import.
     .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
     // statfs(2) (memory-backed editor files) and the keyring system calls (add_key, keyctl),
@@ -46,7 +48,9 @@ let package = Package(
     // The engine: advertising, browsing, the doctor's checks, wiring core to I/O.
     .target(
       name: "MemoNode",
-      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe"],
+      dependencies: [
+        "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe", "CSystemd", "CDBus",
+      ],
       swiftSettings: strict),
     // The command line as a library, so it is testable.
     .target(
@@ -59,7 +63,7 @@ let package = Package(
       path: "bench/Sources/memo-peer-bench", swiftSettings: strict),
 
     // Helpers shared by the test targets (real processes, their output).
-    .target(name: "MemoTestSupport", swiftSettings: strict),
+    .target(name: "MemoTestSupport", dependencies: ["MemoCore"], swiftSettings: strict),
 
     // MemoCrypto only for the pairing state machine's tests, which use OpenSSL's hash and KDF.
     .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore", "MemoCrypto"], swiftSettings: strict),
@@ -73,7 +77,7 @@ let package = Package(
       name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoCore", "CDBus"], swiftSettings: strict),
     .testTarget(name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto"], swiftSettings: strict),
     .testTarget(
-      name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto", "MemoStore", "MemoTransport"],
+      name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto", "MemoStore", "MemoTransport", "MemoTestSupport"],
       swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(

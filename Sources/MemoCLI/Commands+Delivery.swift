@@ -23,7 +23,8 @@ enum DeliveryCommands {
       OptionSpec("json", "print the entry as JSON"),
     ],
     positionals: [
-      PositionalSpec(name: "ID|-", optional: false, help: "a memo id or prefix, or - for stdin"),
+      PositionalSpec(
+        name: "ID|-", optional: false, help: "a memo id or prefix, or - for stdin", completion: .dynamic(.memoIDs)),
       PositionalSpec(name: "SECONDS", optional: true, help: "with --wait: how long to wait (default 60)"),
     ]
   ) { context in
@@ -127,7 +128,9 @@ enum DeliveryCommands {
       """,
     options: [OptionSpec("json", "print the entries as JSON")],
     positionals: [
-      PositionalSpec(name: "ACTION", optional: true, help: "list, retry or cancel"),
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "list, retry or cancel",
+        completion: .choices(["list", "retry", "cancel"])),
       PositionalSpec(name: "ID", optional: true, help: "an entry id or prefix"),
     ]
   ) { context in
@@ -190,7 +193,8 @@ enum DeliveryCommands {
       """,
     options: [OptionSpec("json", "print the entries as JSON")],
     positionals: [
-      PositionalSpec(name: "ACTION", optional: true, help: "list, accept or drop"),
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "list, accept or drop", completion: .choices(["list", "accept", "drop"])),
       PositionalSpec(name: "ID", optional: true, help: "an entry id or prefix"),
     ]
   ) { context in

@@ -88,12 +88,18 @@ enum NetworkCommands {
       trusted host (for example from a systemd unit's setup step).
       """,
     options: [
-      OptionSpec("scope", value: "SCOPE", "local-network (default), all-service-types or background-sync"),
+      OptionSpec(
+        "scope", value: "SCOPE", "local-network (default), all-service-types or background-sync",
+        completion: .choices(ConsentScope.allCases.map(\.rawValue))),
       OptionSpec("note", value: "TEXT", "a note stored with the decision"),
       OptionSpec("provisioning", "record the decision as made by provisioning"),
       OptionSpec("json", "print the consent state as JSON"),
     ],
-    positionals: [PositionalSpec(name: "ACTION", optional: true, help: "status (default), grant, deny or revoke")]
+    positionals: [
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "status (default), grant, deny or revoke",
+        completion: .choices(["status", "grant", "deny", "revoke"]))
+    ]
   ) { context in
     let gate = try ConsentGate(paths: try context.paths())
     let action = context.arguments.positional(0) ?? "status"
@@ -183,10 +189,11 @@ enum NetworkCommands {
       return seconds
     }
     let stop = StopFlag()
-    let signals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
+    let reload = ReloadRequest()
+    let signals = [SIGTERM, SIGINT, SIGHUP].map { number -> any DispatchSourceSignal in
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler { stop.set() }
+      source.setEventHandler { number == SIGHUP ? reload.set() : stop.set() }
       source.resume()
       return source
     }
@@ -195,9 +202,12 @@ enum NetworkCommands {
     let engine = try ServeEngine(
       paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
       logger: context.logger.scoped("serve"), clock: { wallClock() },
-      report: { printer.error("memo-peer serve: \($0)") },
-      lockState: { try? keys.status().lockState }, syncEvery: syncEvery)
+      report: { printer.error("memo-peer serve: \($0)", priority: servePriority($0)) },
+      lockState: { try? keys.status().lockState }, syncEvery: syncEvery, notifier: SystemdNotifier(),
+      reloadRequest: reload)
+    let alerts = desktopAlerts(paths: paths, environment: context.environment)
     try runBlocking { try await engine.run(until: stop) }
+    alerts?.cancel()
     withExtendedLifetime(signals) {}
   }
 
@@ -240,6 +250,34 @@ enum NetworkCommands {
   }
 
   // MARK: - Helpers
+
+  /// Desktop notifications for the user daemon, checked once a second; nil without a
+  /// session bus (the system daemon). The "Open" action runs the notice's command in the
+  /// desktop's terminal (x-terminal-emulator), when there is one.
+  static func desktopAlerts(paths: NodePaths, environment: [String: String]) -> (any DispatchSourceTimer)? {
+    guard let bus = SessionBusNotifications(environment: environment) else { return nil }
+    let executable = (try? Clipboard.ownExecutable()) ?? "memo-peer"
+    let search = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+    let terminal = search.map { $0 + "/x-terminal-emulator" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    let watcher = DesktopAlertWatcher(paths: paths, notifier: bus) { command in
+      guard let terminal, let first = command.first else { return }
+      let program = first == "memo-peer" ? executable : first
+      _ = try? ToolProcess.run(terminal, ["-e", program] + command.dropFirst(), input: nil, detach: true)
+    }
+    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "memo-peer.desktop-alerts"))
+    timer.schedule(deadline: .now(), repeating: .seconds(1))
+    timer.setEventHandler { watcher.check() }
+    timer.resume()
+    return timer
+  }
+
+  /// The journal priority of a line from `serve`: waiting on something that is broken (the
+  /// mDNS daemon, the port, a registration, an unreadable log) is a warning; waiting for a
+  /// person's consent, and every other state change, is a notice.
+  static func servePriority(_ line: String) -> JournalStream.Priority {
+    guard line.hasPrefix("waiting (") else { return .notice }
+    return line.hasPrefix("waiting (local-network consent") ? .notice : .warning
+  }
 
   /// Asks for consent on a terminal when none is recorded; refuses otherwise.
   static func obtainConsent(for use: LocalNetworkUse, gate: ConsentGate, context: CommandContext) throws {

@@ -288,12 +288,15 @@ enum SyncCommands {
       syncs like an edit.
       """,
     options: [
-      OptionSpec("keep", value: "A|B|both", "which version to keep (resolve)"),
+      OptionSpec(
+        "keep", value: "A|B|both", "which version to keep (resolve)", completion: .choices(["A", "B", "both"])),
       OptionSpec("json", "print as JSON"),
     ],
     positionals: [
-      PositionalSpec(name: "ACTION", optional: true, help: "list or resolve"),
-      PositionalSpec(name: "ID", optional: true, help: "a conflict copy's or memo's id or prefix"),
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "list or resolve", completion: .choices(["list", "resolve"])),
+      PositionalSpec(
+        name: "ID", optional: true, help: "a conflict copy's or memo's id or prefix", completion: .dynamic(.memoIDs)),
     ]
   ) { context in
     let store = try context.store()

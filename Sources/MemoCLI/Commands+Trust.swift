@@ -58,8 +58,11 @@ enum TrustCommands {
       OptionSpec("json", "print the trusted devices as JSON"),
     ],
     positionals: [
-      PositionalSpec(name: "ACTION", optional: true, help: "list, add, rename or remove"),
-      PositionalSpec(name: "PEER", optional: true, help: "a device ID (add), or a name or ID prefix"),
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "list, add, rename, remove or policy",
+        completion: .choices(["list", "add", "rename", "remove", "policy"])),
+      PositionalSpec(
+        name: "PEER", optional: true, help: "a device ID (add), or a name or ID prefix", completion: .dynamic(.peers)),
       PositionalSpec(name: "NEW-NAME", optional: true, help: "the new name (rename), or the policy (policy)"),
     ]
   ) { context in

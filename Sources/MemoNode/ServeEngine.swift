@@ -50,6 +50,13 @@ public actor ServeEngine {
   /// that cannot be told. Asked every poll: `.locked` makes the daemon drop its keys and
   /// everything on the network, and wait.
   let lockState: @Sendable () -> LockState?
+  /// Told about every state change (systemd's READY, STATUS, RELOADING, STOPPING, WATCHDOG).
+  let notifier: any ServiceNotifier
+  /// Set by SIGHUP (`systemctl reload`): re-read the trust store now.
+  let reloadRequest: ReloadRequest?
+  private var announcedReady = false
+  /// The last STATUS= sent, so systemd hears each text once.
+  private var lastServiceText: String?
 
   private var registrations: [DNSServiceRegistration] = []
   private var server: TLSServer?
@@ -81,8 +88,11 @@ public actor ServeEngine {
     paths: NodePaths, gate: ConsentGate, identity: @escaping @Sendable () throws -> NodeIdentity, port: UInt16,
     interfaces: [NetworkInterface], limits: ConnectionLimits = ConnectionLimits(),
     logger: Logger, clock: @escaping @Sendable () -> Timestamp, report: @escaping @Sendable (String) -> Void,
-    lockState: @escaping @Sendable () -> LockState? = { nil }, syncEvery: Double? = nil
+    lockState: @escaping @Sendable () -> LockState? = { nil }, syncEvery: Double? = nil,
+    notifier: any ServiceNotifier = SilentServiceNotifier(), reloadRequest: ReloadRequest? = nil
   ) throws {
+    self.notifier = notifier
+    self.reloadRequest = reloadRequest
     self.lockState = lockState
     self.syncEvery = syncEvery
     self.paths = paths
@@ -103,8 +113,10 @@ public actor ServeEngine {
   public func run(until stop: StopFlag) async throws {
     while !stop.isSet {
       await step()
+      notifier.notify(.watchdog)
       try? await Task.sleep(for: Self.pollInterval)
     }
+    notifier.notify(.stopping)
     deliveryRound?.cancel()
     syncRound?.cancel()
     stopServing()
@@ -395,8 +407,12 @@ public actor ServeEngine {
   /// Notices trust store changes; a removed device loses its live connections at once.
   private func followTrustStore() {
     guard let trusted else { return }
+    let requested = reloadRequest?.take() ?? false
+    guard requested || trusted.hasChanged else { return }
+    notifier.notify(.reloading)
+    defer { notifier.notify(.ready) }
     do {
-      guard let removed = try trusted.reloadIfChanged() else { return }
+      guard let removed = try trusted.reloadIfChanged(force: requested) else { return }
       logger.info("trust store changed: \(trusted.all.count, privacy: .public) trusted device(s)")
       guard !removed.isEmpty else { return }
       server?.closeConnections { peer in peer.map(removed.contains) ?? false }
@@ -426,5 +442,17 @@ public actor ServeEngine {
     status.updated = clock()
     try status.write(paths)
     report(status.summary)
+    guard state != .stopped else { return }
+    // A forced publication (new contacts, the store's state) may leave the text as it was.
+    let text = status.serviceText
+    if text != lastServiceText {
+      lastServiceText = text
+      notifier.notify(.status(text))
+    }
+    if !announcedReady {
+      // Once it listens or waits: a daemon waiting for consent is up, not failing.
+      announcedReady = true
+      notifier.notify(.ready)
+    }
   }
 }

@@ -30,11 +30,17 @@ public final class TrustedDevices: @unchecked Sendable {
 
   public var all: Set<DeviceID> { lock.withLock { ids } }
 
-  /// Re-reads the store if its file changed; returns the devices no longer trusted (nil:
-  /// the file did not change).
-  public func reloadIfChanged() throws -> Set<DeviceID>? {
+  /// Whether the store's file changed since it was last loaded.
+  public var hasChanged: Bool {
     let fingerprint = store.fingerprint()
-    guard lock.withLock({ fingerprint != loadedFingerprint }) else { return nil }
+    return lock.withLock { fingerprint != loadedFingerprint }
+  }
+
+  /// Re-reads the store if its file changed (or always, with `force`); returns the devices
+  /// no longer trusted (nil: the file did not change and nothing was re-read).
+  public func reloadIfChanged(force: Bool = false) throws -> Set<DeviceID>? {
+    let fingerprint = store.fingerprint()
+    guard force || lock.withLock({ fingerprint != loadedFingerprint }) else { return nil }
     let fresh = try store.load().deviceIDs
     return lock.withLock {
       let removed = ids.subtracting(fresh)
