@@ -7,7 +7,7 @@ RELEASE_BIN := .build/release/memo-peer
 # command) with lld (GNU ld warns about mktemp inside the static Foundation).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld
 
-.PHONY: deps build test lint format demo bench install clean
+.PHONY: deps build test lint format demo bench install deb deb-check clean
 
 deps:
 	@scripts/deps.sh
@@ -37,11 +37,30 @@ bench: deps
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 0755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/bin/memo-peer
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	$(RELEASE_BIN) help --man | gzip -9n > $(DESTDIR)$(PREFIX)/share/man/man1/memo-peer.1.gz
+	$(RELEASE_BIN) completions bash > $(DESTDIR)$(PREFIX)/share/bash-completion/completions/memo-peer
+	$(RELEASE_BIN) completions zsh > $(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_memo-peer
+	$(RELEASE_BIN) completions fish > $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/memo-peer.fish
 	install -D -m 0644 Services/memo-peer.service $(DESTDIR)$(PREFIX)/lib/systemd/system/memo-peer.service
 	install -D -m 0644 Services/memo-peer-user.service $(DESTDIR)$(PREFIX)/lib/systemd/user/memo-peer.service
 	install -D -m 0644 Services/sysusers.d/memo-peer.conf $(DESTDIR)$(PREFIX)/lib/sysusers.d/memo-peer.conf
 	install -D -m 0644 Services/tmpfiles.d/memo-peer.conf $(DESTDIR)$(PREFIX)/lib/tmpfiles.d/memo-peer.conf
 	install -D -m 0644 Services/README.md $(DESTDIR)$(PREFIX)/share/doc/memo-peer/README.md
 
+# The Debian package, dist/memo-peer_<version>_amd64.deb: stripped, reproducible, Depends
+# from dpkg-shlibdeps (scripts/deb.sh).
+deb: deps
+	scripts/deb.sh dist
+
+# What CI checks of the package (also run by DebianPackageTests in `make test`): two builds
+# in two folders are byte-identical, lintian finds no error, and it installs, verifies and
+# purges cleanly in a throwaway root (needs root).
+deb-check: deps
+	scripts/deb-repro.sh dist
+	lintian --fail-on error --tag-display-limit 0 dist/memo-peer_*_*.deb
+	scripts/deb-test.sh dist/memo-peer_*_*.deb
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-deb dist

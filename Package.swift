@@ -20,6 +20,8 @@ let package = Package(
     .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
     // libdbus: the browse pipeline speaks avahi-daemon's D-Bus API (MemoDiscovery/Avahi).
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+    // libsystemd: sd_notify for Type=notify units (READY, STATUS, WATCHDOG, RELOADING, STOPPING).
+    .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
     // Prefixed C wrappers for OpenSSL macros and parameter builders Swift cannot import.
     .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
     // statfs(2) (memory-backed editor files) and the keyring system calls (add_key, keyctl),
@@ -46,7 +48,9 @@ let package = Package(
     // The engine: advertising, browsing, the doctor's checks, wiring core to I/O.
     .target(
       name: "MemoNode",
-      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe"],
+      dependencies: [
+        "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe", "CSystemd", "CDBus",
+      ],
       swiftSettings: strict),
     // The command line as a library, so it is testable.
     .target(
@@ -62,11 +66,12 @@ let package = Package(
 
     // Helpers shared by the test targets: real processes and their output; the in-memory
     // frame channel, two sessions run against each other over it (a sync, for one); a fake
-    // keyring.
+    // keyring; a tmux pane.
     .target(
       name: "MemoTestSupport", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode"], swiftSettings: strict),
 
-    .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore"], swiftSettings: strict),
+    // MemoCrypto only for the pairing state machine's tests, which use OpenSSL's hash and KDF.
+    .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore", "MemoCrypto"], swiftSettings: strict),
     .testTarget(
       name: "MemoCryptoTests", dependencies: ["MemoCrypto"], resources: [.copy("Vectors")],
       swiftSettings: strict),
@@ -80,7 +85,8 @@ let package = Package(
       swiftSettings: strict),
     .testTarget(
       name: "MemoNodeTests",
-      dependencies: ["MemoNode", "MemoCore", "MemoCrypto", "MemoStore", "MemoTestSupport"], swiftSettings: strict),
+      dependencies: ["MemoNode", "MemoCore", "MemoCrypto", "MemoStore", "MemoTransport", "MemoTestSupport"],
+      swiftSettings: strict),
     // memo-peer with test-only knobs (MemoPeerCLI.Tuning) as leading options; built for the
     // lab tests, never a product.
     .executableTarget(

@@ -22,6 +22,17 @@ packages=(
   tmux                   # a real terminal for the privacy-screen tests (capture-pane)
   tcpdump                # the canary audit captures the lab's traffic
   syncthing              # bench/syncthing/baseline.sh: the file-sync baseline (lab hosts only)
+  groff                  # the man page test: `groff -man -ww -z` must find no warning
+  bash-completion        # the bash completion test drives the real completion framework
+  zsh                    # the zsh completion script is checked with `zsh -n`
+  fish                   # the fish completions are asked for with `fish -c 'complete -C …'`
+  libsystemd-dev         # sd_notify: READY/STATUS/WATCHDOG/RELOADING/STOPPING for Type=notify units
+  dpkg-dev               # `make deb`: dpkg-shlibdeps computes Depends from the linked libraries
+  lintian                # `make deb` is checked by lintian (no error allowed)
+  python3-dbusmock       # the desktop-notification test: a fake org.freedesktop.Notifications
+  xvfb                   # xvfb-run: an X server for the clipboard test
+  xclip                  # the X11 clipboard tool `show --copy` uses (and the test reads back with)
+  pandoc                 # the Markdown export test: every exported file must parse
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done

@@ -30,6 +30,29 @@ int memo_kdf_scrypt(const unsigned char *passphrase, size_t passphrase_len,
   return ok == 1 ? 1 : 0;
 }
 
+int memo_kdf_hkdf_sha256(const unsigned char *key, size_t key_len,
+                         const unsigned char *salt, size_t salt_len,
+                         const unsigned char *info, size_t info_len,
+                         unsigned char *out, size_t out_len) {
+  static const unsigned char empty[1] = {0};
+  static char digest[] = "SHA256";
+  EVP_KDF *kdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+  if (kdf == NULL) return 0;
+  EVP_KDF_CTX *ctx = EVP_KDF_CTX_new(kdf);
+  EVP_KDF_free(kdf);
+  if (ctx == NULL) return 0;
+  OSSL_PARAM params[5];
+  OSSL_PARAM *q = params;
+  *q++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0);
+  *q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)(key ? key : empty), key_len);
+  *q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)(salt ? salt : empty), salt_len);
+  *q++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, (void *)(info ? info : empty), info_len);
+  *q = OSSL_PARAM_construct_end();
+  int ok = EVP_KDF_derive(ctx, out, out_len, params);
+  EVP_KDF_CTX_free(ctx);
+  return ok == 1 ? 1 : 0;
+}
+
 int memo_ssl_ctx_tls13_without_resumption(SSL_CTX *ctx) {
   if (SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION) != 1) return 0;
   if (SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1) return 0;

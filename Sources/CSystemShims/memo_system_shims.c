@@ -2,6 +2,8 @@
 
 #include <linux/magic.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
 
 int memo_is_memory_file_system(const char *path) {
@@ -17,3 +19,23 @@ int memo_terminal_size(int fd, unsigned short *rows, unsigned short *columns) {
   *columns = size.ws_col;
   return 0;
 }
+
+int memo_harden_process(void) {
+  int done = 0;
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0) done |= 1;
+  struct rlimit none = {0, 0};
+  if (setrlimit(RLIMIT_CORE, &none) == 0) done |= 2;
+  return done;
+}
+
+int memo_process_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }
+
+static long long soft_limit(int resource) {
+  struct rlimit limit;
+  if (getrlimit(resource, &limit) != 0) return -1;
+  return limit.rlim_cur == RLIM_INFINITY ? -2 : (long long)limit.rlim_cur;
+}
+
+long long memo_memlock_limit(void) { return soft_limit(RLIMIT_MEMLOCK); }
+
+long long memo_core_limit(void) { return soft_limit(RLIMIT_CORE); }

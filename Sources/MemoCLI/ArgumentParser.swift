@@ -8,13 +8,21 @@ struct OptionSpec: Sendable {
   let value: String?
   let help: String
   let repeatable: Bool
+  /// What a shell may offer for the value (generated completions).
+  let completion: ValueCompletion
 
-  init(_ name: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false, _ help: String) {
+  /// `completion` defaults to what the placeholder says (`PEER`, `FILE`, `DIR`); see
+  /// `ValueCompletion.inferred(from:)`.
+  init(
+    _ name: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false, _ help: String,
+    completion: ValueCompletion? = nil
+  ) {
     self.name = name
     self.short = short
     self.value = value
     self.help = help
     self.repeatable = repeatable
+    self.completion = completion ?? value.map(ValueCompletion.inferred(from:)) ?? .none
   }
 }
 
@@ -23,6 +31,53 @@ struct PositionalSpec: Sendable {
   let name: String
   let optional: Bool
   let help: String
+  /// What a shell may offer here (generated completions).
+  let completion: ValueCompletion
+  /// The last positional only: it takes every remaining argument (`PATH…`).
+  let variadic: Bool
+
+  init(name: String, optional: Bool, help: String, completion: ValueCompletion? = nil, variadic: Bool = false) {
+    self.name = name
+    self.optional = optional
+    self.help = help
+    self.completion = completion ?? ValueCompletion.inferred(from: name)
+    self.variadic = variadic
+  }
+}
+
+/// What a shell can complete for a value. Dynamic values come from
+/// `memo-peer completions --values SOURCE`, which prints ids and names, never memo content.
+enum ValueCompletion: Sendable, Equatable {
+  /// Free text (a title, a number): nothing is offered.
+  case none
+  /// One of these words.
+  case choices([String])
+  /// Values read from this node when the shell asks.
+  case dynamic(CompletionSource)
+  case file
+  case directory
+  /// A memo-peer command's name (`help COMMAND`).
+  case command
+
+  /// From a placeholder: `PEER` is a trusted peer's name, `FILE`/`PATH` a file, `DIR` a
+  /// folder. Memo ids are never inferred (entries of the outbox and inbox are `ID`s too).
+  static func inferred(from placeholder: String) -> ValueCompletion {
+    switch placeholder {
+    case "PEER": .dynamic(.peers)
+    case "FILE", "PATH", "PATH…": .file
+    case "DIR": .directory
+    default: .none
+    }
+  }
+}
+
+/// Where dynamic completion values come from. A new source (notebook names, when notebooks
+/// exist) is one case here and one branch in `CompletionValues.values(of:prefix:context:)`.
+enum CompletionSource: String, Sendable, CaseIterable {
+  /// Memo ids, by the short prefix `list` shows (longer when two share it).
+  case memoIDs = "memo-ids"
+  /// Names of trusted devices.
+  case peers
 }
 
 /// What the parser produced for one command line.
@@ -112,7 +167,7 @@ enum ArgumentParser {
       let missing = positionals[result.positionals.count].name
       throw usage("missing \(missing)", suggestion: nil, command: command)
     }
-    if result.positionals.count > positionals.count {
+    if result.positionals.count > positionals.count && !(positionals.last?.variadic ?? false) {
       throw usage("too many arguments", suggestion: nil, command: command)
     }
     return result

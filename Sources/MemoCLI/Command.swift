@@ -15,7 +15,7 @@ struct Command: Sendable {
 
   var usageLine: String {
     var parts = ["memo-peer", name]
-    parts += positionals.map { $0.optional ? "[\($0.name)]" : $0.name }
+    parts += positionals.map { ($0.optional ? "[\($0.name)]" : $0.name) + ($0.variadic ? "…" : "") }
     if !options.isEmpty { parts.append("[options]") }
     return parts.joined(separator: " ")
   }

@@ -23,7 +23,8 @@ enum DeliveryCommands {
       OptionSpec("json", "print the entry as JSON"),
     ],
     positionals: [
-      PositionalSpec(name: "ID|-", optional: false, help: "a memo id or prefix, or - for stdin"),
+      PositionalSpec(
+        name: "ID|-", optional: false, help: "a memo id or prefix, or - for stdin", completion: .dynamic(.memoIDs)),
       PositionalSpec(name: "SECONDS", optional: true, help: "with --wait: how long to wait (default 60)"),
     ]
   ) { context in
@@ -36,7 +37,9 @@ enum DeliveryCommands {
     }
     let trust = TrustStore(paths: paths)
     let peer = try trust.load().find(reference)
-    guard let peerID = peer.id else { throw MemoPeerError(.storage, "the trust entry for \(peer.name) is damaged") }
+    guard let peerID = peer.id else {
+      throw MemoPeerError(.storage, "the trust entry for \(peer.displayName) is damaged")
+    }
     var expires: Timestamp?
     if let text = context.arguments.value("expires") {
       guard let seconds = DurationText.seconds(text) else {
@@ -70,12 +73,16 @@ enum DeliveryCommands {
         try NetworkCommands.obtainConsent(
           for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
       }
+      // `memo-peer lock` while it waits closes the connection.
+      let watch = LockWatch(keys: DeviceKeys(paths: paths))
+      defer { watch.stop() }
       let outbox = OutboxDelivery(
         store: StoreAccess(paths: paths, use: .person),
         dialer: PeerConnector(
-          gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() }),
+          gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: watch.sessions,
+          clock: { wallClock() }),
         trust: trust, clock: { wallClock() })
-      let name = peer.name
+      let name = peer.displayName
       printer.error("memo-peer: \(name): sending \(id.prefix(8))…")
       _ = try runBlocking {
         let deadline = Date().addingTimeInterval(wait)
@@ -83,6 +90,7 @@ enum DeliveryCommands {
         while true {
           let remaining = deadline.timeIntervalSinceNow
           guard remaining > 0 else { return false }
+          if watch.fired { throw LockWatch.lockedDuring("the delivery") }
           // Everything queued for this peer goes along (the next user action delivers it).
           let round = try await outbox.deliver(to: peerID.compact, timeout: max(remaining, 1))
           guard let reason = round.waitingFor, round.pending > 0 else { return true }
@@ -99,12 +107,12 @@ enum DeliveryCommands {
     if context.wantsJSON {
       context.printJSON(OutboxJSON(schema: OutputFormat.jsonSchema, entries: [json(entry, name: peer.name)]))
     } else {
-      context.console.print("\(id.prefix(8))  to \(peer.name)  \(display(entry.state))")
+      context.console.print("\(id.prefix(8))  to \(peer.displayName)  \(display(entry.state))")
     }
     if wait != nil, entry.state.isPending {
       throw MemoPeerError(
         .connection, "not delivered yet: \(display(entry.state)); it stays in the outbox",
-        hint: "`memo-peer serve` delivers it when \(peer.name) is reachable; `memo-peer outbox` shows its state")
+        hint: "`memo-peer serve` delivers it when \(peer.displayName) is reachable; `memo-peer outbox` shows its state")
     }
     if case .failed(let reason) = entry.state { throw MemoPeerError(.connection, "not delivered: \(reason)") }
   }
@@ -120,7 +128,9 @@ enum DeliveryCommands {
       """,
     options: [OptionSpec("json", "print the entries as JSON")],
     positionals: [
-      PositionalSpec(name: "ACTION", optional: true, help: "list, retry or cancel"),
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "list, retry or cancel",
+        completion: .choices(["list", "retry", "cancel"])),
       PositionalSpec(name: "ID", optional: true, help: "an entry id or prefix"),
     ]
   ) { context in
@@ -149,7 +159,7 @@ enum DeliveryCommands {
         return
       }
       for entry in entries {
-        let name = names[entry.recipient]
+        let name = names[entry.recipient].terminalSafe
         context.console.print(
           "\(entry.id.prefix(8))  to \(name)  \(OutputFormat.localTime(entry.created))  \(display(entry.state))")
       }
@@ -183,7 +193,8 @@ enum DeliveryCommands {
       """,
     options: [OptionSpec("json", "print the entries as JSON")],
     positionals: [
-      PositionalSpec(name: "ACTION", optional: true, help: "list, accept or drop"),
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "list, accept or drop", completion: .choices(["list", "accept", "drop"])),
       PositionalSpec(name: "ID", optional: true, help: "an entry id or prefix"),
     ]
   ) { context in
@@ -223,16 +234,19 @@ enum DeliveryCommands {
         return
       }
       for entry in entries {
-        let name = names[entry.sender]
+        // The entry id and the title came from the sender.
+        let name = names[entry.sender].terminalSafe
+        let title = OutputFormat.title(entry.memo.title)
         context.console.print(
-          "\(entry.id.prefix(8))  from \(name)  \(OutputFormat.localTime(entry.received))  \(entry.memo.title)")
+          "\(String(entry.id.prefix(8)).terminalSafe)  from \(name)  \(OutputFormat.localTime(entry.received))  \(title)"
+        )
       }
     case "accept":
       let memo = try store.acceptInboxEntry(try entryArgument())
       context.console.print("accepted as memo \(memo.id.short)")
     case "drop":
       let entry = try store.dropInboxEntry(try entryArgument())
-      context.console.print("dropped \(entry.id.prefix(8))")
+      context.console.print("dropped \(String(entry.id.prefix(8)).terminalSafe)")
     default:
       throw ArgumentParser.usage(
         "unknown inbox action \(action.prefix(20))",
@@ -272,14 +286,17 @@ enum DeliveryCommands {
 }
 
 /// Trusted devices' names by compact device ID, for outbox and inbox listings; a device no
-/// longer trusted shows as the start of its ID.
+/// longer trusted, or any device while the node is locked (the trust store is sealed then),
+/// shows as the start of its ID.
 struct PeerNames {
   private let names: [String: String]
 
   init(_ context: CommandContext) throws {
-    names = Dictionary(
-      (try TrustStore(paths: try context.paths()).load().peers).map { ($0.deviceID, $0.name) },
-      uniquingKeysWith: { first, _ in first })
+    let peers: [TrustedPeer]
+    do { peers = try TrustStore(paths: try context.paths()).load().peers } catch let error as MemoPeerError
+      where error.code == .locked
+    { peers = [] }
+    names = Dictionary(peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
   }
 
   subscript(deviceID: String) -> String { names[deviceID] ?? String(deviceID.prefix(8)) + "…" }

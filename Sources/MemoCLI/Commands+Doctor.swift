@@ -7,15 +7,17 @@ enum DoctorCommand {
     name: "doctor", summary: "Explain why discovery finds nothing, and how to fix it.",
     details: """
       Checks consent, the D-Bus system bus, avahi-daemon, the network interfaces, the daemon
-      (`serve`) and its port, and (only with consent) whether this node sees its own
-      advertisement. Exits 0 when every check passes, 1 otherwise.
+      (`serve`) and its port, (only with consent) whether this node sees its own
+      advertisement, and how memo-peer protects what it holds in memory (not dumpable, no core
+      files, keys in locked memory). Exits 0 when every check passes, 1 otherwise.
       """,
     options: [OptionSpec("json", "print {schema, ok, checks: [{name, ok, detail, fix}]} as JSON")],
     positionals: []
   ) { context in
     let paths = try context.paths()
     let environment = context.environment
-    let checks = try runBlocking { await Doctor.run(paths: paths, environment: environment) }
+    let checks =
+      try runBlocking { await Doctor.run(paths: paths, environment: environment) } + ProcessHardening.checks()
     let ok = checks.allSatisfy(\.ok)
     if context.wantsJSON {
       struct DoctorJSON: Encodable {

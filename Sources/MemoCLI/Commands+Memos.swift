@@ -7,11 +7,13 @@ enum MemoCommands {
     name: "new", summary: "Create a memo.",
     details: """
       The body is read from stdin when stdin is not a terminal, otherwise your editor
-      ($VISUAL or $EDITOR) opens on a file in a private memory-backed directory. Without
-      --title, the first line of the body becomes the title.
+      ($VISUAL or $EDITOR) opens on a file in a private memory-backed directory; with
+      --from-clipboard it is the clipboard's text (wl-paste on Wayland, xclip on X11).
+      Without --title, the first line of the body becomes the title.
       """,
     options: [
       OptionSpec("title", short: "t", value: "TITLE", "the memo's title"),
+      OptionSpec("from-clipboard", "take the body from the desktop clipboard"),
       OptionSpec("tag", value: "TAG", repeatable: true, "add a tag (repeatable)"),
       OptionSpec("private", "mark the memo private (hidden from widgets while locked)"),
       OptionSpec("json", "print the new memo as JSON"),
@@ -20,7 +22,8 @@ enum MemoCommands {
   ) { context in
     // Refuse before the editor opens: text typed into a locked node could not be saved.
     try requireUnlocked(context)
-    let body = try readBody(context, initial: "")
+    let body =
+      context.arguments.has("from-clipboard") ? try clipboardBody(context) : try readBody(context, initial: "")
     let draft = MemoDraft(
       title: context.arguments.value("title") ?? "", body: body, tags: context.arguments.all("tag"),
       isPrivate: context.arguments.has("private"))
@@ -64,15 +67,25 @@ enum MemoCommands {
       ID may be any unique prefix of the memo's id. On a terminal the memo is shown on the
       alternate screen: it is hidden when the terminal loses focus or the job is suspended
       (Ctrl-Z), comes back on return, and leaves nothing in the scrollback when you quit
-      (q). On a pipe, or with --plain, it is printed as text.
+      (q). On a pipe, or with --plain, it is printed as text. --copy puts the body on the
+      desktop clipboard instead (wl-copy on Wayland, xclip on X11), printing nothing of it,
+      and clears the clipboard after 45 s (--clear-after) unless it changed meanwhile.
       """,
     options: [
       OptionSpec("plain", "print as text even on a terminal (it stays in the scrollback)"),
+      OptionSpec("copy", "put the body on the clipboard; cleared after 45 s unless changed"),
+      OptionSpec("clear-after", value: "SECONDS", "with --copy: clear the clipboard after SECONDS (default 45)"),
       OptionSpec("json", "print {schema, memo: {..., body}} as JSON"),
     ],
-    positionals: [PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix")]
+    positionals: [
+      PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
+    ]
   ) { context in
     let memo = try context.store().memo(try context.memoID())
+    if context.arguments.has("copy") {
+      try copyToClipboard(memo, context)
+      return
+    }
     if context.wantsJSON {
       context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary, body: memo.body, conflictOf: memo.conflictOf)))
       return
@@ -104,7 +117,9 @@ enum MemoCommands {
       OptionSpec("unpin", "unpin it"),
       OptionSpec("json", "print the changed memo as JSON"),
     ],
-    positionals: [PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix")]
+    positionals: [
+      PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
+    ]
   ) { context in
     let arguments = context.arguments
     let store = try context.store()
@@ -164,7 +179,9 @@ enum MemoCommands {
     name: "delete", summary: "Delete a memo.",
     details: "Asks for confirmation on a terminal; scripts pass --yes. The text is wiped; a tombstone keeps the id.",
     options: [OptionSpec("yes", short: "y", "do not ask"), OptionSpec("json", "print {schema, deleted} as JSON")],
-    positionals: [PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix")]
+    positionals: [
+      PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
+    ]
   ) { context in
     let store = try context.store()
     let id = try context.memoID()
@@ -215,6 +232,42 @@ enum MemoCommands {
   }
 
   // MARK: - Helpers
+
+  /// `show --copy`: the body to the clipboard, a helper to clear it later, and a line that
+  /// says so without any of the memo.
+  static func copyToClipboard(_ memo: Memo, _ context: CommandContext) throws {
+    if context.arguments.has("json") || context.arguments.has("plain") {
+      throw ArgumentParser.usage(
+        "--copy prints nothing of the memo: leave out --json and --plain", suggestion: nil, command: "show")
+    }
+    let seconds =
+      try context.arguments.value("clear-after").map { text -> Int in
+        guard let value = Int(text), (1...86400).contains(value) else {
+          throw ArgumentParser.usage(
+            "--clear-after needs a number of seconds from 1 to 86400", suggestion: nil, command: "show")
+        }
+        return value
+      } ?? Clipboard.defaultClearSeconds
+    let clipboard = try Clipboard.find(context.environment)
+    let text = Array(memo.body.utf8)
+    try clipboard.copy(text)
+    try clipboard.clearLater(text, after: seconds)
+    context.console.print(
+      "memo \(memo.id.short) is on the clipboard (\(clipboard.tool.name)); it will be cleared in \(seconds) s unless it changes"
+    )
+  }
+
+  /// `new --from-clipboard`: the clipboard's text, checked like any body.
+  static func clipboardBody(_ context: CommandContext) throws -> String {
+    guard let bytes = try Clipboard.find(context.environment).paste(limit: MemoRules.maxBodyBytes) else {
+      throw MemoPeerError(
+        .tooLarge, "the clipboard holds more than \(MemoRules.maxBodyBytes) bytes", hint: "split it into several memos")
+    }
+    guard !bytes.isEmpty else {
+      throw MemoPeerError(.invalidInput, "the clipboard holds no text", hint: "copy some text first")
+    }
+    return try MemoRules.decodeUTF8(bytes, source: "the clipboard")
+  }
 
   /// Refuses a change before any text is typed when the node is locked.
   static func requireUnlocked(_ context: CommandContext) throws {

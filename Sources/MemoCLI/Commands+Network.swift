@@ -37,9 +37,19 @@ enum NetworkCommands {
     let use: LocalNetworkUse = allTypes ? .browseAllTypes : .browse(serviceType: type)
     try obtainConsent(for: use, gate: gate, context: context)
 
-    let identity = try AdvertisementIdentity.load(paths: paths, rotationSeconds: Advertisement.defaultRotationSeconds)
-    let recognizer = PeerRecognizer(trust: try TrustStore(paths: paths).load())
     let printer = LinePrinter()
+    // Recognising this node and trusted devices needs keys that are sealed while the node is
+    // locked; browsing itself needs none, so a locked node browses without names.
+    var identity: AdvertisementIdentity?
+    var trust = TrustList()
+    do {
+      identity = try AdvertisementIdentity.load(paths: paths, rotationSeconds: Advertisement.defaultRotationSeconds)
+      trust = try TrustStore(paths: paths).load()
+    } catch let error as MemoPeerError where error.code == .locked {
+      printer.error("memo-peer: locked: this node and trusted devices are not recognised (`memo-peer unlock`)")
+      identity = nil
+    }
+    let recognizer = PeerRecognizer(trust: trust)
     let json = context.wantsJSON
     let found = Counter()
     // Started here, so the first calls to avahi-daemon overlap the start of the task below.
@@ -74,12 +84,18 @@ enum NetworkCommands {
       trusted host (for example from a systemd unit's setup step).
       """,
     options: [
-      OptionSpec("scope", value: "SCOPE", "local-network (default), all-service-types or background-sync"),
+      OptionSpec(
+        "scope", value: "SCOPE", "local-network (default), all-service-types or background-sync",
+        completion: .choices(ConsentScope.allCases.map(\.rawValue))),
       OptionSpec("note", value: "TEXT", "a note stored with the decision"),
       OptionSpec("provisioning", "record the decision as made by provisioning"),
       OptionSpec("json", "print the consent state as JSON"),
     ],
-    positionals: [PositionalSpec(name: "ACTION", optional: true, help: "status (default), grant, deny or revoke")]
+    positionals: [
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "status (default), grant, deny or revoke",
+        completion: .choices(["status", "grant", "deny", "revoke"]))
+    ]
   ) { context in
     let gate = try ConsentGate(paths: try context.paths())
     let action = context.arguments.positional(0) ?? "status"
@@ -123,8 +139,10 @@ enum NetworkCommands {
   static let serve = Command(
     name: "serve", summary: "Advertise this node on the local network, while consent allows (a daemon).",
     details: """
-      Never browses and never asks. It keeps running while the memos are locked, and reports
-      it in `memo-peer status`. Without local-network consent it waits, says so once,
+      Never browses and never asks. While the node is locked (a passphrase class, before
+      `memo-peer unlock`) it cannot prove who it is: it advertises nothing, listens nowhere
+      and waits, and goes on by itself after `unlock`; `memo-peer lock` withdraws it again
+      and closes its sessions. Without local-network consent it waits, says so once,
       and starts advertising within 2 s of a grant; a revoke withdraws the advertisement
       within 2 s. The TCP port is open only while advertising. The advertisement is a
       pseudonym and a tag that change every rotation period. It answers syncs from trusted
@@ -150,7 +168,11 @@ enum NetworkCommands {
     guard rotation.map({ $0 >= 1 }) ?? true else {
       throw ArgumentParser.usage("--rotation must be at least 1 second", suggestion: nil, command: "serve")
     }
-    let identity = try NodeIdentity.load(paths: paths, rotationSeconds: rotation)
+    // Loaded by the daemon when it can: on a locked node it waits for `unlock` instead.
+    let identity: @Sendable () throws -> NodeIdentity = {
+      try NodeIdentity.load(paths: paths, rotationSeconds: rotation)
+    }
+    _ = try NodeConfig.load(paths: paths)
     let interfaces = try selectedInterfaces(context.arguments.all("interface"))
     guard let port = UInt16(context.arguments.value("port") ?? "0") else {
       throw ArgumentParser.usage("--port needs a number from 0 to 65535", suggestion: nil, command: "serve")
@@ -163,21 +185,26 @@ enum NetworkCommands {
       return seconds
     }
     let stop = StopFlag()
-    let signals = [SIGTERM, SIGINT].map { number -> any DispatchSourceSignal in
+    let reload = ReloadRequest()
+    let signals = [SIGTERM, SIGINT, SIGHUP].map { number -> any DispatchSourceSignal in
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler { stop.set() }
+      source.setEventHandler { number == SIGHUP ? reload.set() : stop.set() }
       source.resume()
       return source
     }
     let printer = LinePrinter()
+    let keys = DeviceKeys(paths: paths)
     let engine = try ServeEngine(
       paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
-      logger: context.logger.scoped("serve"), report: { printer.error("memo-peer serve: \($0)") },
-      syncEvery: syncEvery,
+      logger: context.logger.scoped("serve"),
+      report: { printer.error("memo-peer serve: \($0)", priority: servePriority($0)) },
+      syncEvery: syncEvery, notifier: SystemdNotifier(), reloadRequest: reload,
       collaborators: ServeEngine.Collaborators(
-        clock: { wallClock() }, keys: DeviceKeys(paths: paths), receiptDelay: context.tuning.receiptDelay))
+        clock: { wallClock() }, keys: keys, receiptDelay: context.tuning.receiptDelay))
+    let alerts = desktopAlerts(paths: paths, environment: context.environment)
     try runBlocking { try await engine.run(until: stop) }
+    alerts?.cancel()
     withExtendedLifetime(signals) {}
   }
 
@@ -220,6 +247,34 @@ enum NetworkCommands {
   }
 
   // MARK: - Helpers
+
+  /// Desktop notifications for the user daemon, checked once a second; nil without a
+  /// session bus (the system daemon). The "Open" action runs the notice's command in the
+  /// desktop's terminal (x-terminal-emulator), when there is one.
+  static func desktopAlerts(paths: NodePaths, environment: [String: String]) -> (any DispatchSourceTimer)? {
+    guard let bus = SessionBusNotifications(environment: environment) else { return nil }
+    let executable = (try? Clipboard.ownExecutable()) ?? "memo-peer"
+    let search = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+    let terminal = search.map { $0 + "/x-terminal-emulator" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    let watcher = DesktopAlertWatcher(paths: paths, notifier: bus) { command in
+      guard let terminal, let first = command.first else { return }
+      let program = first == "memo-peer" ? executable : first
+      _ = try? ToolProcess.run(terminal, ["-e", program] + command.dropFirst(), input: nil, detach: true)
+    }
+    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "memo-peer.desktop-alerts"))
+    timer.schedule(deadline: .now(), repeating: .seconds(1))
+    timer.setEventHandler { watcher.check() }
+    timer.resume()
+    return timer
+  }
+
+  /// The journal priority of a line from `serve`: waiting on something that is broken (the
+  /// mDNS daemon, the port, a registration, an unreadable log) is a warning; waiting for a
+  /// person's consent, and every other state change, is a notice.
+  static func servePriority(_ line: String) -> JournalStream.Priority {
+    guard line.hasPrefix("waiting (") else { return .notice }
+    return line.hasPrefix("waiting (local-network consent") ? .notice : .warning
+  }
 
   /// Asks for consent on a terminal when none is recorded; refuses otherwise.
   static func obtainConsent(for use: LocalNetworkUse, gate: ConsentGate, context: CommandContext) throws {
@@ -277,17 +332,22 @@ enum NetworkCommands {
   }
 
   static func line(_ sighting: PeerSighting, allTypes: Bool) -> String {
-    if allTypes { return "\(sighting.event == .added ? "+" : "-") \(sighting.instance).\(sighting.type)" }
-    guard sighting.event == .added else { return "- \(sighting.instance)  left (\(sighting.interface))" }
-    var text = "+ \(sighting.instance)"
+    // Every value here but the interface came from the network (or the trust store).
+    let instance = sighting.instance.terminalSafe
+    if allTypes { return "\(sighting.event == .added ? "+" : "-") \(instance).\(sighting.type.terminalSafe)" }
+    guard sighting.event == .added else { return "- \(instance)  left (\(sighting.interface))" }
+    var text = "+ \(instance)"
     if let port = sighting.port {
-      text += "  " + (sighting.addresses.first.map { "\($0) port \(port)" } ?? "port \(port)")
+      text += "  " + (sighting.addresses.first.map { "\($0.terminalSafe) port \(port)" } ?? "port \(port)")
     }
     text += "  \(sighting.interface)"
-    if let tag = sighting.tag { text += "  tag=\(tag)" }
+    if let tag = sighting.tag { text += "  tag=\(tag.terminalSafe)" }
     if sighting.own { text += "  (this node)" }
-    if let name = sighting.trustedName { text += "  trusted: \(name)" }
-    if let name = sighting.pairingName { text += "  pairing window open: “\(name)”" }
+    if let name = sighting.trustedName { text += "  trusted: \(name.terminalSafe)" }
+    if let name = sighting.pairingName {
+      text += "  pairing window open: “\(name.terminalSafe)”"
+      if !DeviceName.isValidPairingName(name) { text += " (not a valid name: `pair` ignores it)" }
+    }
     return text
   }
 

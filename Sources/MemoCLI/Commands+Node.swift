@@ -50,19 +50,38 @@ enum NodeCommands {
   }
 
   static let export = Command(
-    name: "export", summary: "Write all memos to a passphrase-protected archive.",
+    name: "export", summary: "Write all memos to a passphrase-protected archive, or as Markdown files.",
     details: """
       For moving memos to another device: the archive is sealed with a key derived from the
       passphrase (scrypt) and never contains the device key. The passphrase is asked on the
       terminal, or read as one line from descriptor N with --passphrase-fd N.
+      --format markdown DIR writes one Markdown file per memo (front matter with id, title,
+      tags, times) into DIR, 0700, each file 0600. These files are PLAIN TEXT: anyone who can
+      read them reads the memos. DIR must be new or empty unless --force.
       """,
     options: [
       OptionSpec("output", short: "o", value: "FILE", "where to write the archive (- for stdout)"),
       OptionSpec("passphrase-fd", value: "N", "read the passphrase from this file descriptor"),
+      OptionSpec(
+        "format", value: "FORMAT", "archive (default) or markdown (plain-text files, one per memo)",
+        completion: .choices(["archive", "markdown"])),
+      OptionSpec("force", "with --format markdown: write into a folder that is not empty"),
       OptionSpec("json", "print {schema, exported, path} as JSON"),
     ],
-    positionals: []
+    positionals: [PositionalSpec(name: "DIR", optional: true, help: "with --format markdown: the folder to write")]
   ) { context in
+    switch context.arguments.value("format") ?? "archive" {
+    case "archive":
+      guard context.arguments.positional(0) == nil else {
+        throw ArgumentParser.usage(
+          "DIR is for --format markdown; the archive goes to --output FILE", suggestion: nil, command: "export")
+      }
+    case "markdown": return try MarkdownCommands.export(context)
+    case let other:
+      throw ArgumentParser.usage(
+        "unknown export format \(ArgumentParser.echo(other))",
+        suggestion: ArgumentParser.closest(to: other, among: ["archive", "markdown"]), command: "export")
+    }
     guard let output = context.arguments.value("output") else {
       throw ArgumentParser.usage("missing --output FILE", suggestion: nil, command: "export")
     }
@@ -84,30 +103,39 @@ enum NodeCommands {
     try file?.commit()
     if output == "-" { return }
     if context.wantsJSON {
-      struct Exported: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let exported: Int
-        let path: String
-      }
-      context.printJSON(Exported(exported: writer.count, path: output))
+      context.printJSON(OutputFormat.ExportJSON(exported: writer.count, path: output))
     } else {
       context.console.print("exported \(writer.count) memo(s) to \(output)")
     }
   }
 
   static let `import` = Command(
-    name: "import", summary: "Add the memos of an archive made by `memo-peer export`.",
+    name: "import", summary: "Add the memos of an archive made by `memo-peer export`, or Markdown files.",
     details: """
       The whole archive is authenticated before anything is stored, and then imported in one
       transaction: all of it or none. Memos already here at the same or a newer revision are
       left alone.
+      --markdown PATH… takes Markdown or text files (.md, .markdown, .txt) and folders of them:
+      the title from front matter or the first `# ` heading, tags from front matter and
+      #tags in the text, times from front matter or the file's modification time. Every file
+      is checked first, then all are added in one transaction, or none.
       """,
     options: [
       OptionSpec("passphrase-fd", value: "N", "read the passphrase from this file descriptor"),
-      OptionSpec("json", "print {schema, added, updated, unchanged} as JSON"),
+      OptionSpec("markdown", "import Markdown or text files and folders instead of an archive"),
+      OptionSpec("json", "print {schema, added, updated, unchanged} as JSON (and ignored, for --markdown)"),
     ],
-    positionals: [PositionalSpec(name: "FILE", optional: false, help: "the archive")]
+    positionals: [
+      PositionalSpec(
+        name: "PATH", optional: false, help: "the archive, or with --markdown files and folders", completion: .file,
+        variadic: true)
+    ]
   ) { context in
+    if context.arguments.has("markdown") { return try MarkdownCommands.import(context) }
+    guard context.arguments.positionals.count == 1 else {
+      throw ArgumentParser.usage(
+        "import takes one archive (several paths are for --markdown)", suggestion: nil, command: "import")
+    }
     let path = context.arguments.positional(0) ?? ""
     let bytes = try PrivateFiles.read(path, limit: MemoArchiveReader.maxArchiveBytes)
     try MemoCommands.requireUnlocked(context)
@@ -127,14 +155,9 @@ enum NodeCommands {
     }
     context.console.endProgress()
     if context.wantsJSON {
-      struct Imported: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let added: Int
-        let updated: Int
-        let unchanged: Int
-      }
       context.printJSON(
-        Imported(added: counts[.added] ?? 0, updated: counts[.updated] ?? 0, unchanged: counts[.unchanged] ?? 0))
+        OutputFormat.ImportJSON(
+          added: counts[.added] ?? 0, updated: counts[.updated] ?? 0, unchanged: counts[.unchanged] ?? 0))
     } else {
       context.console.print(
         "imported: \(counts[.added] ?? 0) added, \(counts[.updated] ?? 0) updated, \(counts[.unchanged] ?? 0) unchanged"

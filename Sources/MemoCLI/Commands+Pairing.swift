@@ -12,11 +12,15 @@ enum PairingCommands {
     details: """
       On one device run `memo-peer pair --accept`: it opens a pairing window (2 minutes by
       default) and advertises the name you choose. On the other run `memo-peer pair` and
-      pick that device. Both screens then show a code derived from the encrypted connection
-      and both device IDs; a device in the middle cannot make the codes match. Confirm on
-      both only if the codes are the same: then each device trusts the other. A refusal or
-      mismatch on either side stores nothing. Needs a person at a terminal on both sides;
-      for headless hosts use `memo-peer trust add`.
+      pick that device. Both screens then show a code derived from the encrypted connection,
+      after the device with the window committed to its part of it, and both device IDs: a
+      device in the middle gets one guess in a million per attempt. Confirm on both only if
+      the codes are the same: then each device trusts the other. A refusal or mismatch on
+      either side stores nothing, and the window stays open for another attempt; after 3
+      failed or refused attempts within 10 minutes, this device stops pairing for 10
+      minutes. NAME is printable text of at most 63 bytes; anyone on the network sees it
+      while the window is open. Needs a person at a terminal on both sides; for headless
+      hosts use `memo-peer trust add`.
       """,
     options: [
       OptionSpec("accept", "open a pairing window on this device and wait for the other"),
@@ -29,7 +33,7 @@ enum PairingCommands {
     let paths = try context.paths()
     let gate = try ConsentGate(paths: paths)
     let displayName = try context.arguments.value("name") ?? defaultDisplayName()
-    try TrustList.validate(name: displayName)
+    try DeviceName.validatePairingName(displayName)
     guard context.console.stdinIsTerminal else {
       throw MemoPeerError(
         .usage, "pairing needs a person at a terminal to compare codes",
@@ -40,12 +44,13 @@ enum PairingCommands {
     let prompt = SharedConsole()
     let confirm: @Sendable (PairingOffer) throws -> Bool = { offer in try prompt.confirm(offer) }
     let printer = LinePrinter()
+    let pairing = Pairing(
+      gate: gate, identity: identity, trust: trust, attempts: PairingAttemptStore(paths: paths), clock: { wallClock() })
     let peer: TrustedPeer
     if context.arguments.has("accept") {
       try NetworkCommands.obtainConsent(
         for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
       let window = try NetworkCommands.seconds(context.arguments.value("window"), default: 120, option: "window")
-      let pairing = Pairing(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
       peer = try runBlocking {
         try await pairing.openWindow(
           seconds: window, displayName: displayName,
@@ -53,20 +58,25 @@ enum PairingCommands {
             printer.print(
               "Pairing window open for \(NetworkCommands.formatSeconds(window)) as “\(displayName)”.")
             printer.print("On the other device run: memo-peer pair")
-          }, confirm: confirm)
+          }, onNotice: { printer.error("memo-peer: \($0)") }, confirm: confirm)
       }
     } else {
       try NetworkCommands.obtainConsent(
         for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
       let timeout = try NetworkCommands.seconds(context.arguments.value("timeout"), default: 10, option: "timeout")
       let wanted = context.arguments.positional(0)
-      let guest = Pairing(gate: gate, identity: identity, trust: trust, clock: { wallClock() })
       printer.error("looking for devices with an open pairing window…")
-      let candidates = try runBlocking { try await guest.candidates(timeout: timeout, wanted: wanted) }
+      let candidates = try runBlocking {
+        try await pairing.candidates(timeout: timeout, wanted: wanted) { refused in
+          printer.error(
+            "memo-peer: ignored a pairing advertisement whose name is not printable text of at most 63 bytes: "
+              + "“\((refused.pairingName ?? "").terminalSafe)” (\(refused.instance.terminalSafe))")
+        }
+      }
       let chosen = try choose(among: candidates, wanted: wanted, console: context.console)
-      peer = try guest.pair(with: chosen, displayName: displayName, confirm: confirm)
+      peer = try pairing.pair(with: chosen, displayName: displayName, confirm: confirm)
     }
-    context.console.print("Paired: this device now trusts \(peer.name) (\(peer.id?.short ?? "?")…).")
+    context.console.print("Paired: this device now trusts \(peer.displayName) (\(peer.id?.short ?? "?")…).")
   }
 
   static let ping = Command(
@@ -101,10 +111,14 @@ enum PairingCommands {
       try NetworkCommands.obtainConsent(
         for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
     }
+    // `memo-peer lock` while the pings run closes the connection.
+    let watch = LockWatch(keys: DeviceKeys(paths: paths))
+    defer { watch.stop() }
     let connector = PeerConnector(
-      gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() })
+      gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: watch.sessions,
+      clock: { wallClock() })
     let printer = LinePrinter()
-    let name = peer.name
+    let name = peer.displayName
     let link = try runBlocking {
       try await connector.connect(to: peer, timeout: timeout) { state in
         printer.error("memo-peer: \(name): \(state)")
@@ -119,6 +133,7 @@ enum PairingCommands {
           throw TransportError(.closed, "no pong")
         }
       } catch {
+        if watch.fired { throw LockWatch.lockedDuring("the pings") }
         throw MemoPeerError(
           .connection, "\(name) closed the connection after \(index) of \(count) pings",
           hint: "it may have removed this device from its trusted devices", diagnostics: error.description)
@@ -152,9 +167,9 @@ enum PairingCommands {
     if let wanted {
       guard let match = candidates.first(where: { $0.pairingName?.lowercased() == wanted.lowercased() }) else {
         throw MemoPeerError(
-          .notFound, "no device named \(wanted.prefix(64)) has an open pairing window",
+          .notFound, "no device named \(TerminalText.display(wanted)) has an open pairing window",
           hint: "run `memo-peer pair --accept` on it first; devices seen: "
-            + (candidates.compactMap(\.pairingName).joined(separator: ", ").nonEmpty ?? "none"))
+            + (candidates.compactMap { $0.pairingName?.terminalSafe }.joined(separator: ", ").nonEmpty ?? "none"))
       }
       return match
     }
@@ -164,7 +179,7 @@ enum PairingCommands {
     }
     if candidates.count == 1 { return candidates[0] }
     for (index, candidate) in candidates.enumerated() {
-      console.print("  \(index + 1). \(candidate.pairingName ?? candidate.instance)")
+      console.print("  \(index + 1). \((candidate.pairingName ?? candidate.instance).terminalSafe)")
     }
     let answer = try console.ask("Pair with which device (1-\(candidates.count))? ")
     guard let number = Int(answer.trimmingWhitespace), (1...candidates.count).contains(number) else {
@@ -173,11 +188,14 @@ enum PairingCommands {
     return candidates[number - 1]
   }
 
+  /// The host name, when it makes a valid pairing name (cut to 63 bytes); otherwise a
+  /// neutral name.
   static func defaultDisplayName() throws -> String {
     var name = [CChar](repeating: 0, count: 256)
     guard gethostname(&name, name.count) == 0 else { return "memo-peer device" }
-    let host = String(nulTerminated: name)
-    return host.isEmpty ? "memo-peer device" : String(host.prefix(TrustList.maximumNameLength))
+    var host = String(nulTerminated: name)
+    while host.utf8.count > DeviceName.maximumPairingBytes { host.removeLast() }
+    return DeviceName.isValidPairingName(host) ? host : "memo-peer device"
   }
 }
 
@@ -194,7 +212,7 @@ final class SharedConsole: Sendable {
   private static func confirm(_ offer: PairingOffer, on console: Console) throws -> Bool {
     console.print("")
     console.print("  this device:   \(offer.ownID)")
-    console.print("  other device:  \(offer.peerID)" + (offer.peerName.map { " (“\($0)”)" } ?? ""))
+    console.print("  other device:  \(offer.peerID)" + (offer.peerName.map { " (“\($0.terminalSafe)”)" } ?? ""))
     console.print("  code:          \(PairingCode.display(offer.code))")
     return try console.confirm("Does the other device show the same code?")
   }

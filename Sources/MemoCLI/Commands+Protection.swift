@@ -24,7 +24,9 @@ enum ProtectionCommands {
       OptionSpec("json", "print {schema, protection, state, idle_timeout, unlocked_since_boot, changed}"),
     ],
     positionals: [
-      PositionalSpec(name: "CLASS", optional: true, help: "none, after-first-unlock or complete")
+      PositionalSpec(
+        name: "CLASS", optional: true, help: "none, after-first-unlock or complete",
+        completion: .choices(["none", "after-first-unlock", "complete"]))
     ]
   ) { context in
     let keys = DeviceKeys(paths: try context.paths())

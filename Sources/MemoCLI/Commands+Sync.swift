@@ -63,16 +63,21 @@ enum SyncCommands {
     guard store.canReadContent else { throw MemoStore.lockedError }
     if keepDeleted, let peer = peers.first, let id = DeviceID(peer.deviceID) {
       let kept = try store.settleHeldDeletes(from: id.compact, apply: false, now: context.now)
-      context.console.error("memo-peer: kept \(kept) memo(s) whose deletes \(peer.name) sent; they go back to it now")
+      context.console.error(
+        "memo-peer: kept \(kept) memo(s) whose deletes \(peer.displayName) sent; they go back to it now")
     }
     if context.console.stdinIsTerminal {
       try NetworkCommands.obtainConsent(
         for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
     }
+    // `memo-peer lock` during the sync closes its connections.
+    let watch = LockWatch(keys: DeviceKeys(paths: paths))
+    defer { watch.stop() }
     let runner = PeerSync(
       store: StoreAccess(paths: paths, use: .person, logger: context.logger.scoped("sync")),
       dialer: PeerConnector(
-        gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, clock: { wallClock() }),
+        gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: watch.sessions,
+        clock: { wallClock() }),
       clock: { wallClock() })
     let progress = ProgressLine(enabled: isatty(2) == 1 && !context.wantsJSON)
     // Every device is looked for and synced at once (up to PeerSync.concurrency): a device
@@ -83,15 +88,16 @@ enum SyncCommands {
       await runner.syncAll(
         peers, timeout: timeout, deleteGuard: deleteGuard,
         onState: { peer, state in
-          if case .waiting(let reason) = state { progress.note("\(peer.name): waiting (\(reason))") }
+          if case .waiting(let reason) = state { progress.note("\(peer.displayName): waiting (\(reason))") }
         },
         progress: { peer, step in
           let direction = step.receiving ? "receiving from" : "sending to"
           let total = step.estimate > step.done ? " of about \(step.estimate)" : ""
-          progress.update("\(direction) \(peer.name): \(step.done)\(total) memo revisions")
+          progress.update("\(direction) \(peer.displayName): \(step.done)\(total) memo revisions")
         })
     }
     progress.clear()
+    if watch.fired { throw LockWatch.lockedDuring("the sync") }
     try report(results, context: context)
   }
 
@@ -115,7 +121,7 @@ enum SyncCommands {
       }
     }
     if let held = results.first(where: { ($0.report?.received.heldDeletes ?? 0) > 0 }) {
-      let name = held.peer.name
+      let name = held.peer.displayName
       throw MemoPeerError(
         .syncHeld,
         "\(held.report?.received.heldDeletes ?? 0) deletes from \(name) were held back: they would delete that many of your \(held.report?.received.liveMemos ?? 0) memos; nothing was deleted",
@@ -234,7 +240,7 @@ enum SyncCommands {
     }
     for row in rows {
       let json = row.json
-      var text = "\(json.name)  \(String(json.deviceID.prefix(9)))…"
+      var text = "\(json.name.terminalSafe)  \(String(json.deviceID.prefix(9)))…"
       text += "  seen \(row.seen.map(OutputFormat.localTime) ?? "never")"
       text += "  synced \(row.synced.map(OutputFormat.localTime) ?? "never")  pending \(json.pending)"
       if json.heldDeletes > 0 { text += "  held deletes \(json.heldDeletes)" }
@@ -272,12 +278,15 @@ enum SyncCommands {
       syncs like an edit.
       """,
     options: [
-      OptionSpec("keep", value: "A|B|both", "which version to keep (resolve)"),
+      OptionSpec(
+        "keep", value: "A|B|both", "which version to keep (resolve)", completion: .choices(["A", "B", "both"])),
       OptionSpec("json", "print as JSON"),
     ],
     positionals: [
-      PositionalSpec(name: "ACTION", optional: true, help: "list or resolve"),
-      PositionalSpec(name: "ID", optional: true, help: "a conflict copy's or memo's id or prefix"),
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "list or resolve", completion: .choices(["list", "resolve"])),
+      PositionalSpec(
+        name: "ID", optional: true, help: "a conflict copy's or memo's id or prefix", completion: .dynamic(.memoIDs)),
     ]
   ) { context in
     let store = try context.store()
@@ -290,9 +299,10 @@ enum SyncCommands {
       }
       if entries.isEmpty { context.console.print("no conflicts") }
       for entry in entries {
-        context.console.print("\(entry.memo.short)  \(entry.title)")
+        context.console.print("\(entry.memo.short)  \(OutputFormat.title(entry.title))")
         for copy in entry.copies {
-          context.console.print("  copy \(copy.id.short)  \(OutputFormat.localTime(copy.updated))  \(copy.title)")
+          let title = OutputFormat.title(copy.title)
+          context.console.print("  copy \(copy.id.short)  \(OutputFormat.localTime(copy.updated))  \(title)")
         }
         if entry.overruledDelete {
           context.console.print("  deleted on another device while edited here: kept (A) or delete it (B)")

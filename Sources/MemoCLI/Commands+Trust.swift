@@ -10,7 +10,8 @@ enum TrustCommands {
     details: """
       The device ID is the SHA-256 of this device's Ed25519 public key, in base32, grouped
       by four. Give it to `memo-peer trust add` on another device to trust this one without
-      pairing. The identity key is created on first use and never leaves this device.
+      pairing. The identity key is created on first use and never leaves this device. The ID
+      is shown also while the node is locked; the certificate needs it unlocked.
       """,
     options: [
       OptionSpec("certificate", "print this device's self-signed TLS certificate (PEM) instead"),
@@ -18,10 +19,15 @@ enum TrustCommands {
     ],
     positionals: []
   ) { context in
-    let identity = try NodeIdentity.load(paths: try context.paths())
+    let paths = try context.paths()
     if context.arguments.has("certificate") {
+      let identity = try NodeIdentity.load(paths: paths)
       context.console.write(Array(try identity.device.certificatePEM().utf8))
-    } else if context.wantsJSON {
+      return
+    }
+    // The ID is public: it is shown also while the node is locked.
+    let deviceID = try NodeIdentity.deviceID(paths: paths)
+    if context.wantsJSON {
       struct IDJSON: Encodable {
         let schema = OutputFormat.jsonSchema
         let deviceID: String
@@ -30,9 +36,9 @@ enum TrustCommands {
           case deviceID = "device_id"
         }
       }
-      context.printJSON(IDJSON(deviceID: identity.deviceID.description))
+      context.printJSON(IDJSON(deviceID: deviceID.description))
     } else {
-      context.console.print(identity.deviceID.description)
+      context.console.print(deviceID.description)
     }
   }
 
@@ -52,8 +58,11 @@ enum TrustCommands {
       OptionSpec("json", "print the trusted devices as JSON"),
     ],
     positionals: [
-      PositionalSpec(name: "ACTION", optional: true, help: "list, add, rename or remove"),
-      PositionalSpec(name: "PEER", optional: true, help: "a device ID (add), or a name or ID prefix"),
+      PositionalSpec(
+        name: "ACTION", optional: true, help: "list, add, rename, remove or policy",
+        completion: .choices(["list", "add", "rename", "remove", "policy"])),
+      PositionalSpec(
+        name: "PEER", optional: true, help: "a device ID (add), or a name or ID prefix", completion: .dynamic(.peers)),
       PositionalSpec(name: "NEW-NAME", optional: true, help: "the new name (rename), or the policy (policy)"),
     ]
   ) { context in
@@ -87,17 +96,17 @@ enum TrustCommands {
         throw ArgumentParser.usage("trust rename needs a new name", suggestion: nil, command: "trust")
       }
       let renamed = try store.update { try $0.rename(reference, to: name) }
-      context.console.print("renamed \(renamed.id?.short ?? "?")… to \(renamed.name)")
+      context.console.print("renamed \(renamed.id?.short ?? "?")… to \(renamed.displayName)")
     case "remove":
       let removed = try store.update { try $0.remove(try peerArgument()) }
-      context.console.print("removed \(removed.name) (\(removed.id?.short ?? "?")…); it can no longer connect")
+      context.console.print("removed \(removed.displayName) (\(removed.id?.short ?? "?")…); it can no longer connect")
     case "policy":
       let reference = try peerArgument()
       guard let text = context.arguments.positional(2), let policy = ReceivePolicy(rawValue: text) else {
         throw ArgumentParser.usage("trust policy needs ask, accept or refuse", suggestion: nil, command: "trust")
       }
       let peer = try store.update { try $0.setReceivePolicy(policy, for: reference) }
-      context.console.print("memos from \(peer.name) now: \(policy.rawValue)")
+      context.console.print("memos from \(peer.displayName) now: \(policy.rawValue)")
     default:
       throw ArgumentParser.usage(
         "unknown trust action \(action.prefix(20))",
@@ -141,7 +150,7 @@ enum TrustCommands {
     for peer in list.peers {
       let how = peer.source == .pairing ? "paired" : "added by ID"
       context.console.print(
-        "\(peer.name)  \(peer.id?.description ?? peer.deviceID)  \(how) \(OutputFormat.localTime(peer.added))")
+        "\(peer.displayName)  \(peer.id?.description ?? peer.deviceID)  \(how) \(OutputFormat.localTime(peer.added))")
     }
   }
 }

@@ -7,8 +7,8 @@ enum WidgetCommand {
   static let widget = Command(
     name: "widget", summary: "Print a status line for desktop bars (waybar, i3blocks), redacted while locked.",
     details: """
-      Shows the pinned memo (else the latest), the number of trusted peers online and of outbox
-      entries waiting. A private memo is a placeholder while the node is locked, or always
+      Shows the pinned memo (else the latest), the number of trusted peers online, of outbox
+      entries waiting, and of memos waiting in the inbox (when there are any). A private memo is a placeholder while the node is locked, or always
       with widget.show-private-when-locked=false; with widget.protection=complete every memo
       field is a placeholder until the first unlock after the machine starts. Counts are never
       redacted. Settings live in config/config.json (docs/FORMATS.md). The widget never
@@ -16,7 +16,9 @@ enum WidgetCommand {
       waybar: {"exec": "memo-peer widget --format waybar", "return-type": "json"}.
       """,
     options: [
-      OptionSpec("format", value: "FORMAT", "waybar (JSON), i3blocks or plain (default)"),
+      OptionSpec(
+        "format", value: "FORMAT", "waybar (JSON), i3blocks or plain (default)",
+        completion: .choices(WidgetFormat.allCases.map(\.rawValue))),
       OptionSpec("json", "print the waybar object (with schema and the per-field redaction reasons)"),
     ],
     positionals: []
@@ -44,9 +46,11 @@ enum WidgetCommand {
     let lockState = try DeviceKeys(paths: paths).status().lockState
     var memo: WidgetMemo?
     var outbox = 0
+    var inbox = 0
     if PrivateFiles.exists(paths.databasePath) {
       let store = try MemoStore.open(paths: paths, logger: context.logger.scoped("store"), use: .background)
       outbox = try store.outboxWaitingCount()
+      inbox = try store.alertSnapshot().inbox.count
       if let listed = try store.widgetMemo() {
         memo = WidgetMemo(
           id: listed.id, isPrivate: listed.isPrivate, isPinned: listed.isPinned, title: listed.title,
@@ -55,6 +59,6 @@ enum WidgetCommand {
     }
     return WidgetInput(
       lockState: lockState, memo: memo, peersOnline: presence.onlineCount(), outboxWaiting: outbox,
-      settings: settings)
+      inboxWaiting: inbox, settings: settings)
   }
 }

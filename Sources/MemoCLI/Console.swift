@@ -15,6 +15,7 @@ final class Console {
 
   var stdinIsTerminal: Bool { isatty(0) == 1 }
   var stdoutIsTerminal: Bool { isatty(1) == 1 }
+  var stderrIsTerminal: Bool { isatty(2) == 1 }
 
   /// Buffers text for stdout; flushed in 64 KiB writes so listing 100,000 memos is cheap.
   func print(_ text: String) {
@@ -35,9 +36,10 @@ final class Console {
     do { try PrivateFiles.writeAll(1, buffer, path: "stdout") } catch { stdoutClosed = true }
   }
 
+  /// A line on stderr; an error's priority when stderr is the journal.
   func error(_ text: String) {
     flush()
-    let bytes = Array((text + "\n").utf8)
+    let bytes = Array((JournalStream.prefix(.error) + text + "\n").utf8)
     try? PrivateFiles.writeAll(2, bytes, path: "stderr")
   }
 
@@ -90,8 +92,8 @@ final class Console {
   /// caller names (`--passphrase-fd`), so it never appears in argv or the environment.
   func passphrase(prompt: String, confirm: Bool, fd: Int32?) throws -> SecureBytes {
     if let fd {
-      var line = try PrivateFiles.readAll(fd, limit: 4096, what: "the passphrase descriptor")
-      defer { for index in line.indices { line[index] = 0 } }
+      var line = try PrivateFiles.readSecret(fd: fd, limit: 4096, what: "the passphrase descriptor")
+      defer { PrivateFiles.wipe(&line) }
       while let last = line.last, last == 0x0A || last == 0x0D { line.removeLast() }
       return try checked(SecureBytes(copying: line))
     }
@@ -177,15 +179,25 @@ struct LinePrinter: Sendable {
     Self.lock.withLock { try? PrivateFiles.writeAll(1, Array((line + "\n").utf8), path: "stdout") }
   }
 
-  func error(_ line: String) {
-    Self.lock.withLock { try? PrivateFiles.writeAll(2, Array((line + "\n").utf8), path: "stderr") }
+  /// A line on stderr, with `priority` when stderr is the journal (a state change is a
+  /// notice; something the daemon cannot do is a warning).
+  func error(_ line: String, priority: JournalStream.Priority = .notice) {
+    let text = JournalStream.prefix(priority) + line + "\n"
+    Self.lock.withLock { try? PrivateFiles.writeAll(2, Array(text.utf8), path: "stderr") }
   }
 }
 
 /// Log lines to stderr, prefixed with level and subsystem.
 struct StderrLogSink: LogSink {
   func write(level: LogLevel, subsystem: String, message: String) {
-    let line = Array("memo-peer[\(subsystem)] \(level.name): \(message)\n".utf8)
+    let priority: JournalStream.Priority =
+      switch level {
+      case .debug: .debug
+      case .info: .info
+      case .warning: .warning
+      case .error: .error
+      }
+    let line = Array("\(JournalStream.prefix(priority))memo-peer[\(subsystem)] \(level.name): \(message)\n".utf8)
     try? PrivateFiles.writeAll(2, line, path: "stderr")
   }
 }

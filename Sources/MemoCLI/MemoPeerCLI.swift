@@ -15,7 +15,8 @@ public enum MemoPeerCLI {
     NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, TrustCommands.id, TrustCommands.trust,
     PairingCommands.pair, PairingCommands.ping, DeliveryCommands.send, DeliveryCommands.outbox, DeliveryCommands.inbox,
     DoctorCommand.doctor, ProtectionCommands.protect, ProtectionCommands.unlock, ProtectionCommands.lock,
-    WidgetCommand.widget, SyncCommands.sync, SyncCommands.peers, SyncCommands.conflicts,
+    WidgetCommand.widget, SyncCommands.sync, SyncCommands.peers, SyncCommands.conflicts, MetaCommands.help,
+    MetaCommands.completions,
   ]
 
   /// Knobs that only a test-only build turns (Tests/memo-peer-test-node): `memo-peer` itself
@@ -28,6 +29,7 @@ public enum MemoPeerCLI {
   }
 
   public static func main(arguments: [String], environment: [String: String], tuning: Tuning = Tuning()) -> Int32 {
+    ProcessHardening.apply()
     umask(0o077)
     signal(SIGPIPE, SIG_IGN)
     let console = Console()
@@ -55,16 +57,9 @@ public enum MemoPeerCLI {
       return 2
     }
     rest.removeFirst()
-    if name == "help" {
-      guard let topic = rest.first else {
-        console.print(overview)
-        return 0
-      }
-      guard let command = commands.first(where: { $0.name == topic }) else {
-        return report(unknownCommand(topic), console, json: false)
-      }
-      console.print(command.help)
-      return 0
+    if name == Clipboard.clearCommand {
+      // The helper `show --copy` starts; not a command people type (see Clipboard).
+      return Clipboard.runClearHelper(arguments: rest, environment: environment)
     }
     guard let command = commands.first(where: { $0.name == name }) else {
       return report(unknownCommand(name), console, json: false)
@@ -103,7 +98,7 @@ public enum MemoPeerCLI {
       "",
       "Commands:",
     ]
-    lines += commands.map { "  " + $0.name.padding(to: 10) + $0.summary }
+    lines += commands.map { "  " + $0.name.padding(to: 12) + $0.summary }
     lines += [
       "",
       "`memo-peer COMMAND --help` explains a command. Files live under the XDG directories,",
@@ -112,8 +107,8 @@ public enum MemoPeerCLI {
     return lines.joined(separator: "\n")
   }
 
-  private static func unknownCommand(_ name: String) -> MemoPeerError {
-    let suggestion = ArgumentParser.closest(to: name, among: commands.map(\.name) + ["help"])
+  static func unknownCommand(_ name: String) -> MemoPeerError {
+    let suggestion = ArgumentParser.closest(to: name, among: commands.map(\.name))
     // Echo only what looks like a command word: a mistaken argument might be memo text.
     let looksLikeCommand = name.count <= 20 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0 == "-") }
     return MemoPeerError(
@@ -139,8 +134,11 @@ public enum MemoPeerCLI {
       console.error(
         String(decoding: OutputFormat.json(OutputFormat.ErrorJSON(error: detail)).dropLast(), as: UTF8.self))
     } else {
-      console.error("memo-peer: \(error.message)")
-      if let hint = error.hint { console.error("hint: \(hint)") }
+      // A message may name what a peer sent (a name, a device's text): each such value is
+      // escaped where the message is made; this keeps anything else from reaching the
+      // terminal raw.
+      console.error("memo-peer: \(TerminalText.render(error.message, limit: 4096).text)")
+      if let hint = error.hint { console.error("hint: \(TerminalText.render(hint, limit: 4096).text)") }
     }
     return error.exitStatus
   }

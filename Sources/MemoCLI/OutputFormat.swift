@@ -34,7 +34,7 @@ enum OutputFormat {
 
   /// One line of `list` / `search`: short id, time, private mark, title, tags.
   static func line(_ memo: MemoSummary) -> String {
-    var text = memo.id.short + "  " + localTime(memo.updated) + "  " + (memo.isPrivate ? "● " : "") + memo.title
+    var text = memo.id.short + "  " + localTime(memo.updated) + "  " + (memo.isPrivate ? "● " : "") + title(memo.title)
     if !memo.tags.isEmpty { text += "  " + memo.tags.map { "#" + $0 }.joined(separator: " ") }
     return text
   }
@@ -43,7 +43,7 @@ enum OutputFormat {
   /// placeholder that says why, never left out silently.
   static func line(_ memo: MemoListing) -> String {
     var text = memo.id.short + "  " + localTime(memo.updated) + "  " + (memo.isPrivate ? "● " : "")
-    text += memo.title ?? "(\(memo.isPrivate ? "private, " : "")locked)"
+    text += memo.title.map(title) ?? "(\(memo.isPrivate ? "private, " : "")locked)"
     if let tags = memo.tags, !tags.isEmpty { text += "  " + tags.map { "#" + $0 }.joined(separator: " ") }
     if let original = memo.conflictOf {
       text += "  [conflict copy of \(original.short)]"
@@ -52,6 +52,11 @@ enum OutputFormat {
     }
     return text
   }
+
+  /// A title in a listing: it may have come from a peer (sync, delivery), so it goes through
+  /// the terminal rule (a valid title holds no control character, but may hold a
+  /// bidirectional override).
+  static func title(_ text: String) -> String { TerminalText.display(text, limit: TerminalText.titleLimit) }
 
   /// What `show` displays: the title, a line of facts, the tags, a blank line, the body.
   static func document(_ memo: Memo) -> [String] {

@@ -8,6 +8,9 @@ public enum Advertisement {
   public static let protocolVersion = "1"
   /// Default rotation period: 15 minutes.
   public static let defaultRotationSeconds: Int64 = 15 * 60
+  /// Rotation periods a node may use, and a peer's announced period must lie in: one
+  /// second (tests) to one week.
+  public static let rotationRange: ClosedRange<Int64> = 1...604_800
   /// Bytes of the HMAC kept for the tag (64 bits, as 16 hex digits).
   public static let tagBytes = 8
 

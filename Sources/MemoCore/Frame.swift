@@ -14,12 +14,20 @@ public struct Frame: Equatable, Sendable {
     case hello = 1
     case ping = 2
     case pong = 3
-    /// Pairing: "my user confirmed the code", with the name and discovery key to store.
+    /// Pairing: "my user confirmed the code", with the name to store (no key: `pairKey`).
     case pairConfirm = 4
     /// Pairing: "my user refused, or the codes differ"; nothing is stored.
     case pairRefuse = 5
     /// A reason for closing, sent before the close.
     case goodbye = 6
+    /// Pairing (host): the commitment to the host's nonce.
+    case pairCommit = 7
+    /// Pairing (guest): the guest's nonce, sent after the commitment arrived.
+    case pairNonce = 8
+    /// Pairing (host): the nonce it committed to.
+    case pairReveal = 9
+    /// Pairing: the discovery key, sent only once both people confirmed.
+    case pairKey = 10
     /// Delivery: one outbox entry (a memo) for the receiver's inbox.
     case deliver = 16
     /// Delivery: the receiver stored the entry (or had stored it before); the sender marks it delivered.

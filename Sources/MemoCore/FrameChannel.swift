@@ -6,8 +6,9 @@
 /// against each other without sockets.
 ///
 /// Contract, for every conformance:
-/// - One thread drives a channel (sends and receives); `close()` may come from any thread
-///   and ends every wait on it at once.
+/// - One thread drives a channel (sends, receives, `close()`); `interrupt()` may come from
+///   any thread and ends every wait on it at once (the driving thread's next call fails with
+///   `interrupted`): how `trust remove` and `lock` end live sessions.
 /// - `send` writes one whole frame or throws; it never blocks longer than the connection's
 ///   frame limit. A send into a connection the peer has left may still succeed (the bytes
 ///   are lost, as with TCP); the next `receive` tells.
@@ -26,8 +27,11 @@ public protocol FrameChannel: AnyObject, Sendable {
   var peer: DeviceID? { get }
   func send(_ frame: Frame) throws(TransportError)
   func receive(before deadline: Deadline?) throws(TransportError) -> Frame?
-  /// Ends the channel: a clean end for the peer when possible; idempotent.
+  /// Ends the channel from the driving thread: a clean end for the peer when possible;
+  /// idempotent.
   func close()
+  /// Ends the channel from any thread, at once.
+  func interrupt()
   func exportKeyingMaterial(label: String, length: Int) throws(TransportError) -> [UInt8]
   var wireBytes: (sent: UInt64, received: UInt64) { get }
 }

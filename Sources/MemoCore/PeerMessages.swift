@@ -24,24 +24,56 @@ public enum PeerMessage {
     }
   }
 
-  /// `pair-confirm`: sent once this side's person confirmed the code.
-  public struct PairConfirm: Codable, Equatable, Sendable {
-    /// The name the sender's person chose for their device.
-    public var name: String
-    public var discoveryKey: String
-    public var rotationSeconds: Int64?
+  /// `pair-commit` (host): the host's commitment to its nonce, before it sees the guest's.
+  public struct PairCommit: Codable, Equatable, Sendable {
+    /// SHA-256 (32 bytes), base64.
+    public var commitment: String
+    public init(commitment: String) { self.commitment = commitment }
+  }
 
-    public init(name: String, discoveryKey: String, rotationSeconds: Int64) {
-      self.name = name
+  /// `pair-nonce` (guest) and `pair-reveal` (host): a side's 32-byte nonce, base64.
+  public struct PairNonce: Codable, Equatable, Sendable {
+    public var nonce: String
+    public init(nonce: String) { self.nonce = nonce }
+  }
+
+  /// `pair-confirm`: sent once this side's person confirmed the code. Carries the name the
+  /// sender's person chose for their device; no key (that waits for both confirmations).
+  public struct PairConfirm: Codable, Equatable, Sendable {
+    public var name: String
+    public init(name: String) { self.name = name }
+  }
+
+  /// `pair-key`: sent only once both people confirmed (this side's own answer and the other's
+  /// `pair-confirm`): the sender's discovery key and rotation, to be stored with its name.
+  public struct PairKey: Codable, Equatable, Sendable {
+    public var discoveryKey: String
+    public var rotationSeconds: Int64
+
+    public init(discoveryKey: String, rotationSeconds: Int64) {
       self.discoveryKey = discoveryKey
       self.rotationSeconds = rotationSeconds
     }
 
     enum CodingKeys: String, CodingKey {
-      case name
       case discoveryKey = "discovery_key"
       case rotationSeconds = "rotation_seconds"
     }
+  }
+
+  /// `pair-refuse`: the pairing ends and nothing is stored; the reason is a stable code.
+  public struct PairRefuse: Codable, Equatable, Sendable {
+    public enum Reason: String, Codable, Sendable {
+      /// The person refused (the codes differ, or they changed their mind).
+      case refused
+      /// The host's reveal does not match its commitment.
+      case commitment
+      /// The other side broke the protocol (an unexpected or malformed frame, a bad name).
+      case protocolError = "protocol"
+    }
+
+    public var reason: String?
+    public init(reason: Reason) { self.reason = reason.rawValue }
   }
 
   /// `goodbye`: why the sender is closing (a stable reason code, never user content).
@@ -64,4 +96,10 @@ public enum PeerMessage {
 
   /// A discovery key as carried in messages: 32 bytes, base64.
   public static func isValidDiscoveryKey(_ text: String) -> Bool { Data(base64Encoded: text)?.count == 32 }
+
+  /// Exactly `count` bytes in base64, or nil.
+  public static func bytes(base64 text: String, count: Int) -> [UInt8]? {
+    guard let data = Data(base64Encoded: text), data.count == count else { return nil }
+    return Array(data)
+  }
 }

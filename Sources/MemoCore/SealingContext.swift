@@ -37,6 +37,12 @@ public enum SealingContext {
     make(["wrapped-key"]) + [0] + header
   }
 
+  /// A secret file sealed under the device key (identity key, discovery key, trust store),
+  /// bound to its header (magic, version, public part).
+  public static func sealedSecret(header: [UInt8]) -> [UInt8] {
+    make(["sealed-secret"]) + [0] + header
+  }
+
   private static func make(_ parts: [String]) -> [UInt8] {
     var bytes = Array("memo-peer/1".utf8)
     for part in parts {

@@ -35,6 +35,10 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
 
   public var id: DeviceID? { DeviceID(deviceID) }
 
+  /// The name as a terminal may show it: the trust store may hold a name a peer chose
+  /// (`pair-confirm`), or a file another program wrote.
+  public var displayName: String { name.terminalSafe }
+
   enum CodingKeys: String, CodingKey {
     case deviceID = "device_id"
     case name
@@ -145,14 +149,11 @@ public struct TrustList: Codable, Sendable, Equatable {
     return candidate
   }
 
-  /// A name people give a device: 1–64 characters, no control characters, not a lone
-  /// dash (it would read as an option).
+  /// A name people give a device: 1–64 printable characters (no control, bidirectional or
+  /// other format character: `DeviceName.isPrintable`), not starting with a dash (it would
+  /// read as an option).
   public static func validate(name: String) throws {
-    let edges = [name.unicodeScalars.first, name.unicodeScalars.last].compactMap { $0 }
-    guard !name.isEmpty, !edges.contains(where: \.properties.isWhitespace), name.count <= maximumNameLength,
-      !name.hasPrefix("-"),
-      !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
-    else {
+    guard DeviceName.isPrintable(name), name.count <= maximumNameLength, !name.hasPrefix("-") else {
       throw MemoPeerError(
         .invalidInput,
         "a peer name must be 1 to \(maximumNameLength) printable characters, without leading or trailing spaces and not starting with -",
@@ -160,7 +161,5 @@ public struct TrustList: Codable, Sendable, Equatable {
     }
   }
 
-  static func quoted(_ text: String) -> String {
-    "“" + String(text.prefix(64).unicodeScalars.filter { $0.properties.generalCategory != .control }) + "”"
-  }
+  static func quoted(_ text: String) -> String { "“" + TerminalText.display(text) + "”" }
 }

@@ -26,13 +26,19 @@ public struct WidgetInput: Sendable, Equatable {
   public var peersOnline: Int
   /// Outbox entries not yet delivered.
   public var outboxWaiting: Int
+  /// Memos received from trusted devices, waiting in the inbox. Never redacted.
+  public var inboxWaiting: Int
   public var settings: WidgetSettings
 
-  public init(lockState: LockState, memo: WidgetMemo?, peersOnline: Int, outboxWaiting: Int, settings: WidgetSettings) {
+  public init(
+    lockState: LockState, memo: WidgetMemo?, peersOnline: Int, outboxWaiting: Int, inboxWaiting: Int = 0,
+    settings: WidgetSettings
+  ) {
     self.lockState = lockState
     self.memo = memo
     self.peersOnline = peersOnline
     self.outboxWaiting = outboxWaiting
+    self.inboxWaiting = inboxWaiting
     self.settings = settings
   }
 }
@@ -59,12 +65,14 @@ public struct WidgetModel: Sendable, Equatable {
   public let tags: WidgetField<[String]>
   public let peersOnline: Int
   public let outboxWaiting: Int
+  public let inboxWaiting: Int
 
   /// Applies `RedactionPolicy` to every memo field.
   public init(_ input: WidgetInput) {
     lockState = input.lockState
     peersOnline = input.peersOnline
     outboxWaiting = input.outboxWaiting
+    inboxWaiting = input.inboxWaiting
     guard let memo = input.memo else {
       hasMemo = false
       memoID = nil

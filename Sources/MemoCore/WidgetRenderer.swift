@@ -31,9 +31,10 @@ public enum WidgetRenderer {
     return shown.count > limit ? String(shown.prefix(limit - 1)) + "…" : shown
   }
 
-  /// `Groceries · 2 online · 1 waiting`
+  /// `Groceries · 2 online · 1 waiting`, and `· 3 in inbox` when memos wait there.
   public static func text(_ model: WidgetModel) -> String {
     "\(titleText(model)) · \(model.peersOnline) online · \(model.outboxWaiting) waiting"
+      + (model.inboxWaiting > 0 ? " · \(model.inboxWaiting) in inbox" : "")
   }
 
   /// Several lines: the state, the memo, its tags, the counts.
@@ -53,6 +54,7 @@ public enum WidgetRenderer {
     }
     lines.append("trusted peers online: \(model.peersOnline)")
     lines.append("outbox waiting: \(model.outboxWaiting)")
+    lines.append("inbox: \(model.inboxWaiting)")
     return lines.joined(separator: "\n")
   }
 
@@ -124,6 +126,7 @@ public struct WaybarObject: Encodable, Sendable, Equatable {
     public let memoID: Field<String>
     public let peersOnline: Field<Int>
     public let outboxWaiting: Field<Int>
+    public let inboxWaiting: Field<Int>
     public let state: String
 
     init(_ model: WidgetModel) {
@@ -133,6 +136,7 @@ public struct WaybarObject: Encodable, Sendable, Equatable {
         value: model.memoID?.rawValue, redacted: model.hasMemo && model.memoID == nil ? "placeholder" : nil)
       peersOnline = Field(value: model.peersOnline, redacted: nil)
       outboxWaiting = Field(value: model.outboxWaiting, redacted: nil)
+      inboxWaiting = Field(value: model.inboxWaiting, redacted: nil)
       state = model.lockState.name
     }
 
@@ -141,6 +145,7 @@ public struct WaybarObject: Encodable, Sendable, Equatable {
       case memoID = "memo_id"
       case peersOnline = "peers_online"
       case outboxWaiting = "outbox_waiting"
+      case inboxWaiting = "inbox_waiting"
     }
   }
 }

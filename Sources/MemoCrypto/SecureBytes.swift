@@ -1,20 +1,37 @@
 internal import COpenSSL
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// Secret bytes (keys, passphrases) in memory that is wiped with `OPENSSL_cleanse` when the
 /// last reference goes away, and never copied into an Array or String by this type.
+///
+/// Each secret has pages of its own, locked into RAM with mlock(2) where the kernel allows
+/// it (so it never reaches swap) and left out of core dumps (MADV_DONTDUMP). Memory locks do
+/// not nest, so no two secrets share a page: unlocking one can never unlock another.
+/// Whether locking worked is counted (`MemoryLocking`), for `memo-peer doctor`.
 ///
 /// `@unchecked Sendable`: the bytes are written only during initialisation and are
 /// read-only afterwards, so sharing a reference across threads is safe.
 public final class SecureBytes: @unchecked Sendable {
   private let storage: UnsafeMutableRawBufferPointer
+  /// Whether mlock(2) locked the pages (they are unlocked in deinit).
+  public let isMemoryLocked: Bool
 
-  /// The secret's length; the allocation is never empty, so it may be one byte longer.
+  /// The secret's length; the allocation is never empty, so it may be longer.
   public let count: Int
 
   /// Zero-filled secret storage of `count` bytes, for a C call to fill.
   init(zeroedCount count: Int) {
-    storage = .allocate(byteCount: max(count, 1), alignment: 16)
+    let page = MemoryLocking.pageSize
+    let size = (max(count, 1) + page - 1) / page * page
+    storage = .allocate(byteCount: size, alignment: page)
     storage.initializeMemory(as: UInt8.self, repeating: 0)
+    _ = madvise(storage.baseAddress, size, MADV_DONTDUMP)
+    isMemoryLocked = mlock(storage.baseAddress, size) == 0
+    MemoryLocking.record(locked: isMemoryLocked, errno: errno)
     self.count = count
   }
 
@@ -61,8 +78,60 @@ public final class SecureBytes: @unchecked Sendable {
     }
   }
 
+  /// Overwrites an array that held a secret (a file's bytes, a decrypted key) with zeros.
+  public static func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { raw in
+      if let base = raw.baseAddress { OPENSSL_cleanse(base, raw.count) }
+    }
+  }
+
   deinit {
     OPENSSL_cleanse(storage.baseAddress, storage.count)
+    if isMemoryLocked { _ = munlock(storage.baseAddress, storage.count) }
     storage.deallocate()
   }
+}
+
+/// Whether this process could lock its secrets into RAM: every `SecureBytes` tries, and the
+/// outcome is counted here for `memo-peer doctor`.
+public enum MemoryLocking {
+  static let pageSize = max(Int(sysconf(Int32(_SC_PAGESIZE))), 4096)
+  private static let lockedCount = Atomic<Int>(0)
+  private static let failedCount = Atomic<Int>(0)
+  private static let lastError = Atomic<Int32>(0)
+
+  static func record(locked: Bool, errno code: Int32) {
+    if locked {
+      lockedCount.add(1, ordering: .relaxed)
+    } else {
+      failedCount.add(1, ordering: .relaxed)
+      lastError.store(code, ordering: .relaxed)
+    }
+  }
+
+  /// Secrets locked and not locked so far in this process, and the errno of the last refusal.
+  public static var counts: (locked: Int, failed: Int, lastErrno: Int32) {
+    (lockedCount.load(ordering: .relaxed), failedCount.load(ordering: .relaxed), lastError.load(ordering: .relaxed))
+  }
+
+  /// Tries once: whether a fresh secret's pages can be locked now.
+  public static func probe() -> Bool { SecureBytes(zeroedCount: 32).isMemoryLocked }
+
+  /// Gives OpenSSL a secure heap (CRYPTO_secure_malloc_init): a locked, undumped arena where
+  /// it keeps private keys it allocates itself (the Ed25519 identity key behind TLS). Called
+  /// once at start; false when the kernel refuses to lock it (keys then live in ordinary
+  /// memory, and `doctor` says so).
+  @discardableResult
+  public static func enableOpenSSLSecureHeap() -> Bool {
+    // 1: made and locked; 2: made, but the kernel refused to lock it; 0: not made.
+    if CRYPTO_secure_malloc_initialized() != 1 {
+      secureHeapResult.store(CRYPTO_secure_malloc_init(64 << 10, 32), ordering: .relaxed)
+    }
+    return openSSLSecureHeap
+  }
+
+  private static let secureHeapResult = Atomic<Int32>(0)
+
+  /// Whether OpenSSL's secure heap is in use and locked into RAM.
+  public static var openSSLSecureHeap: Bool { secureHeapResult.load(ordering: .relaxed) == 1 }
 }

@@ -25,7 +25,7 @@ public struct AdvertisementIdentity: Sendable {
 
   /// The node's own identity, creating its discovery key on first use.
   public static func load(paths: NodePaths, rotationSeconds: Int64) throws -> AdvertisementIdentity {
-    AdvertisementIdentity(key: try KeyFile.discovery(paths).loadOrCreate(), rotationSeconds: rotationSeconds)
+    AdvertisementIdentity(key: try NodeSecrets(paths: paths).discoveryKey(), rotationSeconds: rotationSeconds)
   }
 
   public func plan(at time: Timestamp) throws -> AdvertisementPlan {

@@ -14,44 +14,48 @@ public protocol ChannelListener: Sendable {
 
 /// Where the daemon's channels come from: a listener for the trusted devices that connect
 /// to it, and a dialler for those it reaches itself (deliveries, scheduled syncs). The
-/// engine takes one as a collaborator; `TLSChannels` is the real one.
+/// engine takes one as a collaborator; `TLSChannels` is the real one. Both take the node's
+/// identity, which the daemon holds only while the node is unlocked.
 public protocol ChannelFactory: Sendable {
   /// Starts accepting: each channel whose device `accepts` lets in goes to `handler`, on a
   /// thread of its own; `events` hears every acceptance and refusal (never a peer's bytes).
   func listen(
-    port: UInt16, accepts: @escaping @Sendable (DeviceID) -> Bool, events: @escaping @Sendable (ServerEvent) -> Void,
-    handler: @escaping @Sendable (any FrameChannel) -> Void
+    identity: NodeIdentity, port: UInt16, accepts: @escaping @Sendable (DeviceID) -> Bool,
+    events: @escaping @Sendable (ServerEvent) -> Void, handler: @escaping @Sendable (any FrameChannel) -> Void
   ) throws -> any ChannelListener
 
-  var dialer: any PeerDialer { get }
+  /// Reaches trusted devices as `identity`, registering each ready channel in `sessions`
+  /// (so locking the node closes it).
+  func dialer(identity: NodeIdentity, trust: TrustStore, sessions: LiveSessions) -> any PeerDialer
 }
 
 /// TLS 1.3 with the node's pinned-key identity: `TLSServer` to listen, `PeerConnector`
 /// (DNS-SD behind the consent gate, then TLS) to dial.
 public struct TLSChannels: ChannelFactory {
-  public let identity: NodeIdentity
+  public let gate: ConsentGate
   public let limits: ConnectionLimits
-  public let connector: PeerConnector
+  let clock: @Sendable () -> Timestamp
 
   public init(
-    gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, limits: ConnectionLimits = ConnectionLimits(),
-    clock: @escaping @Sendable () -> Timestamp
+    gate: ConsentGate, limits: ConnectionLimits = ConnectionLimits(), clock: @escaping @Sendable () -> Timestamp
   ) {
-    self.identity = identity
+    self.gate = gate
     self.limits = limits
-    connector = PeerConnector(gate: gate, identity: identity, trust: trust, limits: limits, clock: clock)
+    self.clock = clock
   }
 
   public func listen(
-    port: UInt16, accepts: @escaping @Sendable (DeviceID) -> Bool, events: @escaping @Sendable (ServerEvent) -> Void,
-    handler: @escaping @Sendable (any FrameChannel) -> Void
+    identity: NodeIdentity, port: UInt16, accepts: @escaping @Sendable (DeviceID) -> Bool,
+    events: @escaping @Sendable (ServerEvent) -> Void, handler: @escaping @Sendable (any FrameChannel) -> Void
   ) throws -> any ChannelListener {
     try TLSServer(
       port: port, context: TLSContext(identity: identity.device, role: .server), limits: limits, accepts: accepts,
       events: events, handler: { handler($0) })
   }
 
-  public var dialer: any PeerDialer { connector }
+  public func dialer(identity: NodeIdentity, trust: TrustStore, sessions: LiveSessions) -> any PeerDialer {
+    PeerConnector(gate: gate, identity: identity, trust: trust, limits: limits, sessions: sessions, clock: clock)
+  }
 }
 
 extension TLSServer: ChannelListener {

@@ -44,7 +44,7 @@ public final class DeliveryReceiver {
         if receiptDelay > 0 { Thread.sleep(forTimeInterval: receiptDelay) }
         let earlier = duplicate ? " (earlier)" : ""
         logger.info(
-          "delivery \(deliver.id, privacy: .public) from \(peer.short, privacy: .public) stored in \(place, privacy: .public)\(earlier, privacy: .public)"
+          "delivery \(deliver.id) from \(peer.short, privacy: .public) stored in \(place, privacy: .public)\(earlier, privacy: .public)"
         )
         return Frame(
           .receipt,

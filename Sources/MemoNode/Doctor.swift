@@ -14,6 +14,13 @@ public struct DoctorCheck: Codable, Sendable, Equatable {
   public let ok: Bool
   public let detail: String
   public let fix: String?
+
+  public init(name: String, ok: Bool, detail: String, fix: String?) {
+    self.name = name
+    self.ok = ok
+    self.detail = detail
+    self.fix = fix
+  }
 }
 
 /// Why discovery is silent. Each check says what it found and how to fix it; only the last
@@ -42,8 +49,8 @@ public enum Doctor {
     checks.append(
       DoctorCheck(
         name: "avahi-daemon", ok: avahi.version != nil,
-        detail: avahi.version.map { "\($0) is running and reachable over D-Bus" }
-          ?? "avahi-daemon cannot be reached (\(avahi.error))",
+        detail: avahi.version.map { "\($0.terminalSafe) is running and reachable over D-Bus" }
+          ?? "avahi-daemon cannot be reached (\(avahi.error.terminalSafe))",
         fix: avahi.version == nil
           ? "install and start it: `apt-get install avahi-daemon && systemctl start avahi-daemon`" : nil))
 
@@ -65,7 +72,10 @@ public enum Doctor {
         detail: running ? "memo-peer serve is \(serve!.summary)" : "memo-peer serve is not running",
         fix: !running
           ? "start it: `memo-peer serve` (or the systemd unit in Services/)"
-          : serve?.state == .waiting ? "it waits for \(serve?.waitingFor ?? "something"); see the checks above" : nil))
+          : serve?.waitingFor == ServeEngine.waitingForUnlock
+            ? "unlock the node: `memo-peer unlock` (a locked node cannot prove who it is, so it does not advertise)"
+            : serve?.state == .waiting ? "it waits for \(serve?.waitingFor ?? "something"); see the checks above" : nil)
+    )
 
     if running, let port = serve?.port {
       let listening = canConnectTCP(port: port)

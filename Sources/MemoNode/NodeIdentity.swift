@@ -7,7 +7,9 @@ import MemoTransport
 /// Everything that says who this node is: the Ed25519 identity (device ID, TLS
 /// certificate) and the discovery key (rotating advertisement). Both are created together
 /// on first use and never leave the key directory, except that the discovery key is given
-/// to peers this node trusts.
+/// to peers this node trusts. On a node with a passphrase both are sealed under the device
+/// key (`NodeSecrets`): while it is locked, `load` fails with `locked`, and the node cannot
+/// prove who it is.
 public struct NodeIdentity: Sendable {
   public let device: DeviceIdentity
   public let advertisement: AdvertisementIdentity
@@ -18,8 +20,9 @@ public struct NodeIdentity: Sendable {
   public static func load(paths: NodePaths, rotationSeconds: Int64? = nil) throws -> NodeIdentity {
     let rotation =
       try rotationSeconds ?? NodeConfig.load(paths: paths).rotationSeconds ?? Advertisement.defaultRotationSeconds
-    let seed = try KeyFile.identity(paths).loadOrCreate()
-    let discovery = try KeyFile.discovery(paths).loadOrCreate()
+    let secrets = NodeSecrets(paths: paths)
+    let seed = try secrets.identitySeed()
+    let discovery = try secrets.discoveryKey()
     let device: DeviceIdentity
     do { device = try DeviceIdentity(seed: seed) } catch {
       throw MemoPeerError(.crypto, "could not make the device identity", diagnostics: error.description)
@@ -31,6 +34,16 @@ public struct NodeIdentity: Sendable {
   }
 
   public var deviceID: DeviceID { device.deviceID }
+
+  /// This device's ID, also while the node is locked (a sealed identity keeps its public key
+  /// in clear).
+  public static func deviceID(paths: NodePaths) throws -> DeviceID {
+    do { return try DeviceIdentity.deviceID(publicKey: try NodeSecrets(paths: paths).identityPublicKey()) } catch let
+      error as TransportError
+    {
+      throw MemoPeerError(.crypto, "could not compute the device ID", diagnostics: error.description)
+    }
+  }
 }
 
 extension AdvertisementIdentity {

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoCrypto
 import MemoDiscovery
 import MemoStore
 import MemoTransport
@@ -19,109 +20,182 @@ public struct PairingOffer: Sendable {
   public let peerName: String?
 }
 
-/// The pairing exchange on a fresh channel (either side; it is symmetric). Nothing is
-/// stored unless both people confirmed the same code: a refusal on either side, a closed
-/// connection or a malformed answer stores nothing. Blocking (it waits for a person and for
-/// the peer): it runs on the connection's thread or the command's, never on the pool.
+/// Drives one pairing exchange on a fresh channel: a thin loop that feeds the channel's
+/// frames and the person's answer into `PairingMachine` (MemoCore) and carries out what it
+/// says. Nothing is stored unless the machine says so, which it does only once both people
+/// confirmed and both keys crossed. Blocking (it waits for a person and for the peer): it
+/// runs on the connection's thread or the command's, never on Swift's cooperative pool.
 enum PairingExchange {
+  /// How one attempt ended, and whether it counts towards the attempts limit.
+  struct Outcome {
+    var result: Result<TrustedPeer, MemoPeerError>
+    var counts: Bool
+  }
+
+  /// A TLS connection pairs only when both sides agreed on the pairing protocol (ALPN): an
+  /// older peer is named as such.
   static func run(
-    _ connection: any FrameChannel, identity: NodeIdentity, displayName: String, peerName: String?,
-    trust: TrustStore, now: @Sendable () -> Timestamp, confirm: (PairingOffer) throws -> Bool
-  ) throws -> TrustedPeer {
-    guard let peerID = connection.peer else { throw MemoPeerError(.connection, "the pairing connection has no peer") }
+    _ connection: TLSConnection, role: PairingMachine.Role, identity: NodeIdentity, displayName: String,
+    peerName: String?, trust: TrustStore, now: @Sendable () -> Timestamp, confirm: (PairingOffer) throws -> Bool
+  ) -> Outcome {
+    guard connection.negotiatedProtocol == PairingProtocol.alpn else {
+      connection.close()
+      return Outcome(result: .failure(PairingFailure.olderPeer.error), counts: false)
+    }
+    return run(
+      channel: connection, role: role, identity: identity, displayName: displayName, peerName: peerName, trust: trust,
+      now: now, confirm: confirm)
+  }
+
+  /// The exchange over any frame channel (an in-memory one in tests).
+  static func run(
+    channel connection: any FrameChannel, role: PairingMachine.Role, identity: NodeIdentity, displayName: String,
+    peerName: String?, trust: TrustStore, now: @Sendable () -> Timestamp, confirm: (PairingOffer) throws -> Bool
+  ) -> Outcome {
+    defer { connection.close() }
+    guard let peerID = connection.peer else {
+      return Outcome(result: .failure(PairingFailure.closed.error), counts: false)
+    }
     let exporter: [UInt8]
+    let nonce: [UInt8]
     do {
       exporter = try connection.exportKeyingMaterial(
-        label: PairingCode.exporterLabel, length: PairingCode.exporterLength)
-    } catch { throw MemoPeerError(.crypto, "could not derive the pairing code", diagnostics: error.description) }
-    let offer = PairingOffer(
-      code: PairingCode.code(fromExporter: exporter), ownID: identity.deviceID, peerID: peerID, peerName: peerName)
-    guard try confirm(offer) else {
-      try? connection.send(Frame(.pairRefuse))
-      connection.close()
-      throw MemoPeerError(.cancelled, "pairing refused here; nothing was stored")
-    }
-    let answer: Frame?
-    do {
-      try connection.send(
-        Frame(
-          .pairConfirm,
-          payload: PeerMessage.encode(
-            PeerMessage.PairConfirm(
-              name: displayName, discoveryKey: identity.discoveryKeyBase64,
-              rotationSeconds: identity.advertisement.rotationSeconds))))
-      answer = try connection.receive()
+        label: PairingProtocol.exporterLabel, length: PairingProtocol.exporterLength)
+      nonce = try SystemRandom.bytes(PairingProtocol.nonceLength)
     } catch {
-      throw MemoPeerError(
-        .connection, "the pairing connection broke before the other device answered; nothing was stored",
-        diagnostics: error.description)
+      return Outcome(result: .failure(PairingFailure.cryptoFailed.error), counts: false)
     }
-    guard let answer else {
-      throw MemoPeerError(.cancelled, "the other device closed the pairing without confirming; nothing was stored")
-    }
-    switch answer.kind {
-    case .pairConfirm:
-      guard let confirmed = PeerMessage.decode(PeerMessage.PairConfirm.self, from: answer.payload),
-        PeerMessage.isValidDiscoveryKey(confirmed.discoveryKey)
-      else { throw MemoPeerError(.connection, "the other device sent a malformed confirmation; nothing was stored") }
-      let offered = (try? TrustList.validate(name: confirmed.name)) != nil ? confirmed.name : "device-\(peerID.short)"
-      return try trust.update { list in
-        let peer = TrustedPeer(
-          deviceID: peerID, name: list.availableName(offered, for: peerID), discoveryKey: confirmed.discoveryKey,
-          rotationSeconds: confirmed.rotationSeconds, source: .pairing, added: now())
-        try list.trust(peer)
-        return peer
+    var machine = PairingMachine(
+      .init(
+        role: role, exporter: exporter, nonce: nonce, ownID: identity.deviceID, peerID: peerID, ownName: displayName,
+        ownKey: PeerMessage.PairKey(
+          discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds)),
+      crypto: OpenSSLPairingCryptography())
+    var actions = machine.start()
+    var promptError: MemoPeerError?
+    while true {
+      var answer: Bool?
+      for action in actions {
+        switch action {
+        case .send(let frame):
+          // A send that fails shows as a closed connection on the next read.
+          try? connection.send(frame)
+        case .askPerson(let code):
+          do {
+            answer = try confirm(PairingOffer(code: code, ownID: identity.deviceID, peerID: peerID, peerName: peerName))
+          } catch {
+            promptError = error as? MemoPeerError ?? MemoPeerError(.cancelled, "no answer; nothing was stored")
+            answer = false
+          }
+        case .store(let paired):
+          do {
+            let peer = try trust.update { list in
+              let peer = TrustedPeer(
+                deviceID: peerID, name: list.availableName(paired.name, for: peerID),
+                discoveryKey: paired.discoveryKey, rotationSeconds: paired.rotationSeconds, source: .pairing,
+                added: now())
+              try list.trust(peer)
+              return peer
+            }
+            return Outcome(result: .success(peer), counts: true)
+          } catch {
+            return Outcome(result: .failure(error as? MemoPeerError ?? PairingFailure.closed.error), counts: false)
+          }
+        case .fail(let failure):
+          let counts = machine.codeShown || failure == .commitmentMismatch
+          return Outcome(result: .failure(promptError ?? failure.error), counts: counts)
+        }
       }
-    case .pairRefuse:
-      throw MemoPeerError(
-        .cancelled, "the other device refused the pairing (the codes may not have matched); nothing was stored")
-    default:
-      throw MemoPeerError(.connection, "the other device broke the pairing protocol; nothing was stored")
+      if let answer {
+        actions = machine.handle(.personAnswered(confirmed: answer))
+        continue
+      }
+      do {
+        actions = try connection.receive().map { machine.handle(.frame($0)) } ?? machine.handle(.closed)
+      } catch {
+        actions = machine.handle(.closed)
+      }
     }
   }
 
-  /// Connection limits for pairing: people take their time to compare codes.
+  /// Connection limits for pairing: people take their time to compare codes; every pairing
+  /// frame is small.
   static var limits: ConnectionLimits {
     var limits = ConnectionLimits()
     limits.idleSeconds = 300
+    limits.maximumPayload = PairingProtocol.maximumFrame
     return limits
   }
 }
 
 /// Pairing, from either side: `openWindow` for `memo-peer pair --accept` (advertised with
-/// `pair=1` and the chosen display name; pairs with the first device whose person confirms
-/// the code), `candidates` and `pair` for `memo-peer pair`.
+/// `pair=1` and the chosen display name; one pairing per window, failed attempts allowed up
+/// to the attempts limit), `candidates` and `pair` for `memo-peer pair`.
 public struct Pairing: Sendable {
   public let gate: ConsentGate
   public let identity: NodeIdentity
   public let trust: TrustStore
+  public let attempts: PairingAttemptStore
   let clock: @Sendable () -> Timestamp
 
-  public init(gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, clock: @escaping @Sendable () -> Timestamp)
-  {
+  public init(
+    gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, attempts: PairingAttemptStore,
+    clock: @escaping @Sendable () -> Timestamp
+  ) {
     self.gate = gate
     self.identity = identity
     self.trust = trust
+    self.attempts = attempts
     self.clock = clock
   }
 
+  /// Refuses to start while the attempts limit holds, saying when pairing reopens.
+  func checkAttempts() throws {
+    let now = clock()
+    guard let reopens = try attempts.load().reopens(at: now) else { return }
+    let minutes = max(1, Int((reopens - now + 59_999) / 60_000))
+    let error = PairingAttempts.tooManyError
+    throw MemoPeerError(
+      error.code, error.message,
+      hint: "pairing reopens in \(minutes) minute\(minutes == 1 ? "" : "s"); a device in the middle may be trying codes"
+    )
+  }
+
+  /// Opens the window and waits for a pairing. `onNotice` tells the person about an attempt
+  /// that failed while the window stays open.
   public func openWindow(
     seconds window: Double, displayName: String, onOpen: @escaping @Sendable (String) -> Void,
-    confirm: @escaping @Sendable (PairingOffer) throws -> Bool
+    onNotice: @escaping @Sendable (String) -> Void, confirm: @escaping @Sendable (PairingOffer) throws -> Bool
   ) async throws -> TrustedPeer {
-    let outcome = PairingOutcome()
-    let (identity, trust, clock) = (self.identity, self.trust, self.clock)
+    try DeviceName.validatePairingName(displayName)
+    try checkAttempts()
+    let state = PairingWindowState()
+    let (identity, trust, clock, attempts) = (self.identity, self.trust, self.clock, self.attempts)
     let server = try TLSServer(
-      port: 0, context: TLSContext(identity: identity.device, role: .server), limits: PairingExchange.limits,
-      maximumConnections: 1, accepts: { _ in true }, events: { _ in },
+      port: 0, context: TLSContext(identity: identity.device, role: .server, purpose: .pairing),
+      limits: PairingExchange.limits, maximumConnections: 1, accepts: { _ in true }, events: { _ in },
       handler: { connection in
-        guard outcome.begin() else { return }
-        outcome.finish(
-          Result {
-            try PairingExchange.run(
-              connection, identity: identity, displayName: displayName, peerName: nil, trust: trust, now: clock,
-              confirm: confirm)
-          })
+        guard state.begin() else { return }
+        let outcome = PairingExchange.run(
+          connection, role: .host, identity: identity, displayName: displayName, peerName: nil, trust: trust,
+          now: clock, confirm: confirm)
+        let decision: PairingAttempts.Decision
+        do {
+          decision = try attempts.update {
+            $0.decide(paired: (try? outcome.result.get()) != nil, counts: outcome.counts, at: clock())
+          }
+        } catch {
+          state.finish(.failure(error))
+          return
+        }
+        switch (decision, outcome.result) {
+        case (.paired, .success(let peer)): state.finish(.success(peer))
+        case (.close(let error), _): state.finish(.failure(error))
+        case (_, .failure(let error)):
+          onNotice(error.message + "; the pairing window stays open")
+          state.end()
+        default: state.end()
+        }
       })
     defer { server.stop() }
     // Its own instance name (not the rotating pseudonym), so a `serve` on the same host
@@ -133,20 +207,21 @@ public struct Pairing: Sendable {
     onOpen(registration.name)
     let result: Result<TrustedPeer, any Error>
     do {
-      result = .success(try await Self.waitForOutcome(outcome, window: window))
+      result = .success(try await Self.waitForOutcome(state, window: window))
     } catch {
       result = .failure(error)
     }
+    // Awaited, not waited for: withdrawing blocks no thread.
     await registration.withdraw()
     return try result.get()
   }
 
-  /// The first connection's pairing result, or a refusal once the window closed with none.
-  private static func waitForOutcome(_ outcome: PairingOutcome, window: Double) async throws -> TrustedPeer {
+  /// The window's pairing, or a refusal once it closed with none under way.
+  private static func waitForOutcome(_ state: PairingWindowState, window: Double) async throws -> TrustedPeer {
     let closes = Deadline.after(seconds: window)
     while true {
-      if let result = outcome.result { return try result.get() }
-      if closes.hasPassed && !outcome.started {
+      if let result = state.result { return try result.get() }
+      if closes.hasPassed && !state.busy {
         throw MemoPeerError(
           .cancelled,
           "the pairing window closed after \(Int(window)) s without a confirmed pairing; nothing was stored",
@@ -157,40 +232,60 @@ public struct Pairing: Sendable {
   }
 }
 
-/// The first pairing connection's result, handed from its thread to the waiting command.
-final class PairingOutcome: Sendable {
+/// The window's attempts, shared between the connection threads and the waiting command:
+/// one attempt at a time, and the window's result once there is one.
+final class PairingWindowState: Sendable {
   private struct State {
-    var begun = false
-    var finished: Result<TrustedPeer, any Error>?
+    var busy = false
+    var result: Result<TrustedPeer, any Error>?
   }
+
   private let state = Mutex(State())
 
-  /// True for the first connection only: one pairing per window.
+  /// True when no attempt runs and the window is still open: this connection is the attempt.
   func begin() -> Bool {
-    state.withLock { state in
-      defer { state.begun = true }
-      return !state.begun
+    state.withLock {
+      guard !$0.busy, $0.result == nil else { return false }
+      $0.busy = true
+      return true
     }
   }
 
-  func finish(_ result: Result<TrustedPeer, any Error>) { state.withLock { $0.finished = result } }
-  var started: Bool { state.withLock { $0.begun } }
-  var result: Result<TrustedPeer, any Error>? { state.withLock { $0.finished } }
+  /// The attempt failed; the window waits for another.
+  func end() { state.withLock { $0.busy = false } }
+
+  /// The window's outcome: a pairing, or why it closed.
+  func finish(_ result: Result<TrustedPeer, any Error>) {
+    state.withLock {
+      $0.result = result
+      $0.busy = false
+    }
+  }
+
+  var busy: Bool { state.withLock { $0.busy } }
+  var result: Result<TrustedPeer, any Error>? { state.withLock { $0.result } }
 }
 
 extension Pairing {
   /// Devices advertising an open pairing window, collected for `timeout` seconds (or until
-  /// one named `wanted` shows up).
-  public func candidates(timeout: Double, wanted: String?) async throws -> [PeerSighting] {
+  /// one named `wanted` shows up). An advertisement whose name is not printable text of at
+  /// most 63 bytes is refused here (`onRefused`), never offered to the person.
+  public func candidates(
+    timeout: Double, wanted: String?, onRefused: @escaping @Sendable (PeerSighting) -> Void = { _ in }
+  ) async throws -> [PeerSighting] {
     let sightings = try PeerBrowser.sightings(
       discovery: gate.discovery, type: LocalNetworkManifest.memoPeerServiceType, resolve: true,
       ownIdentity: identity.advertisement, clock: clock)
     let found = SightingList()
     _ = try await untilDeadline(.after(seconds: timeout)) {
       for try await sighting in sightings where sighting.event == .added && !sighting.own {
-        guard sighting.pairingName != nil, sighting.port != nil, !sighting.addresses.isEmpty else { continue }
+        guard let name = sighting.pairingName, sighting.port != nil, !sighting.addresses.isEmpty else { continue }
+        guard DeviceName.isValidPairingName(name) else {
+          onRefused(sighting)
+          continue
+        }
         found.append(sighting)
-        if let wanted, sighting.pairingName?.lowercased() == wanted.lowercased() { return }
+        if let wanted, name.lowercased() == wanted.lowercased() { return }
       }
     }
     return found.all
@@ -199,9 +294,12 @@ extension Pairing {
   public func pair(
     with sighting: PeerSighting, displayName: String, confirm: @escaping @Sendable (PairingOffer) throws -> Bool
   ) throws -> TrustedPeer {
+    try DeviceName.validatePairingName(displayName)
+    try checkAttempts()
     guard let port = sighting.port else { throw MemoPeerError(.connection, "the pairing device has no port") }
     let client = TLSClient(
-      context: try TLSContext(identity: identity.device, role: .client), limits: PairingExchange.limits)
+      context: try TLSContext(identity: identity.device, role: .client, purpose: .pairing),
+      limits: PairingExchange.limits)
     let connection: TLSConnection
     do throws(TransportError) {
       connection = try client.connect(
@@ -209,12 +307,16 @@ extension Pairing {
         accepts: { _ in true })
     } catch {
       throw MemoPeerError(
-        .connection, "could not connect to \(sighting.pairingName ?? sighting.instance) to pair",
+        .connection, "could not connect to \((sighting.pairingName ?? sighting.instance).terminalSafe) to pair",
         hint: "check that its pairing window is still open", diagnostics: error.description)
     }
-    return try PairingExchange.run(
-      connection, identity: identity, displayName: displayName, peerName: sighting.pairingName, trust: trust,
-      now: clock, confirm: confirm)
+    let outcome = PairingExchange.run(
+      connection, role: .guest, identity: identity, displayName: displayName, peerName: sighting.pairingName,
+      trust: trust, now: clock, confirm: confirm)
+    if case .failure = outcome.result, outcome.counts {
+      try attempts.update { $0.recordFailure(at: clock()) }
+    }
+    return try outcome.result.get()
   }
 }
 

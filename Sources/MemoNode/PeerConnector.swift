@@ -60,6 +60,8 @@ public struct PeerConnector: PeerDialer {
   public let identity: NodeIdentity
   public let trust: TrustStore
   public let limits: ConnectionLimits
+  /// Where ready channels are registered, so that locking the node closes them.
+  public let sessions: LiveSessions?
   let clock: @Sendable () -> Timestamp
   let sightings: Sightings
   let dial: Dial
@@ -67,12 +69,14 @@ public struct PeerConnector: PeerDialer {
   /// `sightings` and `dial` default to DNS-SD through the gate and TLS with the node's key.
   public init(
     gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, limits: ConnectionLimits = ConnectionLimits(),
-    clock: @escaping @Sendable () -> Timestamp, sightings: Sightings? = nil, dial: Dial? = nil
+    sessions: LiveSessions? = nil, clock: @escaping @Sendable () -> Timestamp, sightings: Sightings? = nil,
+    dial: Dial? = nil
   ) {
     self.gate = gate
     self.identity = identity
     self.trust = trust
     self.limits = limits
+    self.sessions = sessions
     self.clock = clock
     self.sightings = sightings ?? Self.browse(gate: gate, identity: identity, clock: clock)
     self.dial = dial ?? Self.tls(identity: identity, limits: limits)
@@ -132,10 +136,11 @@ public struct PeerConnector: PeerDialer {
     throw fail(
       tracker,
       MemoPeerError(
-        .connection, "could not reach \(peer.name) within \(seconds) s\(reason)",
+        .connection, "could not reach \(peer.displayName) within \(seconds) s\(reason)",
         hint: reason.contains("consent")
           ? "grant local-network consent with `memo-peer consent grant`"
-          : "check that memo-peer serve runs on \(peer.name) with consent; `memo-peer browse` shows who is visible"))
+          : "check that memo-peer serve runs on \(peer.displayName) with consent; `memo-peer browse` shows who is visible"
+      ))
   }
 
   /// Sleeps `pause`, or until the deadline if that is sooner.
@@ -195,7 +200,7 @@ public struct PeerConnector: PeerDialer {
     throws -> Attempt
   {
     guard let expected = peer.id else {
-      throw MemoPeerError(.storage, "the trust store entry for \(peer.name) has a damaged device ID")
+      throw MemoPeerError(.storage, "the trust store entry for \(peer.displayName) has a damaged device ID")
     }
     let channel: any FrameChannel
     do {
@@ -207,8 +212,9 @@ public struct PeerConnector: PeerDialer {
       guard claimsToBe else { return .notThisOne }
       throw MemoPeerError(
         .untrustedPeer,
-        "refused the device advertising as \(peer.name): its key (device ID \(presented.short)…) is not the one pinned for \(peer.name) (\(expected.short)…)",
-        hint: "someone may be impersonating \(peer.name); if \(peer.name) was reinstalled, remove and pair it again"
+        "refused the device advertising as \(peer.displayName): its key (device ID \(presented.short)…) is not the one pinned for \(peer.displayName) (\(expected.short)…)",
+        hint:
+          "someone may be impersonating \(peer.displayName); if \(peer.displayName) was reinstalled, remove and pair it again"
       )
     }
     do throws(TransportError) {
@@ -221,14 +227,15 @@ public struct PeerConnector: PeerDialer {
         known.discoveryKey = hello.discoveryKey
         known.rotationSeconds = hello.rotationSeconds
       }
+      sessions?.add(channel)
       return .ready(PeerLink(channel: channel, peer: known))
     } catch {
       channel.close()
       // Silence until the deadline is a peer that does not answer, not a refusal.
       if error.kind == .idleTimeout { return .unreachable }
       throw MemoPeerError(
-        .untrustedPeer, "\(peer.name) refused this device: it does not trust this device (any more)",
-        hint: "pair again (`memo-peer pair`), or add this device on \(peer.name) with `memo-peer trust add`",
+        .untrustedPeer, "\(peer.displayName) refused this device: it does not trust this device (any more)",
+        hint: "pair again (`memo-peer pair`), or add this device on \(peer.displayName) with `memo-peer trust add`",
         diagnostics: error.description)
     }
   }

@@ -42,14 +42,14 @@ public struct PeerSync: Sendable {
 
     /// One line for a person: what moved, or why nothing did.
     public var summary: String {
-      guard let report else { return "\(peer.name): not synced: \(error?.message ?? "unknown error")" }
+      guard let report else { return "\(peer.displayName): not synced: \(error?.message ?? "unknown error")" }
       var text =
-        "\(peer.name): received \(report.received.applied), sent \(report.sentRevisions), "
+        "\(peer.displayName): received \(report.received.applied), sent \(report.sentRevisions), "
         + "conflicts \(report.received.conflicts)"
       if report.received.heldDeletes > 0 { text += ", \(report.received.heldDeletes) deletes held back here" }
       if report.sent.heldDeletes > 0 {
         text +=
-          "; \(peer.name) held back \(report.sent.heldDeletes) of this device's deletes"
+          "; \(peer.displayName) held back \(report.sent.heldDeletes) of this device's deletes"
           + " (answer with `memo-peer sync --allow-deletes` there)"
       }
       return text
@@ -98,7 +98,7 @@ public struct PeerSync: Sendable {
   ) async -> PeerResult {
     guard let device = DeviceID(peer.deviceID) else {
       return PeerResult(
-        peer: peer, report: nil, error: MemoPeerError(.untrustedPeer, "\(peer.name) has no valid device ID"))
+        peer: peer, report: nil, error: MemoPeerError(.untrustedPeer, "\(peer.displayName) has no valid device ID"))
     }
     let link: PeerLink
     let started = DispatchTime.now().uptimeNanoseconds
@@ -120,8 +120,8 @@ public struct PeerSync: Sendable {
         let opened = try store.open()
         guard opened.canReadContent else { throw MemoStore.lockedError }
         let report = try SyncSession.ask(
-          channel, peer: device.compact, peerName: peer.name, store: opened, deleteGuard: deleteGuard, batch: batch,
-          clock: clock, progress: progress)
+          channel, peer: device.compact, peerName: peer.displayName, store: opened, deleteGuard: deleteGuard,
+          batch: batch, clock: clock, progress: progress)
         let after = channel.wireBytes
         return PeerResult(
           peer: peer, report: report, error: nil, connectSeconds: Double(connected - started) / 1e9,

@@ -8,7 +8,15 @@ import MemoTransport
   import Glibc
 #endif
 
-/// `memo-peer serve`: advertises the node, only while local-network consent is on record.
+/// `memo-peer serve`: advertises the node, only while local-network consent is on record
+/// and the node is not locked.
+///
+/// On a node with a passphrase the identity and discovery keys are sealed under the device
+/// key, so while it is locked the daemon cannot prove who it is or derive its advertisement:
+/// it waits (`waiting (locked …)`), advertising nothing and listening nowhere, and goes on by
+/// itself once `memo-peer unlock` runs. When the node is locked again (`lock`, the idle
+/// timeout of `complete`), it drops the keys it held, withdraws the advertisement and closes
+/// every live session — served or started by it — within one poll (200 ms).
 ///
 /// It never browses and never prompts, and it opens its listener only while allowed:
 /// without consent the node neither sends nor accepts anything on the network. Only
@@ -26,41 +34,50 @@ import MemoTransport
 /// timeout.
 public actor ServeEngine {
   /// What the engine works with, injected: the clock, the device keys (the lock state it
-  /// reports, the store it opens), the channels (listener and dialler), and the pause
-  /// before a delivery's receipt.
+  /// follows, the store and trust store it opens), the channels (listener and dialler), and
+  /// the pause before a delivery's receipt.
   public struct Collaborators: Sendable {
     public var clock: @Sendable () -> Timestamp
     public var keys: DeviceKeys
-    /// nil: TLS with the node's identity, under its consent gate and trust store.
+    /// nil: TLS under the node's consent gate.
     public var channels: (any ChannelFactory)?
     /// Seconds between storing a delivery and sending its receipt: 0, except for the lab
     /// test that kills daemons where receipts get lost (it runs a test-only build).
     public var receiptDelay: Double
+    /// The node's lock state; nil: read from `keys` (the key file and the kernel keyring).
+    public var lockState: (@Sendable () -> LockState?)?
 
     public init(
       clock: @escaping @Sendable () -> Timestamp, keys: DeviceKeys, channels: (any ChannelFactory)? = nil,
-      receiptDelay: Double = 0
+      receiptDelay: Double = 0, lockState: (@Sendable () -> LockState?)? = nil
     ) {
       self.clock = clock
       self.keys = keys
       self.channels = channels
       self.receiptDelay = receiptDelay
+      self.lockState = lockState
     }
   }
 
   let paths: NodePaths
   let gate: ConsentGate
-  let identity: NodeIdentity
-  let trusted: TrustedDevices
+  /// Loads the identity (and discovery key); fails with `locked` while the node is locked.
+  let loadIdentity: @Sendable () throws -> NodeIdentity
+  /// Held only while unlocked (or unprotected), dropped when the node locks.
+  private var identity: NodeIdentity?
+  private var trusted: TrustedDevices?
+  /// The connections this daemon's deliveries and scheduled syncs hold, closed on lock.
+  let sessions = LiveSessions()
   /// Trusted devices that completed a handshake, for `status` and the widget.
   let contacts = TrustedContacts()
   let channels: any ChannelFactory
   /// The daemon's store: never a person's use.
   let store: StoreAccess
-  /// Where the lock state comes from (the key file and the kernel keyring). The daemon
-  /// never holds the device key itself: it reports the state, so a locked node keeps
-  /// advertising and says `locked`.
+  /// The device keys: the store and the trust store are opened with them.
   let keys: DeviceKeys
+  /// Whether the node is unlocked now; nil when that cannot be told. Asked every poll:
+  /// `.locked` makes the daemon drop its keys and everything on the network, and wait.
+  let readLockState: @Sendable () -> LockState?
   let receiptDelay: Double
   /// The TCP port asked for (0: any free port).
   let requestedPort: UInt16
@@ -70,6 +87,13 @@ public actor ServeEngine {
   /// Human-readable state changes (the CLI prints them on stderr).
   let report: @Sendable (String) -> Void
   let clock: @Sendable () -> Timestamp
+  /// Told about every state change (systemd's READY, STATUS, RELOADING, STOPPING, WATCHDOG).
+  let notifier: any ServiceNotifier
+  /// Set by SIGHUP (`systemctl reload`): re-read the trust store now.
+  let reloadRequest: ReloadRequest?
+  private var announcedReady = false
+  /// The last STATUS= sent, so systemd hears each text once.
+  private var lastServiceText: String?
 
   private var registrations: [DNSServiceRegistration] = []
   private var server: (any ChannelListener)?
@@ -94,24 +118,28 @@ public actor ServeEngine {
 
   public static let pollInterval: Duration = .milliseconds(200)
 
+  /// What `status` shows while the node is locked.
+  public static let waitingForUnlock = "locked: `memo-peer unlock`"
+
   public init(
-    paths: NodePaths, gate: ConsentGate, identity: NodeIdentity, port: UInt16,
+    paths: NodePaths, gate: ConsentGate, identity: @escaping @Sendable () throws -> NodeIdentity, port: UInt16,
     interfaces: [NetworkInterface], limits: ConnectionLimits = ConnectionLimits(),
     logger: Logger, report: @escaping @Sendable (String) -> Void, syncEvery: Double? = nil,
+    notifier: any ServiceNotifier = SilentServiceNotifier(), reloadRequest: ReloadRequest? = nil,
     collaborators: Collaborators
   ) throws {
+    self.notifier = notifier
+    self.reloadRequest = reloadRequest
     self.syncEvery = syncEvery
     self.paths = paths
     self.gate = gate
-    self.identity = identity
-    let trust = TrustStore(paths: paths)
-    trusted = try TrustedDevices(store: trust)
+    self.loadIdentity = identity
     clock = collaborators.clock
     keys = collaborators.keys
+    let keys = collaborators.keys
+    readLockState = collaborators.lockState ?? { try? keys.status().lockState }
     receiptDelay = collaborators.receiptDelay
-    channels =
-      collaborators.channels
-      ?? TLSChannels(gate: gate, identity: identity, trust: trust, limits: limits, clock: collaborators.clock)
+    channels = collaborators.channels ?? TLSChannels(gate: gate, limits: limits, clock: collaborators.clock)
     store = StoreAccess(paths: paths, keys: collaborators.keys, use: .background, logger: logger)
     self.requestedPort = port
     self.interfaces = interfaces
@@ -122,12 +150,17 @@ public actor ServeEngine {
       updated: collaborators.clock())
   }
 
+  /// The node's lock state now; nil when it cannot be told.
+  private func lockState() -> LockState? { readLockState() }
+
   /// Runs until `stop` is set; withdraws the advertisement before returning.
   public func run(until stop: StopFlag) async throws {
     while !stop.isSet {
       await step()
+      notifier.notify(.watchdog)
       try? await Task.sleep(for: Self.pollInterval)
     }
+    notifier.notify(.stopping)
     deliveryRound?.cancel()
     syncRound?.cancel()
     await stopServing()
@@ -135,7 +168,7 @@ public actor ServeEngine {
   }
 
   func step() async {
-    followTrustStore()
+    await followLockState()
     if let seen = contacts.takeChanges(clock: clock) {
       status.trustedContacts = seen
       if status.state != .stopped {
@@ -143,7 +176,7 @@ public actor ServeEngine {
           status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
       }
     }
-    let lock = (try? keys.status())?.lockState.name
+    let lock = lockState()?.name
     if lock != status.store {
       status.store = lock
       // Before the first state is published, that publication carries it.
@@ -152,6 +185,8 @@ public actor ServeEngine {
           status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
       }
     }
+    guard identity != nil || loadKeys() else { return }
+    followTrustStore()
     let verdict: LocalNetworkVerdict
     do {
       verdict = try gate.verdict(for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType))
@@ -178,11 +213,47 @@ public actor ServeEngine {
     }
   }
 
+  /// While the node is locked: nothing of it on the network and no key in memory. Called
+  /// first in every step, so a lock closes everything within one poll.
+  private func followLockState() async {
+    guard case .locked? = lockState() else { return }
+    sessions.closeAll()
+    guard identity != nil || server != nil || status.waitingFor != Self.waitingForUnlock else { return }
+    deliveryRound?.cancel()
+    syncRound?.cancel()
+    await stopServing()
+    identity = nil
+    trusted = nil
+    logger.info("locked: advertisement withdrawn, sessions closed, keys dropped")
+    try? publish(.waiting, waitingFor: Self.waitingForUnlock)
+  }
+
+  /// Loads the identity, discovery key and trust store; false (and waiting) while the node
+  /// is locked or they cannot be read.
+  private func loadKeys() -> Bool {
+    if case .locked? = lockState() { return false }
+    let now = clock()
+    guard now >= retryAfter else { return false }
+    do {
+      let loaded = try loadIdentity()
+      trusted = try TrustedDevices(store: TrustStore(paths: paths, keys: keys))
+      identity = loaded
+      return true
+    } catch let error as MemoPeerError where error.code == .locked {
+      try? publish(.waiting, waitingFor: Self.waitingForUnlock)
+    } catch {
+      logger.error(error, while: "loading the identity")
+      retryAfter = now + 2000
+      try? publish(.waiting, waitingFor: "a readable identity and trust store (`memo-peer doctor`)")
+    }
+    return false
+  }
+
   /// Starts a scheduled sync with every trusted peer when one is due, and only while the
   /// background-sync scope is granted: nobody is at the keyboard, so the person must have
   /// said yes to this in advance. Without it the daemon says so once and waits.
   private func scheduleSync() {
-    guard let every = syncEvery, syncRound == nil else { return }
+    guard let every = syncEvery, syncRound == nil, let connector else { return }
     let now = clock()
     guard now >= nextSync else { return }
     guard (try? gate.state(.backgroundSync))?.isGranted == true else {
@@ -195,12 +266,11 @@ public actor ServeEngine {
     }
     syncConsentNoted = false
     nextSync = now + Timestamp(every * 1000)
-    let runner = PeerSync(store: store, dialer: channels.dialer, clock: clock)
-    let trust = trusted.store
+    guard let trust = trusted?.store else { return }
+    let runner = PeerSync(store: store, dialer: connector, clock: clock)
     syncRound = Task.detached { [self] in
       let peers = (try? trust.load().peers) ?? []
-      let results = await runner.syncAll(
-        peers, timeout: Self.deliveryConnectTimeout, deleteGuard: MassDeleteGuard())
+      let results = await runner.syncAll(peers, timeout: Self.deliveryConnectTimeout, deleteGuard: MassDeleteGuard())
       await self.finishSync(results)
     }
   }
@@ -227,7 +297,7 @@ public actor ServeEngine {
     let now = clock()
     guard !allowed, now >= nextOutboxCheck else { return }
     nextOutboxCheck = now + 1000
-    let outbox = makeOutboxDelivery()
+    guard let outbox = makeOutboxDelivery() else { return }
     do {
       for recipient in try outbox.pendingRecipients() {
         try outbox.markWaiting(recipient, WaitReason.localNetworkConsent.description)
@@ -237,9 +307,17 @@ public actor ServeEngine {
     }
   }
 
+  /// How the daemon reaches its peers (deliveries, scheduled syncs): its channels, as its
+  /// identity, under its trust store; every ready channel is closed when the node locks.
+  private var connector: (any PeerDialer)? {
+    guard let identity, let trusted else { return nil }
+    return channels.dialer(identity: identity, trust: trusted.store, sessions: sessions)
+  }
+
   /// The outbox as the daemon delivers it: through its dialler, opened for the daemon.
-  private func makeOutboxDelivery() -> OutboxDelivery {
-    OutboxDelivery(store: store, dialer: channels.dialer, trust: trusted.store, clock: clock)
+  private func makeOutboxDelivery() -> OutboxDelivery? {
+    guard let connector, let trusted else { return nil }
+    return OutboxDelivery(store: store, dialer: connector, trust: trusted.store, clock: clock)
   }
 
   /// Starts a delivery round for the recipients whose backoff has passed.
@@ -247,7 +325,7 @@ public actor ServeEngine {
     let now = clock()
     guard deliveryRound == nil, now >= nextOutboxCheck else { return }
     nextOutboxCheck = now + 1000
-    let outbox = makeOutboxDelivery()
+    guard let outbox = makeOutboxDelivery() else { return }
     let due: [String]
     do {
       due = try outbox.pendingRecipients().filter { nextAttempt[$0].map { now >= $0 } ?? true }
@@ -295,7 +373,7 @@ public actor ServeEngine {
 
   private func advertise() async {
     let now = clock()
-    guard now >= retryAfter else { return }
+    guard now >= retryAfter, let identity else { return }
     do {
       let plan = try identity.advertisement.plan(at: now)
       if plan == currentPlan && !registrations.isEmpty { return }
@@ -337,11 +415,12 @@ public actor ServeEngine {
   }
 
   private func makeServer() throws -> any ChannelListener {
-    let (logger, trusted, contacts) = (self.logger, self.trusted, self.contacts)
+    guard let identity, let trusted else { throw NodeSecrets.lockedError }
+    let (logger, contacts) = (self.logger, self.contacts)
     let responder = DaemonResponder(
       identity: identity, trust: trusted.store, store: store, receiptDelay: receiptDelay, clock: clock)
     return try channels.listen(
-      port: requestedPort,
+      identity: identity, port: requestedPort,
       accepts: { trusted.accepts($0) },
       events: { event in
         switch event {
@@ -356,9 +435,14 @@ public actor ServeEngine {
 
   /// Notices trust store changes; a removed device loses its live connections at once.
   private func followTrustStore() {
+    guard let trusted else { return }
+    let requested = reloadRequest?.take() ?? false
+    guard requested || trusted.hasChanged else { return }
+    notifier.notify(.reloading)
+    defer { notifier.notify(.ready) }
     do {
-      guard let removed = try trusted.reloadIfChanged() else { return }
-      logger.info("trust store changed: \(self.trusted.all.count, privacy: .public) trusted device(s)")
+      guard let removed = try trusted.reloadIfChanged(force: requested) else { return }
+      logger.info("trust store changed: \(trusted.all.count, privacy: .public) trusted device(s)")
       guard !removed.isEmpty else { return }
       server?.closeChannels { peer in peer.map(removed.contains) ?? false }
       logger.info("closed the connections of \(removed.count, privacy: .public) removed peer(s)")
@@ -388,5 +472,17 @@ public actor ServeEngine {
     status.updated = clock()
     try status.write(paths)
     report(status.summary)
+    guard state != .stopped else { return }
+    // A forced publication (new contacts, the store's state) may leave the text as it was.
+    let text = status.serviceText
+    if text != lastServiceText {
+      lastServiceText = text
+      notifier.notify(.status(text))
+    }
+    if !announcedReady {
+      // Once it listens or waits: a daemon waiting for consent is up, not failing.
+      announcedReady = true
+      notifier.notify(.ready)
+    }
   }
 }

@@ -67,10 +67,11 @@ public struct ServeStatus: Codable, Sendable, Equatable {
     try PrivateFiles.writeAtomically(Array(try encoder.encode(self)), to: Self.path(paths))
   }
 
-  /// One line for people: `advertising as memo-peer-1a2b3c4d on eth0 (port 7410)`.
+  /// One line for people: `advertising as memo-peer-1a2b3c4d on eth0 (port 7410)`. Read
+  /// back from a file, so it goes through the terminal rule.
   public var summary: String {
     let memos = store == "locked" ? "; memos locked" : ""
-    return stateSummary + memos
+    return TerminalText.render(stateSummary + memos, limit: 512).text
   }
 
   private var stateSummary: String {

@@ -33,11 +33,17 @@ public final class TrustedDevices: Sendable {
 
   public var all: Set<DeviceID> { loaded.withLock { $0.ids } }
 
-  /// Re-reads the store if its file changed; returns the devices no longer trusted (nil:
-  /// the file did not change).
-  public func reloadIfChanged() throws -> Set<DeviceID>? {
+  /// Whether the store's file changed since it was last loaded.
+  public var hasChanged: Bool {
     let fingerprint = store.fingerprint()
-    guard loaded.withLock({ fingerprint != $0.fingerprint }) else { return nil }
+    return loaded.withLock { fingerprint != $0.fingerprint }
+  }
+
+  /// Re-reads the store if its file changed (or always, with `force`); returns the devices
+  /// no longer trusted (nil: the file did not change and nothing was re-read).
+  public func reloadIfChanged(force: Bool = false) throws -> Set<DeviceID>? {
+    let fingerprint = store.fingerprint()
+    guard force || loaded.withLock({ fingerprint != $0.fingerprint }) else { return nil }
     let fresh = try store.load().deviceIDs
     return loaded.withLock { loaded in
       let removed = loaded.ids.subtracting(fresh)

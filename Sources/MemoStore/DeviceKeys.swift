@@ -46,6 +46,7 @@ public struct DeviceKeys: Sendable {
     guard file.exists else { return Status(protection: .none, lockState: .unprotected, idleTimeout: nil) }
     switch try file.contents() {
     case .plain: return Status(protection: .none, lockState: .unprotected, idleTimeout: nil)
+    case .sealed: throw damagedDeviceKey
     case .wrapped(let wrapped):
       let names = KeyringNames(wrapped.keyID)
       let state = LockState.of(
@@ -62,6 +63,7 @@ public struct DeviceKeys: Sendable {
   public func dataKey(use: KeyUse) throws -> SecureBytes? {
     switch try file.contents() {
     case .plain(let key): return key
+    case .sealed: throw damagedDeviceKey
     case .wrapped(let wrapped):
       let names = KeyringNames(wrapped.keyID)
       guard let key = try keyring.read(names.deviceKey, maxCount: AES256GCMKey.keySize) else { return nil }
@@ -77,12 +79,67 @@ public struct DeviceKeys: Sendable {
     file.exists ? try dataKey(use: use) : try file.create()
   }
 
-  /// Unwraps the key with `passphrase` and puts it in the keyring. Nothing changes on disk.
+  /// How the node's other secrets (identity key, discovery key, trust store) are kept, with
+  /// the device key when it can be had. They follow the device key: plain without a
+  /// passphrase, sealed under the device key with one (`NodeSecrets`).
+  public enum SecretMode {
+    /// Protection none: secrets are plain. `deviceKey` (nil on a node that has none yet)
+    /// still opens a sealed one left by an interrupted `protect none`.
+    case plain(deviceKey: SecureBytes?)
+    /// A passphrase, from before secrets were sealed (wrapped key version 2): plain and
+    /// sealed secrets are both read, and the next unlock seals the plain ones.
+    case legacy(deviceKey: SecureBytes?)
+    /// A passphrase (version 3): every secret is sealed; a plain one is refused.
+    case sealed(deviceKey: SecureBytes?)
+
+    /// The device key, or nil (locked, or none yet).
+    public var deviceKey: SecureBytes? {
+      switch self {
+      case .plain(let key), .legacy(let key), .sealed(let key): key
+      }
+    }
+
+    /// Whether a passphrase protects the node (so a missing key means locked).
+    public var isProtected: Bool {
+      if case .plain = self { return false }
+      return true
+    }
+
+    /// Whether every secret must be sealed (a plain one is refused).
+    var isSealed: Bool {
+      if case .sealed = self { return true }
+      return false
+    }
+  }
+
+  /// The node's `SecretMode` now. Background use: reading a secret does not restart the
+  /// idle timeout of `complete`.
+  public func secretMode() throws -> SecretMode {
+    guard file.exists else { return .plain(deviceKey: nil) }
+    switch try file.contents() {
+    case .plain(let key): return .plain(deviceKey: key)
+    case .sealed: throw damagedDeviceKey
+    case .wrapped(let wrapped):
+      let key = try keyring.read(KeyringNames(wrapped.keyID).deviceKey, maxCount: AES256GCMKey.keySize)
+      return wrapped.sealsSecrets ? .sealed(deviceKey: key) : .legacy(deviceKey: key)
+    }
+  }
+
+  /// Unwraps the key with `passphrase` and puts it in the keyring. On a node protected
+  /// before secrets were sealed, also seals them and rewrites the key file as version 3
+  /// (with the same passphrase, class, timeout and key id); otherwise nothing changes on disk.
   @discardableResult
   public func unlock(passphrase: SecureBytes) throws -> Status {
     let wrapped = try wrappedKey(for: "unlock")
     let key = try wrapped.unwrap(passphrase: passphrase, magic: file.magic)
     try admit(key, wrapped)
+    if !wrapped.sealsSecrets {
+      try NodeSecrets(paths: paths, keys: self).sealPlainSecrets(with: key)
+      try file.write(
+        wrapped: try WrappedKey.wrap(
+          key, passphrase: passphrase, protection: wrapped.protection, idleTimeout: wrapped.idleTimeout,
+          keyID: wrapped.keyID, parameters: wrapped.parameters, magic: file.magic))
+    }
     return try status()
   }
 
@@ -140,6 +197,9 @@ public struct DeviceKeys: Sendable {
       let wrapped = try WrappedKey.wrap(
         key, passphrase: try newPassphrase(), protection: target, idleTimeout: timeout,
         keyID: try WrappedKey.random(WrappedKey.keyIDSize), parameters: kdfParameters, magic: file.magic)
+      // Secrets first, the key file last: until it is written, the node reads as unprotected
+      // and opens the secrets already sealed with its plain key, so a crash loses nothing.
+      try NodeSecrets(paths: paths, keys: self).sealPlainSecrets(with: key)
       try file.write(wrapped: wrapped, exclusive: contents == nil)
       try admit(key, wrapped)
       return .protected
@@ -150,13 +210,17 @@ public struct DeviceKeys: Sendable {
       let wrapped = try WrappedKey.wrap(
         key, passphrase: plan.needsNewPassphrase ? try newPassphrase() : passphrase, protection: target,
         idleTimeout: timeout, keyID: old.keyID, parameters: kdfParameters, magic: file.magic)
+      if !old.sealsSecrets { try NodeSecrets(paths: paths, keys: self).sealPlainSecrets(with: key) }
       try file.write(wrapped: wrapped)
       try admit(key, wrapped)
       return .changed
     case .unwrap:
       guard case .wrapped(let old)? = contents else { return .unchanged }
       let key = try old.unwrap(passphrase: try currentPassphrase(), magic: file.magic)
+      // The key file first: from then on the node is unprotected and still opens the sealed
+      // secrets with its plain key, so a crash before they are all rewritten loses nothing.
       try file.write(plain: key)
+      try NodeSecrets(paths: paths, keys: self).unsealSecrets(with: key)
       let names = KeyringNames(old.keyID)
       try keyring.remove(names.deviceKey)
       try keyring.remove(names.unlockedSinceBoot)
@@ -180,6 +244,12 @@ public struct DeviceKeys: Sendable {
         hint: "protect it first: `memo-peer protect after-first-unlock` or `memo-peer protect complete`")
     }
     return wrapped
+  }
+
+  private var damagedDeviceKey: MemoPeerError {
+    MemoPeerError(
+      .wrongKey, "\(file.path) is damaged (a device key cannot be sealed)",
+      hint: "restore the key file from a backup of this device")
   }
 
   private func randomKey() throws -> SecureBytes {

@@ -3,9 +3,11 @@ import MemoCrypto
 
 /// A 256-bit secret kept in the key directory, never in the data directory, never exported.
 ///
-/// Two file formats (docs/FORMATS.md). Version 1, 38 bytes: a 4-byte magic naming the key's
+/// File formats (docs/FORMATS.md). Version 1, 38 bytes: a 4-byte magic naming the key's
 /// purpose, version `0x01`, protection class `0x00` (none: stored unwrapped), then the 32 key
-/// bytes. Version 2 (device key only): the key wrapped under a passphrase (`WrappedKey`).
+/// bytes. Versions 2 and 3 of the device key: the key wrapped under a passphrase
+/// (`WrappedKey`). Version 3 of the identity and discovery keys: sealed under the device key
+/// (`SealedSecretFile`), on a node with a passphrase.
 public struct KeyFile: Sendable {
   /// The device key: seals memo content at rest on this machine.
   public static func device(_ paths: NodePaths) -> KeyFile {
@@ -51,6 +53,8 @@ public struct KeyFile: Sendable {
   enum Contents {
     case plain(SecureBytes)
     case wrapped(WrappedKey)
+    /// Sealed under the device key (identity and discovery keys of a protected node).
+    case sealed(SealedSecretFile)
 
     var protection: ProtectionClass {
       if case .wrapped(let key) = self { return key.protection }
@@ -64,8 +68,8 @@ public struct KeyFile: Sendable {
   func contents() throws -> Contents {
     try PrivateFiles.checkPrivate(directory, role: "key directory", expectedMode: "700")
     try PrivateFiles.checkPrivate(path, role: role, expectedMode: "600")
-    var bytes = try PrivateFiles.read(path, limit: 4096)
-    defer { for index in bytes.indices { bytes[index] = 0 } }
+    var bytes = try PrivateFiles.readSecret(path, limit: 4096)
+    defer { PrivateFiles.wipe(&bytes) }
     guard bytes.count >= 6, Array(bytes[0..<4]) == magic else {
       throw MemoPeerError(
         .wrongKey, "\(path) is not a memo-peer \(role)",
@@ -74,7 +78,15 @@ public struct KeyFile: Sendable {
     if bytes[4] == Self.version && bytes[5] == Self.protectionNone && bytes.count == Self.fileSize {
       return .plain(SecureBytes(copying: bytes[6...]))
     }
-    if bytes[4] == WrappedKey.version, magic == Array("MPDK".utf8) {
+    if bytes[4] == SealedSecretFile.version, magic != Array("MPDK".utf8), magic != Array("MPLK".utf8) {
+      guard let sealed = SealedSecretFile.decode(bytes, magic: magic, publicPart: publicPartSize) else {
+        throw MemoPeerError(
+          .wrongKey, "\(path) is damaged (its sealed key cannot be parsed)",
+          hint: "restore the key file from a backup of this device")
+      }
+      return .sealed(sealed)
+    }
+    if [WrappedKey.legacyVersion, WrappedKey.version].contains(bytes[4]), magic == Array("MPDK".utf8) {
       guard let wrapped = WrappedKey.decode(bytes, magic: magic) else {
         throw MemoPeerError(
           .wrongKey, "\(path) is damaged (its wrapped key cannot be parsed)",
@@ -92,13 +104,29 @@ public struct KeyFile: Sendable {
       hint: "restore the key file from a backup of this device")
   }
 
-  /// Loads an unwrapped key. A wrapped one is opened through `DeviceKeys` instead.
+  /// Loads an unwrapped key. A wrapped one is opened through `DeviceKeys`, a sealed one
+  /// through `NodeSecrets`.
   public func load() throws -> SecureBytes {
     switch try contents() {
     case .plain(let key): return key
-    case .wrapped:
+    case .wrapped, .sealed:
       throw MemoPeerError(.locked, "the \(role) is protected by a passphrase", hint: "run `memo-peer unlock`")
     }
+  }
+
+  /// Bytes of the public part kept in clear before a sealed key: the identity's Ed25519
+  /// public key (so the device ID stays readable while locked); none for the others.
+  var publicPartSize: Int { magic == Array("MPID".utf8) ? 32 : 0 }
+
+  /// Writes the key sealed under `deviceKey` (version 3), atomically.
+  func write(sealing key: SecureBytes, publicPart: [UInt8], under deviceKey: SecureBytes, exclusive: Bool = false)
+    throws
+  {
+    try PrivateFiles.ensureDirectory(directory, role: "key directory")
+    var plain = key.withUnsafeBytes { Array($0) }
+    defer { PrivateFiles.wipe(&plain) }
+    let file = try SealedSecretFile.seal(plain, magic: magic, publicPart: publicPart, under: deviceKey)
+    try PrivateFiles.writeAtomically(file.encoded, to: path, exclusive: exclusive)
   }
 
   /// Creates a fresh key from OpenSSL's CSPRNG, never replacing an existing one.
@@ -129,7 +157,7 @@ public struct KeyFile: Sendable {
     try PrivateFiles.ensureDirectory(directory, role: "key directory")
     var file = magic + [Self.version, Self.protectionNone]
     key.withUnsafeBytes { file.append(contentsOf: $0) }
-    defer { for index in file.indices { file[index] = 0 } }
+    defer { PrivateFiles.wipe(&file) }
     try PrivateFiles.writeAtomically(file, to: path, exclusive: exclusive)
   }
 

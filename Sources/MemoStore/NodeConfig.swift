@@ -2,22 +2,26 @@ import Foundation
 import MemoCore
 
 /// The node's configuration file `config/config.json` (optional; docs/FORMATS.md):
-/// extra DNS-SD service types, the advertisement's rotation period, and the widget's settings.
+/// extra DNS-SD service types, the advertisement's rotation period, the widget's settings,
+/// and whether `serve` sends desktop notifications.
 ///
 /// ```json
 /// {"service_types": ["_name._tcp"], "rotation_seconds": 900,
-///  "widget": {"show-private-when-locked": false, "protection": "complete"}}
+///  "widget": {"show-private-when-locked": false, "protection": "complete"}, "notifications": false}
 /// ```
 public struct NodeConfig: Sendable {
   public var serviceTypes: [String] = []
   /// Seconds per advertisement rotation period; nil means the default (900).
   public var rotationSeconds: Int64?
   public var widget = WidgetSettings()
+  /// `notifications`: desktop notifications from `serve` (default true).
+  public var notifications = true
 
   struct File: Decodable {
     var serviceTypes: [String]?
     var rotationSeconds: Int64?
     var widget: Widget?
+    var notifications: Bool?
 
     struct Widget: Decodable {
       var showPrivateWhenLocked: Bool?
@@ -32,7 +36,7 @@ public struct NodeConfig: Sendable {
     enum CodingKeys: String, CodingKey {
       case serviceTypes = "service_types"
       case rotationSeconds = "rotation_seconds"
-      case widget
+      case widget, notifications
     }
   }
 
@@ -47,7 +51,7 @@ public struct NodeConfig: Sendable {
         .invalidInput, "\(path) is not valid JSON of the expected shape",
         hint: "it holds {\"service_types\": [\"_name._tcp\", …], \"rotation_seconds\": 900, "
           + "\"widget\": {\"show-private-when-locked\": "
-          + "true|false, \"protection\": \"none\"|\"complete\"}}")
+          + "true|false, \"protection\": \"none\"|\"complete\"}, \"notifications\": true|false}")
     }
     let types = file.serviceTypes ?? []
     if let bad = types.first(where: { !LocalNetworkManifest.isWellFormed(serviceType: $0) }) {
@@ -55,11 +59,12 @@ public struct NodeConfig: Sendable {
         .invalidInput, "\(path) declares \(bad.prefix(40)), which is not a DNS-SD service type",
         hint: "service types look like _name._tcp or _name._udp")
     }
-    if let rotation = file.rotationSeconds, !(1...604_800).contains(rotation) {
+    if let rotation = file.rotationSeconds, !Advertisement.rotationRange.contains(rotation) {
       throw MemoPeerError(
         .invalidInput, "\(path): rotation_seconds must be from 1 to 604800", hint: "the default is 900 (15 minutes)")
     }
     var config = NodeConfig(serviceTypes: types, rotationSeconds: file.rotationSeconds)
+    config.notifications = file.notifications ?? true
     if let widget = file.widget {
       config.widget = WidgetSettings(
         showPrivateWhenLocked: widget.showPrivateWhenLocked ?? true, protection: widget.protection ?? .none)

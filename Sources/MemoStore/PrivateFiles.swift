@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoCrypto
 
 #if canImport(Glibc)
   import Glibc
@@ -88,16 +89,52 @@ public enum PrivateFiles {
     return try readAll(fd, limit: limit, what: path)
   }
 
+  /// Reads a file that holds a secret: into one buffer allocated up front (no growth, so no
+  /// copy is left behind in freed memory), which is wiped after the bytes are handed over.
+  /// The caller wipes the returned array (`wipe`) when done with it.
+  public static func readSecret(_ path: String, limit: Int) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw ioError(errno, "cannot read \(path)") }
+    defer { close(fd) }
+    return try readSecret(fd: fd, limit: limit, what: path)
+  }
+
+  /// `readSecret` from an open descriptor (a passphrase from `--passphrase-fd`).
+  public static func readSecret(fd: Int32, limit: Int, what path: String) throws -> [UInt8] {
+    var buffer = [UInt8](repeating: 0, count: limit + 1)
+    defer { wipe(&buffer) }
+    var filled = 0
+    while filled < buffer.count {
+      let count = try readSome(fd, into: &buffer, at: filled, what: path)
+      if count == 0 { break }
+      filled += count
+    }
+    guard filled <= limit else {
+      throw MemoPeerError(
+        .tooLarge, "\(path) is larger than \(limit) bytes", hint: "it is not what memo-peer expects to find there")
+    }
+    return Array(buffer[0..<filled])
+  }
+
+  /// One read(2) into `buffer` from `offset` on, retried on EINTR; 0 at the end.
+  private static func readSome(_ fd: Int32, into buffer: inout [UInt8], at offset: Int, what: String) throws -> Int {
+    while true {
+      let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
+      if count >= 0 { return count }
+      if errno != EINTR { throw ioError(errno, "cannot read \(what)") }
+    }
+  }
+
+  /// Overwrites a buffer that held a secret with zeros (OPENSSL_cleanse, which the
+  /// optimiser keeps).
+  public static func wipe(_ bytes: inout [UInt8]) { SecureBytes.wipe(&bytes) }
+
   /// Reads a descriptor to its end, refusing more than `limit` bytes.
   public static func readAll(_ fd: Int32, limit: Int, what: String) throws -> [UInt8] {
     var result: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
-      let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw ioError(errno, "cannot read \(what)")
-      }
+      let count = try readSome(fd, into: &chunk, at: 0, what: what)
       if count == 0 { return result }
       result.append(contentsOf: chunk[0..<count])
       if result.count > limit {
@@ -106,6 +143,16 @@ public enum PrivateFiles {
           hint: "memos are limited to \(MemoRules.maxBodyBytes) bytes")
       }
     }
+  }
+
+  /// Runs `body` holding an exclusive `flock` on `lockPath` (made 0600 if missing), so
+  /// processes that change the same file take turns.
+  public static func withExclusiveLock<T>(_ lockPath: String, _ body: () throws -> T) throws -> T {
+    let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw ioError(errno, "cannot open \(lockPath)") }
+    defer { close(fd) }
+    guard flock(fd, LOCK_EX) == 0 else { throw ioError(errno, "cannot lock \(lockPath)") }
+    return try body()
   }
 
   /// Writes every byte, retrying on EINTR and short writes.

@@ -1,12 +1,18 @@
 import MemoCore
 import MemoCrypto
 
-/// A key sealed under a passphrase: key file format version 2 (docs/FORMATS.md).
+/// A key sealed under a passphrase: key file format versions 2 and 3 (docs/FORMATS.md).
 ///
 /// ```
-/// magic (4) ‖ 0x02 ‖ class ‖ KDF 0x01 (scrypt) ‖ log2 N ‖ r ‖ p ‖ salt (16)
+/// magic (4) ‖ version ‖ class ‖ KDF 0x01 (scrypt) ‖ log2 N ‖ r ‖ p ‖ salt (16)
 ///   ‖ idle timeout (u32, big-endian, seconds) ‖ key id (16) ‖ sealed key (61)
 /// ```
+///
+/// Version 3 also says that the node's other secrets (identity key, discovery key, trust
+/// store) are sealed under this key, so a plain copy of one of them is refused; version 2
+/// (written before they were) still reads, and is moved to 3 at the next unlock. The
+/// version byte is part of the additional data: a version-3 file edited to say 2, to make
+/// plain secrets acceptable again, no longer opens.
 ///
 /// The sealed key is AES-256-GCM (sealed-value format 1) under scrypt(passphrase, salt, N,
 /// r, p), with everything before it as additional data: a file whose class, cost, timeout or
@@ -14,13 +20,18 @@ import MemoCrypto
 /// weakened by editing the header. The key id names the key in the kernel keyring; it is
 /// random, not derived from the key, and survives passphrase changes.
 struct WrappedKey: Sendable {
-  static let version: UInt8 = 2
+  /// Written before the node's other secrets were sealed: they may be stored plain.
+  static let legacyVersion: UInt8 = 2
+  /// What `wrap` writes: the node's other secrets are sealed under this key.
+  static let version: UInt8 = 3
   static let kdfScrypt: UInt8 = 1
   static let saltSize = 16
   static let keyIDSize = 16
   static let headerSize = 4 + 1 + 1 + 1 + 3 + saltSize + 4 + keyIDSize
   static let fileSize = headerSize + AES256GCMKey.overhead + AES256GCMKey.keySize
 
+  /// `legacyVersion` or `version`.
+  var formatVersion: UInt8 = Self.version
   var protection: ProtectionClass
   var parameters: ScryptParameters
   var salt: [UInt8]
@@ -69,7 +80,7 @@ struct WrappedKey: Sendable {
   }
 
   func header(magic: [UInt8]) -> [UInt8] {
-    var bytes = magic + [Self.version, protection.code, Self.kdfScrypt]
+    var bytes = magic + [formatVersion, protection.code, Self.kdfScrypt]
     bytes += [UInt8(parameters.n.trailingZeroBitCount), UInt8(parameters.r), UInt8(parameters.p)]
     bytes += salt
     bytes += withUnsafeBytes(of: idleTimeout.bigEndian) { Array($0) }
@@ -81,9 +92,13 @@ struct WrappedKey: Sendable {
 
   func encoded(magic: [UInt8]) -> [UInt8] { header(magic: magic) + sealed }
 
-  /// Parses a version-2 file; `nil` for anything malformed (the caller names the file).
+  /// Whether this file says the node's other secrets are sealed (version 3).
+  var sealsSecrets: Bool { formatVersion == Self.version }
+
+  /// Parses a version-2 or version-3 file; `nil` for anything malformed (the caller names the file).
   static func decode(_ bytes: [UInt8], magic: [UInt8]) -> WrappedKey? {
-    guard bytes.count == fileSize, Array(bytes[0..<4]) == magic, bytes[4] == version, bytes[6] == kdfScrypt,
+    guard bytes.count == fileSize, Array(bytes[0..<4]) == magic, [legacyVersion, version].contains(bytes[4]),
+      bytes[6] == kdfScrypt,
       let protection = ProtectionClass(code: bytes[5]), protection.isProtected, bytes[7] < 64
     else { return nil }
     let parameters = ScryptParameters(n: 1 << UInt64(bytes[7]), r: UInt32(bytes[8]), p: UInt32(bytes[9]))
@@ -97,8 +112,8 @@ struct WrappedKey: Sendable {
     let timeout = take(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
     let keyID = take(keyIDSize)
     return WrappedKey(
-      protection: protection, parameters: parameters, salt: salt, idleTimeout: timeout, keyID: keyID,
-      sealed: take(bytes.count - offset))
+      formatVersion: bytes[4], protection: protection, parameters: parameters, salt: salt, idleTimeout: timeout,
+      keyID: keyID, sealed: take(bytes.count - offset))
   }
 
   static func random(_ count: Int) throws -> [UInt8] { try crypto { try SystemRandom.bytes(count) } }

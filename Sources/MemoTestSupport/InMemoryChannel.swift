@@ -54,7 +54,7 @@ public struct LinkFaults: Sendable {
 /// that sessions run over in tests, instead of TLS. Frames cross as bytes (encoded, then
 /// parsed with the receiver's limits, as TLSConnection parses them), so corrupted bytes
 /// meet the same checks as on the network. Waits honour the deadlines and limits of the
-/// contract; `close()` from any thread ends the other end's stream.
+/// contract; `close()` (or `interrupt()`, from any thread) ends the other end's stream.
 public final class InMemoryChannel: FrameChannel {
   public let peer: DeviceID?
   public let limits: ConnectionLimits
@@ -110,6 +110,9 @@ public final class InMemoryChannel: FrameChannel {
   }
 
   public func close() { link.close(side) }
+
+  /// The same as `close()`: every in-memory operation is safe from any thread.
+  public func interrupt() { link.close(side) }
 
   /// HMAC-SHA256 of the label under this end's secret, repeated to `length`: equal on both
   /// ends exactly when their secrets are.

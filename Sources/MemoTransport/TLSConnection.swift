@@ -65,6 +65,15 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
     (UInt64(BIO_number_written(SSL_get_wbio(ssl))), UInt64(BIO_number_read(SSL_get_rbio(ssl))))
   }
 
+  /// The application protocol both sides agreed on in the handshake (ALPN), if any.
+  public var negotiatedProtocol: String? {
+    var selected: UnsafePointer<UInt8>?
+    var length: UInt32 = 0
+    SSL_get0_alpn_selected(ssl, &selected, &length)
+    guard let selected, length > 0 else { return nil }
+    return String(decoding: UnsafeBufferPointer(start: selected, count: Int(length)), as: UTF8.self)
+  }
+
   /// The device the other side proved it holds the key of (after a handshake).
   public var peer: DeviceID? { state.withLock { $0.rejection == nil ? $0.presentedID : nil } }
 
@@ -91,10 +100,7 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
       if let rejected = state.withLock({ $0.rejection }) { throw rejected }
       throw TransportError(error.kind == .closed ? .handshakeFailed : error.kind, error.detail)
     }
-    var selected: UnsafePointer<UInt8>?
-    var length: UInt32 = 0
-    SSL_get0_alpn_selected(ssl, &selected, &length)
-    guard length > 0 else { throw TransportError(.handshakeFailed, "no ALPN protocol agreed") }
+    guard negotiatedProtocol != nil else { throw TransportError(.handshakeFailed, "no ALPN protocol agreed") }
     guard peer != nil else { throw TransportError(.handshakeFailed, "no peer certificate") }
   }
 

@@ -3,7 +3,7 @@ import MemoTestSupport
 import XCTest
 
 /// The network half of the canary audit, in the virtual home lab: host a holds memos full
-/// of canaries, advertises (`serve`, unlocked, then locked) and sends both memos to b over
+/// of canaries, advertises (`serve`, unlocked; locked, it withdraws) and sends both memos to b over
 /// TLS, and the two sync both ways; b browses with memo-peer and receives with its own `serve`; c browses with
 /// avahi-browse; tcpdump records every packet on the lab's bridge. No canary may be
 /// in any output, in the capture, in the lab's files or in any process's arguments and
@@ -111,13 +111,15 @@ final class CanaryLabAuditTests: XCTestCase {
       Step(host: "b", scenario: AuditScenario(["peers", "--json"])),
       Step(host: "a", scenario: AuditScenario(["conflicts", "--json"])),
       Step(host: "a", scenario: AuditScenario(["lock"])),
-      // Locked: the daemon keeps advertising and says so.
+      // Locked: the daemon withdraws its advertisement, closes its sessions and says so.
       Step(host: "b", scenario: AuditScenario(["browse", "--timeout", "3"])),
       Step(host: "c", scenario: AuditScenario(["-r", "-t", "-p", "_memo-peer._tcp"]), tool: "avahi-browse"),
       Step(host: "a", scenario: AuditScenario(["status"])),
       Step(host: "b", scenario: AuditScenario(["doctor"], status: nil)),
-      // A locked node refuses to sync: b is told so, and nothing leaks on the way.
-      Step(host: "b", scenario: AuditScenario(["sync", "--peer", "ay", "--timeout", "30"], status: 18)),
+      // A locked node cannot be reached (it cannot prove who it is), and nothing leaks on the way.
+      Step(host: "b", scenario: AuditScenario(["sync", "--peer", "ay", "--timeout", "5"], status: 17)),
+      // Nor can it act as itself.
+      Step(host: "a", scenario: AuditScenario(["sync", "--peer", "bee", "--timeout", "5"], status: 18)),
     ]
     var sawA = false
     for step in steps {
@@ -133,7 +135,7 @@ final class CanaryLabAuditTests: XCTestCase {
     XCTAssertTrue(sawA, "b saw a's advertisement: the audit looked at real traffic")
     XCTAssertTrue(
       try Lab.waitUntil(seconds: 10) { try daemon("a")?["store"] as? String == "locked" }, "the daemon reports locked")
-    XCTAssertEqual(try daemon("a")?["state"] as? String, "advertising", "and keeps advertising")
+    XCTAssertEqual(try daemon("a")?["state"] as? String, "waiting", "and no longer advertises")
 
     // While everything runs: every process's arguments and environment.
     for (path, kinds) in LeakScanner.scanProcesses(for: c) { findings.append("\(path) holds \(kinds.map(\.rawValue))") }

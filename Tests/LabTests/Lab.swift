@@ -166,6 +166,12 @@ class LabTestCase: XCTestCase {
     return result.stdout
   }
 
+  /// The six-digit code a pairing prompt shows.
+  func code(in text: String) -> String? {
+    guard let range = text.range(of: #"code:\s+(\d{3} \d{3})"#, options: .regularExpression) else { return nil }
+    return String(text[range].suffix(7))
+  }
+
   /// The host's device ID, as `memo-peer id` prints it.
   func deviceID(_ host: String) throws -> String {
     try ok(host, ["id"]).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -26,14 +26,10 @@ final class TrustLabTests: LabTestCase {
     return try XCTUnwrap(((json as? [String: Any])?["serve"] as? [String: Any])?["port"] as? Int)
   }
 
-  /// The six-digit code a pairing prompt shows.
-  func code(in text: String) -> String? {
-    guard let range = text.range(of: #"code:\s+(\d{3} \d{3})"#, options: .regularExpression) else { return nil }
-    return String(text[range].suffix(7))
-  }
-
   /// a opens a pairing window, b pairs with it; each person answers as given.
-  func pair(answerOnA: String, answerOnB: String) throws -> (a: Int32?, b: Int32?, codes: (String?, String?)) {
+  func pair(answerOnA: String, answerOnB: String, hostExitsWithin: Double = 20) throws -> (
+    a: Int32?, b: Int32?, codes: (String?, String?)
+  ) {
     for host in ["a", "b"] { _ = try ok(host, ["consent", "grant"]) }
     let (host, hostInput) = try Lab.startOnTerminal("a", ["pair", "--accept", "--name", "ay", "--window", "60"])
     background.append(host)
@@ -45,8 +41,9 @@ final class TrustLabTests: LabTestCase {
       "host: \(host.text)\nguest: \(guest.text)")
     hostInput.write(Data((answerOnA + "\n").utf8))
     guestInput.write(Data((answerOnB + "\n").utf8))
-    let statuses = (host.exitStatus(within: 20), guest.exitStatus(within: 20))
-    return (statuses.0, statuses.1, (code(in: host.text), code(in: guest.text)))
+    let guestStatus = guest.exitStatus(within: 20)
+    let hostStatus = host.exitStatus(within: hostExitsWithin)
+    return (hostStatus, guestStatus, (code(in: host.text), code(in: guest.text)))
   }
 
   func browseTrustedInstances(on host: String, name: String) throws -> [String] {
@@ -85,9 +82,13 @@ final class TrustLabTests: LabTestCase {
   }
 
   func testARefusalOnEitherSideStoresNothing() throws {
-    let outcome = try pair(answerOnA: "y", answerOnB: "n")
+    let outcome = try pair(answerOnA: "y", answerOnB: "n", hostExitsWithin: 3)
     XCTAssertEqual(outcome.b, 10, "the refusing side reports a cancellation")
-    XCTAssertEqual(outcome.a, 10, "the other side learns of the refusal")
+    XCTAssertNil(outcome.a, "the window stays open for another attempt")
+    let host = try XCTUnwrap(background.first)
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 5) { host.text.contains("the other device refused the pairing") }, "the host learns of it")
+    XCTAssertTrue(host.text.contains("the pairing window stays open"), host.text)
     XCTAssertEqual(try trustedNames("a"), [])
     XCTAssertEqual(try trustedNames("b"), [])
   }

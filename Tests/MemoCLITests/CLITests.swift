@@ -7,7 +7,7 @@ import XCTest
 final class CLIUsageTests: XCTestCase {
   static let commands = [
     "init", "new", "list", "show", "edit", "delete", "search", "export", "import", "protect", "unlock", "lock",
-    "widget", "sync", "peers", "conflicts",
+    "widget", "sync", "peers", "conflicts", "help", "completions",
   ]
 
   func testEveryCommandHasHelp() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import MemoTestSupport
 import XCTest
 
 /// The terminal privacy screen on a real terminal (tmux), as the acceptance asks:

@@ -225,7 +225,55 @@ final class ProtectionCLITests: XCTestCase {
     XCTAssertEqual(try state(try inOtherSession(["status", "--json"])), "locked")
   }
 
-  func testServeKeepsRunningWhileLockedAndReportsIt() throws {
+  /// Locked, the node cannot prove who it is: everything that would act as this device
+  /// stops with status 18 before touching the network; only the public device ID shows.
+  func testALockedNodeCannotActAsItselfAndItsKeyFilesHoldNothingInClear() throws {
+    let cli = try protectedNode("after-first-unlock")
+    let other = try CLIProcess()
+    let peerID = try other.run(["id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    XCTAssertEqual(try cli.run(["trust", "add", peerID, "--name", "nasbox"]).status, 0)
+    let memo = try cli.new("to send")
+    let deviceID = try cli.run(["id"]).stdout
+    XCTAssertEqual(try cli.run(["lock"]).status, 0)
+    for arguments in [
+      ["sync"], ["sync", "--peer", "nasbox", "--timeout", "1"], ["send", memo, "--to", "nasbox"],
+      ["send", memo, "--to", "nasbox", "--wait", "1"], ["ping", "nasbox", "--timeout", "1"], ["trust", "list"],
+      ["trust", "add", peerID, "--name", "again"], ["peers"], ["id", "--certificate"],
+    ] {
+      let result = try cli.run(arguments)
+      XCTAssertEqual(result.status, 18, "\(arguments): \(result.output)")
+      XCTAssertTrue(result.stderr.contains("memo-peer unlock"), "\(arguments): \(result.stderr)")
+      XCTAssertFalse(result.output.contains("nasbox"), "the trusted names stay sealed: \(arguments)")
+    }
+    XCTAssertEqual(try cli.run(["id"]).stdout, deviceID, "the device ID is public and stays readable")
+    XCTAssertEqual(try cli.run(["outbox"]).status, 0, "the outbox lists, without the sealed names")
+    for name in ["identity.key", "discovery.key"] {
+      // The discovery key is made by the first command that needs it (serve, browse, pair).
+      guard let bytes = FileManager.default.contents(atPath: cli.keyDirectory + "/" + name) else { continue }
+      XCTAssertEqual(bytes[4], 3, "\(name) is sealed")
+    }
+    XCTAssertTrue(FileManager.default.fileExists(atPath: cli.keyDirectory + "/identity.key"))
+    let trust = try Data(contentsOf: URL(fileURLWithPath: cli.keyDirectory + "/trusted-peers.json"))
+    XCTAssertNil(trust.range(of: Data("nasbox".utf8)), "the trust store is sealed")
+    XCTAssertNil(trust.range(of: Data(peerID.utf8)))
+    XCTAssertEqual(try cli.run(["unlock", "--passphrase-fd", "0"], stdin: Array(passphrase.utf8)).status, 0)
+    XCTAssertTrue(try cli.run(["trust", "list"]).stdout.contains("nasbox"))
+  }
+
+  func testDoctorReportsHowTheProcessProtectsWhatItHolds() throws {
+    let cli = try CLIProcess()
+    // Without a daemon or avahi here other checks fail (status 1); these two do not depend on them.
+    let doctor = try cli.run(["doctor", "--json"])
+    let json = try JSONSerialization.jsonObject(with: Data(doctor.stdout.utf8)) as? [String: Any]
+    let checks = try XCTUnwrap(json?["checks"] as? [[String: Any]], doctor.output)
+    let byName = Dictionary(
+      uniqueKeysWithValues: checks.compactMap { check in (check["name"] as? String).map { ($0, check) } })
+    XCTAssertEqual(byName["process protection"]?["ok"] as? Bool, true, "\(checks)")
+    XCTAssertNotNil(byName["key memory"])
+    if getuid() == 0 { XCTAssertEqual(byName["key memory"]?["ok"] as? Bool, true, "root may lock memory") }
+  }
+
+  func testServeWaitsWhileLockedAndGoesOnAfterUnlockWithoutARestart() throws {
     let cli = try protectedNode()
     // No consent: serve waits and touches no network.
     let serve = Process()
@@ -239,24 +287,25 @@ final class ProtectionCLITests: XCTestCase {
       serve.terminate()
       serve.waitUntilExit()
     }
-    func daemonStore() throws -> String? {
-      ((try cli.json(["status"])["serve"]) as? [String: Any])?["store"] as? String
-    }
-    func waitFor(_ state: String) throws -> Bool {
+    func daemon() throws -> [String: Any]? { (try cli.json(["status"])["serve"]) as? [String: Any] }
+    func waitFor(_ state: String, waitingFor: String) throws -> Bool {
       let deadline = Date().addingTimeInterval(20)
       while Date() < deadline {
-        if try daemonStore() == state { return true }
+        let serve = try daemon()
+        if serve?["store"] as? String == state, (serve?["waiting_for"] as? String)?.hasPrefix(waitingFor) == true {
+          return true
+        }
         Thread.sleep(forTimeInterval: 0.1)
       }
       return false
     }
-    XCTAssertTrue(try waitFor("unlocked"))
+    XCTAssertTrue(try waitFor("unlocked", waitingFor: "local-network consent"), "\(String(describing: try? daemon()))")
     XCTAssertEqual(try cli.run(["lock"]).status, 0)
-    XCTAssertTrue(try waitFor("locked"))
+    XCTAssertTrue(try waitFor("locked", waitingFor: "locked"), "\(String(describing: try? daemon()))")
     XCTAssertTrue(serve.isRunning)
     XCTAssertTrue(try cli.run(["status"]).stdout.contains("memos locked"))
     XCTAssertEqual(try cli.run(["unlock", "--passphrase-fd", "0"], stdin: Array(passphrase.utf8)).status, 0)
-    XCTAssertTrue(try waitFor("unlocked"))
+    XCTAssertTrue(try waitFor("unlocked", waitingFor: "local-network consent"), "the same daemon goes on")
   }
 
   func testIdleTimeoutLocksComplete() throws {

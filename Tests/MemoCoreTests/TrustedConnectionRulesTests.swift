@@ -58,17 +58,7 @@ final class FrameCodecTests: XCTestCase {
   }
 }
 
-final class PairingCodeTests: XCTestCase {
-  func testCodesAreSixDigitsFromTheExporterBytes() {
-    XCTAssertEqual(PairingCode.code(fromExporter: [0, 0, 0, 0, 0, 0, 0, 7]), "000007")
-    XCTAssertEqual(PairingCode.code(fromExporter: [0, 0, 0, 0, 0, 0x0F, 0x42, 0x40]), "000000", "10^6 wraps to 0")
-    XCTAssertEqual(PairingCode.code(fromExporter: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]), "551615")
-    XCTAssertNotEqual(
-      PairingCode.code(fromExporter: [1, 2, 3, 4, 5, 6, 7, 8]),
-      PairingCode.code(fromExporter: [1, 2, 3, 4, 5, 6, 7, 9]))
-    XCTAssertEqual(PairingCode.display("123456"), "123 456")
-  }
-
+final class PairingAdvertisementTests: XCTestCase {
   func testThePairingAdvertisementCarriesTheNameButNoTag() {
     let txt = Advertisement.pairingTXTRecord(displayName: "desk")
     XCTAssertEqual(

@@ -117,7 +117,7 @@ final class FrameChannelTests: XCTestCase {
 
   func testBothEndsOfOnePairExportTheSameKeyingMaterialAndAManInTheMiddleDoesNot() throws {
     let (a, b) = pair()
-    let label = PairingCode.exporterLabel
+    let label = PairingProtocol.exporterLabel
     XCTAssertEqual(
       try a.exportKeyingMaterial(label: label, length: 40), try b.exportKeyingMaterial(label: label, length: 40))
     XCTAssertNotEqual(

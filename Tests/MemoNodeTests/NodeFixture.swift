@@ -25,8 +25,9 @@ final class TestNode: Sendable {
     root = try PrivateFiles.makeUniqueDirectory(in: base, prefix: "memo-peer-node-test")
     paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": root])
     identity = try NodeIdentity.load(paths: paths, rotationSeconds: 900)
-    trust = TrustStore(paths: paths)
     keys = DeviceKeys(paths: paths, keyring: keyring, kdfParameters: Self.fastKDF)
+    // With the node's keys: once protected, the trust store is sealed under the device key.
+    trust = TrustStore(paths: paths, keys: keys)
   }
 
   deinit { try? FileManager.default.removeItem(atPath: root) }

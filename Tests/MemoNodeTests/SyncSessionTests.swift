@@ -108,8 +108,11 @@ final class SyncSessionTests: XCTestCase {
   func testALockedAskerDoesNotSyncAtAll() throws {
     let (a, b) = try trustingPair()
     try a.protectComplete()
+    let peer = try a.peer("bee")
     a.expireIdleTimeout()
-    let result = try sync(a, with: b)
+    XCTAssertThrowsError(try a.peer("bee"), "whom it trusts is sealed while locked")
+    let runner = a.syncer(a.dialer(to: b))
+    let result = try runAsync { await runner.sync(with: peer, timeout: 10, deleteGuard: MassDeleteGuard()) }
     XCTAssertEqual(result.error?.code, .locked)
   }
 

@@ -156,7 +156,7 @@ final class ProtectionStoreTests: XCTestCase {
     let (node, _, _) = try lockedNode()
     var bytes = try PrivateFiles.read(node.paths.deviceKeyPath, limit: 1000)
     XCTAssertEqual(bytes.count, WrappedKey.fileSize)
-    XCTAssertEqual(Array(bytes[0..<6]), Array("MPDK".utf8) + [2, 2])
+    XCTAssertEqual(Array(bytes[0..<6]), Array("MPDK".utf8) + [3, 2])
     bytes[5] = 1  // complete → after-first-unlock
     try PrivateFiles.writeAtomically(bytes, to: node.paths.deviceKeyPath)
     assertMemoError(.passphrase, try keys(node).unlock(passphrase: right))

@@ -26,7 +26,7 @@ final class TLSTransportTests: XCTestCase {
       port: 0, loopbackOnly: true, context: TLSContext(identity: serverIdentity, role: .server),
       accepts: { $0 == clientIdentity.deviceID }, events: { _ in },
       handler: { connection in
-        if let bytes = try? connection.exportKeyingMaterial(label: PairingCode.exporterLabel, length: 8) {
+        if let bytes = try? connection.exportKeyingMaterial(label: PairingProtocol.exporterLabel, length: 32) {
           exported.append(bytes)
         }
         while let frame = try? connection.receive() {
@@ -39,10 +39,34 @@ final class TLSTransportTests: XCTestCase {
     XCTAssertEqual(connection.peer, serverIdentity.deviceID)
     try connection.send(Frame(.ping, payload: Array("hello".utf8)))
     XCTAssertEqual(try connection.receive(), Frame(.pong, payload: Array("hello".utf8)))
-    let mine = try connection.exportKeyingMaterial(label: PairingCode.exporterLabel, length: 8)
+    let mine = try connection.exportKeyingMaterial(label: PairingProtocol.exporterLabel, length: 32)
     XCTAssertTrue(exported.wait { !$0.isEmpty })
     XCTAssertEqual(exported.all.first, mine)
-    XCTAssertNotEqual(mine, [UInt8](repeating: 0, count: 8))
+    XCTAssertNotEqual(mine, [UInt8](repeating: 0, count: 32))
+  }
+
+  /// Pairing connections agree on `memo-peer-pair/2`; a side still on pairing version 1 (which
+  /// speaks only `memo-peer/1`) completes the handshake with `memo-peer/1`, so the new side can
+  /// tell it to update.
+  func testPairingContextsNegotiateTheirOwnProtocolAndRecogniseAnOlderPeer() throws {
+    let hostIdentity = try Fixture.identity()
+    let guestIdentity = try Fixture.identity()
+    for (serverPurpose, clientPurpose, expected) in [
+      (TLSContext.Purpose.pairing, TLSContext.Purpose.pairing, PairingProtocol.alpn),
+      (.pairing, .trusted, TLSContext.alpn), (.trusted, .pairing, TLSContext.alpn),
+      (.trusted, .trusted, TLSContext.alpn),
+    ] {
+      let seen = Recorder<String>()
+      let server = try TLSServer(
+        port: 0, loopbackOnly: true, context: TLSContext(identity: hostIdentity, role: .server, purpose: serverPurpose),
+        accepts: { _ in true }, events: { _ in },
+        handler: { connection in seen.append(connection.negotiatedProtocol ?? "none") })
+      defer { server.stop() }
+      let client = TLSClient(context: try TLSContext(identity: guestIdentity, role: .client, purpose: clientPurpose))
+      let connection = try client.connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
+      XCTAssertEqual(connection.negotiatedProtocol, expected, "\(serverPurpose) server, \(clientPurpose) client")
+      XCTAssertTrue(seen.wait { $0 == [expected] }, "\(seen.all)")
+    }
   }
 
   func testAnUntrustedClientFailsTheHandshakeAndTheServerKeepsServing() throws {

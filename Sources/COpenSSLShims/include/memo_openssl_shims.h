@@ -12,6 +12,13 @@ int memo_kdf_scrypt(const unsigned char *passphrase, size_t passphrase_len,
                     uint64_t n, uint32_t r, uint32_t p, uint64_t max_memory,
                     unsigned char *out, size_t out_len);
 
+/// HKDF (RFC 5869) with SHA-256 through OpenSSL's EVP_KDF API, extract and expand in one
+/// call. `salt` and `info` may be empty. Returns 1 on success, 0 on failure.
+int memo_kdf_hkdf_sha256(const unsigned char *key, size_t key_len,
+                         const unsigned char *salt, size_t salt_len,
+                         const unsigned char *info, size_t info_len,
+                         unsigned char *out, size_t out_len);
+
 /// Restricts a context to TLS 1.3 and turns off everything that would keep session state:
 /// session tickets (none issued, none accepted) and the session cache. These are macros
 /// over SSL_CTX_ctrl and 64-bit option bits, which Swift cannot import. Returns 1 on success.

@@ -9,4 +9,18 @@ int memo_is_memory_file_system(const char *path);
 /// is variadic). Returns 0, or -1 with errno set.
 int memo_terminal_size(int fd, unsigned short *rows, unsigned short *columns);
 
+/// What the process does first, so nothing it later holds (keys, memo text) can be read
+/// out of it: prctl(PR_SET_DUMPABLE, 0) (no core dump, no ptrace by other processes of the
+/// user, /proc/PID/mem and environ readable by root only) and RLIMIT_CORE 0. prctl is
+/// variadic, which Swift cannot call. Returns a bit set: 1 not dumpable, 2 core limit 0.
+int memo_harden_process(void);
+
+/// prctl(PR_GET_DUMPABLE): 0 when the process cannot be dumped or traced, -1 on error.
+int memo_process_dumpable(void);
+
+/// The soft limits on locked memory and on core files, in bytes; -2 means unlimited, -1
+/// that it could not be read.
+long long memo_memlock_limit(void);
+long long memo_core_limit(void);
+
 #endif

@@ -1,16 +1,16 @@
 import Foundation
-import MemoTestSupport
 import XCTest
 
 /// A real terminal for tests: an interactive bash in a tmux pane on a private tmux server
-/// (its own socket, so no other tmux is touched), killed when the test ends.
-final class TmuxPane {
-  static let tmux = "/usr/bin/tmux"
+/// (its own socket, so no other tmux is touched), killed when the test ends. Shared by the
+/// privacy-screen tests and the lab's terminal-safety tests.
+public final class TmuxPane {
+  public static let tmux = "/usr/bin/tmux"
   let socket = "memo-peer-test-\(UUID().uuidString.prefix(8))"
   let session = "privacy"
 
   /// tmux (Debian package tmux, installed by scripts/deps.sh). Under CI=true its absence fails.
-  static func require() throws {
+  public static func require() throws {
     guard FileManager.default.isExecutableFile(atPath: tmux) else {
       if ProcessInfo.processInfo.environment["CI"] == "true" {
         XCTFail("tmux is missing (scripts/deps.sh installs it); CI=true requires the terminal tests")
@@ -20,7 +20,7 @@ final class TmuxPane {
   }
 
   /// Starts bash (no rc files, job control on) with `environment`, 80×24.
-  init(environment: [String: String]) throws {
+  public init(environment: [String: String]) throws {
     var variables = environment
     variables["TERM"] = "xterm-256color"
     variables["PS1"] = "PROMPT$ "
@@ -46,31 +46,31 @@ final class TmuxPane {
   deinit { _ = try? tmux(["kill-server"]) }
 
   @discardableResult
-  func tmux(_ arguments: [String]) throws -> ProcessOutput {
+  public func tmux(_ arguments: [String]) throws -> ProcessOutput {
     try ProcessRunner.run(Self.tmux, ["-L", socket] + arguments, environment: ["PATH": "/usr/bin:/bin"])
   }
 
   /// Types `text` and Enter.
-  func type(_ text: String) throws {
+  public func type(_ text: String) throws {
     try tmux(["send-keys", "-t", session, "-l", text])
     try keys("Enter")
   }
 
   /// Sends tmux key names (`C-z`, `Enter`, `q`).
-  func keys(_ names: String...) throws { try tmux(["send-keys", "-t", session] + names) }
+  public func keys(_ names: String...) throws { try tmux(["send-keys", "-t", session] + names) }
 
   /// Sends raw bytes, as the terminal would (focus reports: `1b 5b 4f`).
-  func bytes(_ hex: [String]) throws { try tmux(["send-keys", "-t", session, "-H"] + hex) }
+  public func bytes(_ hex: [String]) throws { try tmux(["send-keys", "-t", session, "-H"] + hex) }
 
   /// What the pane shows now.
-  func screen() -> String { (try? tmux(["capture-pane", "-p", "-t", session]).stdout) ?? "" }
+  public func screen() -> String { (try? tmux(["capture-pane", "-p", "-t", session]).stdout) ?? "" }
 
   /// The pane and its whole scrollback (`capture-pane -S -`).
-  func history() -> String { (try? tmux(["capture-pane", "-p", "-S", "-", "-t", session]).stdout) ?? "" }
+  public func history() -> String { (try? tmux(["capture-pane", "-p", "-S", "-", "-t", session]).stdout) ?? "" }
 
   /// Polls the screen every 100 ms, for at most 15 s, until `condition` holds. The bound
   /// only keeps a broken build from hanging; the tests assert what is shown, not how fast.
-  func waitFor(_ condition: (String) -> Bool) -> Bool {
+  public func waitFor(_ condition: (String) -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(15)
     repeat {
       if condition(screen()) { return true }
@@ -79,10 +79,26 @@ final class TmuxPane {
     return condition(screen())
   }
 
-  static func quoted(_ value: String) -> String { "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+  /// The pane and its whole scrollback with wrapped lines joined and attributes as escape
+  /// sequences (`capture-pane -p -e -J -S -`): what a person saw, including any colour or
+  /// hiding an escape sequence turned on.
+  public func historyWithAttributes() -> String {
+    (try? tmux(["capture-pane", "-p", "-e", "-J", "-S", "-", "-t", session]).stdout) ?? ""
+  }
+
+  /// From now on, every byte programs write to the pane is appended to `file`, raw
+  /// (`pipe-pane -o`): escape sequences and carriage returns included, before the terminal
+  /// acts on them.
+  public func recordOutput(to file: String) throws {
+    try tmux(["pipe-pane", "-o", "-t", session, "cat >> " + Self.quoted(file)])
+  }
+
+  public static func quoted(_ value: String) -> String {
+    "'" + value.replacingOccurrences(of: "'", with: "'\\''") + "'"
+  }
 }
 
-struct TmuxError: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
+public struct TmuxError: Error, CustomStringConvertible {
+  public let description: String
+  public init(_ description: String) { self.description = description }
 }

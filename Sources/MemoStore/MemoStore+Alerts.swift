@@ -1,0 +1,24 @@
+import MemoCore
+
+extension MemoStore {
+  /// What desktop notifications compare: inbox entries and their senders, memos with
+  /// conflict copies, held deletes per device. Reads ids and counts only, no sealed field,
+  /// so it works while locked.
+  public func alertSnapshot() throws -> AlertSnapshot {
+    var snapshot = AlertSnapshot(conflicted: try conflictedMemoIDs())
+    try sql {
+      let inbox = try db.prepare("SELECT id, sender FROM inbox")
+      while try inbox.step() { snapshot.inbox[inbox.text(0)] = inbox.text(1) }
+      let held = try db.prepare("SELECT device, count(*) FROM sync_held GROUP BY device")
+      while try held.step() { snapshot.heldDeletes[held.text(0)] = Int(held.int64(1)) }
+    }
+    return snapshot
+  }
+
+  /// The title and private mark of an inbox entry, for a notification; nil while locked
+  /// (the entry is sealed under the device key) or when the entry is gone.
+  public func inboxPreview(_ id: String) -> DesktopNoticeRules.ArrivedMemo? {
+    guard lockState.canReadContent, let entry = try? inboxEntries().first(where: { $0.id == id }) else { return nil }
+    return DesktopNoticeRules.ArrivedMemo(title: entry.memo.title, isPrivate: entry.memo.isPrivate)
+  }
+}

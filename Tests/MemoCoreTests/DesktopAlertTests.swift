@@ -1,0 +1,63 @@
+import XCTest
+
+@testable import MemoCore
+
+/// What the desktop hears about, and how much of a memo a notification may show.
+final class DesktopAlertTests: XCTestCase {
+  func testOnlyWhatIsNewIsNews() {
+    let id = MemoID()
+    let before = AlertSnapshot(inbox: ["e1": "D1"], conflicted: [id], heldDeletes: ["D1": 3])
+    XCTAssertEqual(before.alerts(since: before), [])
+    let after = AlertSnapshot(
+      inbox: ["e1": "D1", "e2": "D2"], conflicted: [id, MemoID(), MemoID()], heldDeletes: ["D1": 3, "D2": 5])
+    XCTAssertEqual(
+      after.alerts(since: before),
+      [.arrived(entry: "e2", sender: "D2"), .conflicts(count: 2), .heldDeletes(sender: "D2", count: 5)])
+    XCTAssertEqual(before.alerts(since: after), [], "what went away is not news")
+    let more = AlertSnapshot(inbox: [:], conflicted: [], heldDeletes: ["D1": 4])
+    XCTAssertEqual(more.alerts(since: before), [.heldDeletes(sender: "D1", count: 4)])
+  }
+
+  func testArrivalsAreRedactedWhileLockedForPrivateMemosAndBeforeTheFirstUnlock() {
+    let arrival = DesktopAlert.arrived(entry: "0123456789", sender: "D")
+    let memo = DesktopNoticeRules.ArrivedMemo(title: "Plans <&>", isPrivate: false)
+    let shown = DesktopNoticeRules.notice(
+      for: arrival, senderName: "desk", memo: memo, lockState: .unprotected, settings: WidgetSettings())
+    XCTAssertEqual(shown.summary, "A memo from desk")
+    XCTAssertEqual(shown.body, "Plans &lt;&amp;&gt;\nmemo-peer inbox accept 01234567")
+    XCTAssertEqual(shown.openCommand, ["memo-peer", "inbox"])
+    let redacted = "A memo arrived from desk\nmemo-peer inbox accept 01234567"
+    let cases: [(DesktopNoticeRules.ArrivedMemo?, LockState, WidgetSettings)] = [
+      (DesktopNoticeRules.ArrivedMemo(title: "Plans", isPrivate: true), .unprotected, WidgetSettings()),
+      (nil, .locked(unlockedSinceBoot: true), WidgetSettings()),
+      (memo, .unlocked, WidgetSettings(showPrivateWhenLocked: true, protection: .none)),
+    ]
+    for (index, (memo, lockState, settings)) in cases.enumerated() {
+      let notice = DesktopNoticeRules.notice(
+        for: arrival, senderName: "desk", memo: memo, lockState: lockState, settings: settings)
+      if index < 2 {
+        XCTAssertEqual(notice.body, redacted, "case \(index)")
+        XCTAssertEqual(notice.summary, "memo-peer", "case \(index): no title anywhere")
+      } else {
+        XCTAssertEqual(notice.body, "Plans &lt;&amp;&gt;\nmemo-peer inbox accept 01234567")
+      }
+    }
+    let placeholder = DesktopNoticeRules.notice(
+      for: arrival, senderName: "desk", memo: memo, lockState: .locked(unlockedSinceBoot: false),
+      settings: WidgetSettings(protection: .complete))
+    XCTAssertEqual(placeholder.body, redacted, "protection complete before the first unlock: a placeholder")
+  }
+
+  func testNamesCannotFormatOrForgeANotice() {
+    let notice = DesktopNoticeRules.notice(
+      for: .heldDeletes(sender: "D", count: 7), senderName: "<b>evil</b>\u{1B}[2J\nline", memo: nil,
+      lockState: .unprotected, settings: WidgetSettings())
+    XCTAssertFalse(notice.body.contains("<b>"))
+    XCTAssertFalse(notice.body.contains("\u{1B}"))
+    XCTAssertTrue(notice.body.hasPrefix("&lt;b&gt;evil&lt;/b&gt; [2J line would delete 7 memos"), notice.body)
+    let conflicts = DesktopNoticeRules.notice(
+      for: .conflicts(count: 1), senderName: "", memo: nil, lockState: .unprotected, settings: WidgetSettings())
+    XCTAssertEqual(conflicts.summary, "memo-peer: 1 memo in conflict")
+    XCTAssertEqual(conflicts.openCommand, ["memo-peer", "conflicts"])
+  }
+}

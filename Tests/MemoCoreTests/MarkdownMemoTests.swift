@@ -1,0 +1,94 @@
+import XCTest
+
+@testable import MemoCore
+
+/// The Markdown file format: what memo-peer writes reads back the same; files other
+/// programs wrote give titles, tags and times; hostile front matter gets a clear refusal
+/// that never repeats the file's text.
+final class MarkdownMemoTests: XCTestCase {
+  func testRenderedMemoReadsBackTheSame() throws {
+    let memo = Memo(
+      id: MemoID(), title: "Groceries: \"weekly\" — list \\ #x", body: "---\nnot front matter\n#nottag\n\n",
+      tags: ["home", "a/b.c"], created: 1_764_547_200_123, updated: 1_764_547_299_001, isPrivate: true, revision: 7,
+      origin: "r")
+    let text = MarkdownMemo.render(memo)
+    let read = try MarkdownMemo.parse(text, source: "f.md", modified: 0)
+    XCTAssertEqual(
+      read,
+      MarkdownMemo(
+        id: memo.id, title: memo.title, body: memo.body, tags: memo.tags, created: memo.created,
+        updated: memo.updated, isPrivate: true, revision: 7))
+  }
+
+  func testExactMilliseconds() {
+    XCTAssertEqual(MarkdownMemo.isoTime(1_764_547_200_123), "2025-12-01T00:00:00.123Z")
+    XCTAssertEqual(MarkdownMemo.isoTime(0), "1970-01-01T00:00:00.000Z")
+    XCTAssertEqual(MarkdownMemo.isoTime(951_782_400_999), "2000-02-29T00:00:00.999Z")
+    for stamp: Timestamp in [1, 999, 1_000, 86_399_999, 1_764_547_200_123, 4_102_444_800_000] {
+      XCTAssertEqual(MarkdownMemo.parseTime(MarkdownMemo.isoTime(stamp)), stamp)
+    }
+    XCTAssertEqual(MarkdownMemo.parseTime("2026-11-29"), 1_795_910_400_000)
+    XCTAssertNil(MarkdownMemo.parseTime("yesterday"))
+  }
+
+  func testForeignFilesGiveTitleTagsAndTimes() throws {
+    let plain = try MarkdownMemo.parse(
+      "Intro line\n\n# The Heading ##\n\nText with #todo and #home. Not #1x? (#paren) `#code`\n```\n#fenced\n```\n",
+      source: "a.md", modified: 42_000)
+    XCTAssertNil(plain.id)
+    XCTAssertEqual(plain.title, "The Heading")
+    XCTAssertEqual(plain.tags, ["todo", "home", "1x", "paren"])
+    XCTAssertEqual(plain.created, 42_000)
+    XCTAssertEqual(plain.updated, 42_000)
+    let jekyll = try MarkdownMemo.parse(
+      "---\ntitle: 'It''s here'\ndate: 2026-11-29\ntags:\n  - one\n  - \"two\"\nlayout: post # ignored\n---\nBody #three\n",
+      source: "b.md", modified: 0)
+    XCTAssertEqual(jekyll.title, "It's here")
+    XCTAssertEqual(jekyll.tags, ["one", "two", "three"])
+    XCTAssertEqual(jekyll.created, 1_795_910_400_000)
+    XCTAssertEqual(jekyll.body, "Body #three\n")
+    let comma = try MarkdownMemo.parse("---\ntags: a, b\n---\nx", source: "c.md", modified: 0)
+    XCTAssertEqual(comma.tags, ["a", "b"])
+  }
+
+  func testHostileFrontMatterIsRefusedWithoutItsText() {
+    let secret = "SECRET-TEXT"
+    let cases: [(String, String)] = [
+      ("---\ntitle: \(secret)\n", "no closing --- line"),
+      ("---\n\(secret)\n---\n", "is not `key: value`"),
+      ("---\ntitle: a\ntitle: \(secret)\n---\n", "appears twice"),
+      ("---\nmeta:\n  nested: \(secret)\n---\n", "not a list item"),
+      ("---\ntitle: \"\(secret)\n---\n", "double-quoted"),
+      ("---\ntitle: '\(secret)\n---\n", "single-quoted"),
+      ("---\ntags: [\(secret), [x]]\n---\n", "nested lists"),
+      ("---\ntags: [\(secret)\n---\n", "not closed"),
+      ("---\ntitle: &anchor \(secret)\n---\n", "only plain, quoted and list values"),
+      ("---\nid: \(secret)\n---\n", "id is not a memo id"),
+      ("---\ncreated: \(secret)\n---\n", "created is not a date"),
+      ("---\nprivate: maybe\(secret)\n---\n", "private must be true or false"),
+      ("---\nrevision: -1\n---\n", "revision must be"),
+      ("---\n" + String(repeating: "k: v\n", count: 300) + "---\n", "longer than"),
+      ("---\n\(secret) key: v\n---\n", "a key must be"),
+      ("---\ntags: [" + String(repeating: "a,", count: 300) + "a]\n---\n", "more than 256 items"),
+    ]
+    for (text, expected) in cases {
+      XCTAssertThrowsError(try MarkdownMemo.parse(text, source: "evil.md", modified: 0), expected) { error in
+        let error = error as? MemoPeerError
+        XCTAssertEqual(error?.code, .invalidInput, expected)
+        XCTAssertTrue(error?.message.hasPrefix("evil.md: ") ?? false, "\(String(describing: error))")
+        XCTAssertTrue(error?.message.contains(expected) ?? false, "\(expected): \(String(describing: error))")
+        XCTAssertFalse(error?.message.contains(secret) ?? true, "never repeats the text")
+      }
+    }
+  }
+
+  func testFileNamesAreSlugsWithTheShortID() {
+    let memo = Memo(
+      id: MemoID("3f2a9c1d-0000-4000-8000-000000000000")!, title: "Grocéries / Week 12!", body: "x", tags: [],
+      created: 0, updated: 0, isPrivate: false, revision: 1, origin: "r")
+    XCTAssertEqual(MarkdownMemo.fileName(for: memo), "groc-ries-week-12-3f2a9c1d.md")
+    var dots = memo
+    dots.title = "../.."
+    XCTAssertEqual(MarkdownMemo.fileName(for: dots), "memo-3f2a9c1d.md")
+  }
+}
