@@ -20,6 +20,8 @@ let package = Package(
     .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
     // libdbus: the browse pipeline speaks avahi-daemon's D-Bus API (MemoDiscovery/Avahi).
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+    // GNU libmicrohttpd: the loopback-only HTTP server of `memo-peer web` (MemoWeb).
+    .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
     // Prefixed C wrappers for OpenSSL macros and parameter builders Swift cannot import.
     .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
     // statfs(2) (memory-backed editor files) and the keyring system calls (add_key, keyctl),
@@ -48,10 +50,13 @@ let package = Package(
       name: "MemoNode",
       dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe"],
       swiftSettings: strict),
+    // The local web page: access rules, routes, API requests, embedded assets (pure), and the
+    // libmicrohttpd server on loopback that carries them.
+    .target(name: "MemoWeb", dependencies: ["MemoCore", "MemoCrypto", "CMicroHTTPD"], swiftSettings: strict),
     // The command line as a library, so it is testable.
     .target(
       name: "MemoCLI",
-      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "CSystemShims"],
+      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "MemoWeb", "CSystemShims"],
       swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
     .executableTarget(
@@ -72,6 +77,7 @@ let package = Package(
       name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoCore", "CDBus"], swiftSettings: strict),
     .testTarget(name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto"], swiftSettings: strict),
     .testTarget(name: "MemoNodeTests", dependencies: ["MemoNode", "MemoCrypto"], swiftSettings: strict),
+    .testTarget(name: "MemoWebTests", dependencies: ["MemoWeb", "MemoCore", "MemoCrypto"], swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(
       name: "LabTests", dependencies: ["memo-peer", "MemoTestSupport", "MemoStore", "MemoCore"], swiftSettings: strict),

@@ -22,6 +22,12 @@ packages=(
   tmux                   # a real terminal for the privacy-screen tests (capture-pane)
   tcpdump                # the canary audit captures the lab's traffic
   syncthing              # bench/syncthing/baseline.sh: the file-sync baseline (lab hosts only)
+  libmicrohttpd-dev      # GNU libmicrohttpd: the HTTP server of `memo-peer web` (loopback only)
+  chromium               # the web page's browser tests (headless)
+  chromium-driver        # WebDriver for chromium, driven by selenium
+  python3-selenium       # the browser tests (Tests/Web/*.py), run from the Swift test suite
+  fonts-dejavu-core      # legible text in the screenshots the browser tests write
+  curl                   # the web server's security tests (raw requests, wrong Host, big bodies)
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done
