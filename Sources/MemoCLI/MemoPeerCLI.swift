@@ -15,7 +15,7 @@ public enum MemoPeerCLI {
     NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, TrustCommands.id, TrustCommands.trust,
     PairingCommands.pair, PairingCommands.ping, DeliveryCommands.send, DeliveryCommands.outbox, DeliveryCommands.inbox,
     DoctorCommand.doctor, ProtectionCommands.protect, ProtectionCommands.unlock, ProtectionCommands.lock,
-    WidgetCommand.widget, SyncCommands.sync, SyncCommands.peers, SyncCommands.conflicts,
+    WidgetCommand.widget, SyncCommands.sync, SyncCommands.peers, SyncCommands.conflicts, WebCommands.web,
   ]
 
   public static func main(arguments: [String], environment: [String: String]) -> Int32 {
