@@ -15,7 +15,7 @@ final class WebBackend: WebAPI {
   let logger: Logger
   let syncJob: WebSyncJob
   let clock: @Sendable () -> Timestamp
-  /// How long a sync waits for each device.
+  /// How long a sync waits for each device unless the call says (as `sync`'s default).
   let syncTimeout: Double
 
   init(paths: NodePaths, logger: Logger, clock: @escaping @Sendable () -> Timestamp, syncTimeout: Double = 10) {
@@ -99,8 +99,8 @@ final class WebBackend: WebAPI {
       return try recordConsent(answer)
     case .syncState:
       return .json(200, encoding: syncJob.snapshot)
-    case .startSync(let peer):
-      return try startSync(peer: peer)
+    case .startSync(let peer, let timeout):
+      return try startSync(peer: peer, timeout: timeout ?? syncTimeout)
     case .unlock(let passphrase):
       let keys = DeviceKeys(paths: paths)
       let status = try keys.status()
@@ -171,7 +171,7 @@ final class WebBackend: WebAPI {
   /// Starts a sync as `sync` would (with the mass-delete guard), after the same checks:
   /// unlocked, someone to sync with, local-network consent on record. The page asks for the
   /// consent itself, on a click, before it calls this.
-  private func startSync(peer reference: String?) throws -> HTTPResponse {
+  private func startSync(peer reference: String?, timeout: Double) throws -> HTTPResponse {
     guard try DeviceKeys(paths: paths).status().lockState.canReadContent else { throw MemoStore.lockedError }
     let gate = try ConsentGate(paths: paths)
     switch try gate.verdict(for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType)) {
@@ -187,7 +187,7 @@ final class WebBackend: WebAPI {
     let list = try trust.load()
     let peers = try reference.map { [try list.find($0)] } ?? list.peers
     guard !peers.isEmpty else { throw SyncCommands.nobodyToSync }
-    let (paths, timeout, logger) = (paths, syncTimeout, logger.scoped("sync"))
+    let (paths, logger) = (paths, logger.scoped("sync"))
     let snapshot = syncJob.start { note, progress in
       SyncCommands.SyncJSON(
         try await SyncCommands.syncAll(

@@ -46,12 +46,12 @@ final class WebSyncJob: Sendable {
   /// Starts `runner` unless a sync is running; returns the state either way.
   func start(_ runner: @escaping Runner) -> Snapshot {
     let now = OutputFormat.isoTime(clock())
-    let started = progress.withLock { progress -> Bool in
-      guard progress.snapshot.state != .running else { return false }
+    let (started, snapshot) = progress.withLock { progress -> (Bool, Snapshot) in
+      guard progress.snapshot.state != .running else { return (false, progress.snapshot) }
       progress = Progress()
       progress.snapshot.state = .running
       progress.snapshot.started = now
-      return true
+      return (true, progress.snapshot)
     }
     if started {
       Task.detached { [self] in

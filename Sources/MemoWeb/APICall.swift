@@ -23,8 +23,9 @@ public enum APICall: Sendable {
   case consent
   case recordConsent(ConsentAnswer)
   case syncState
-  /// Sync with every trusted device, or only with the one named.
-  case startSync(peer: String?)
+  /// Sync with every trusted device, or only with the one named; `timeout`: seconds to
+  /// wait for each device (nil: as `sync`).
+  case startSync(peer: String?, timeout: Double?)
   /// The passphrase, exactly as sent (one line; a final newline is dropped).
   case unlock(SecureBytes)
   case lock
@@ -78,9 +79,12 @@ public enum APICall: Sendable {
     case .recordConsent:
       return .recordConsent(try json(body, contentType))
     case .startSync:
-      if body.isEmpty { return .startSync(peer: nil) }
+      if body.isEmpty { return .startSync(peer: nil, timeout: nil) }
       let request: SyncRequest = try json(body, contentType)
-      return .startSync(peer: request.peer)
+      if let timeout = request.timeout, !(1...300).contains(timeout) {
+        throw invalid("\"timeout\" must be from 1 to 300 seconds")
+      }
+      return .startSync(peer: request.peer, timeout: request.timeout)
     case .unlock:
       guard mediaType(contentType) == "application/octet-stream" else {
         throw MemoPeerError(
@@ -178,9 +182,11 @@ struct ConflictAnswer: Decodable {
   var keep: String
 }
 
-/// `POST /api/sync`: `{"peer"}`, or no body for every trusted device.
+/// `POST /api/sync`: `{"peer", "timeout"}`, or no body: every trusted device, waiting for
+/// each as long as `sync` does.
 struct SyncRequest: Decodable {
   var peer: String?
+  var timeout: Double?
 }
 
 /// `POST /api/consent`: `{"scope", "decision"}`; the scope defaults to `local-network`,

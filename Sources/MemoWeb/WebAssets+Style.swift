@@ -55,12 +55,14 @@ extension WebAssets {
     .list > li + li { border-top: 1px solid var(--line); }
     .list .item { display: flex; flex-wrap: wrap; gap: 0.25rem 0.8rem; align-items: baseline; width: 100%;
       border: 0; border-radius: 0; text-align: left; padding: 0.6rem 0.9rem; background: transparent; }
-    .list .item:hover { background: var(--paper); }
+    .list .item:hover:not(:disabled) { background: var(--paper); }
+    .list .item:disabled { opacity: 1; color: var(--muted); }
     .list .row { display: flex; flex-wrap: wrap; gap: 0.5rem 0.8rem; align-items: center; padding: 0.6rem 0.9rem; }
     .title { font-weight: 600; }
     .title.withheld { font-weight: 400; font-style: italic; color: var(--muted); }
     .time, .meta { color: var(--muted); font-size: 0.85rem; }
     .tags { display: inline-flex; flex-wrap: wrap; gap: 0.25rem; }
+    .tags:empty { display: none; }
     .tag { font-size: 0.8rem; padding: 0 0.45rem; border-radius: 999px; background: #e7efe9; color: var(--accent); }
     .private-mark { color: var(--accent); }
     .flag { font-size: 0.8rem; color: var(--warn); background: var(--warn-paper); border-radius: 4px; padding: 0 0.35rem; }
@@ -69,6 +71,7 @@ extension WebAssets {
 
     article.memo { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 1rem 1.25rem; }
     article.memo h2 { margin: 0 0 0.25rem; font-size: 1.35rem; overflow-wrap: anywhere; }
+    article.memo .meta { margin: 0 0 0.5rem; }
     .body { white-space: pre-wrap; overflow-wrap: anywhere; font-family: inherit; margin: 1rem 0 0; }
     .buttons { display: flex; flex-wrap: wrap; gap: 0.5rem; margin-top: 1rem; }
     .note { background: var(--warn-paper); color: var(--warn); border-radius: 6px; padding: 0.5rem 0.75rem; }
