@@ -388,15 +388,22 @@ extension WebAssets {
       } catch (error) { fail(error); }
     }
 
-    function confirmDelete(memo) {
+    /// Asks before something that cannot be undone; `run` only on the confirming click.
+    function confirmThen(title, line, label, run) {
       openDialog({
-        title: 'Delete this memo?',
-        lines: [`“${memo.title}” is deleted here, and on your other devices when they sync. Its text is wiped.`],
+        title,
+        lines: [line],
         buttons: [
           { label: 'Cancel', action: 'cancel' },
-          { label: 'Delete', action: 'confirm', className: 'danger', run: () => deleteMemo(memo.id) },
+          { label, action: 'confirm', className: 'danger', run },
         ],
       });
+    }
+
+    function confirmDelete(memo) {
+      confirmThen('Delete this memo?',
+        `“${memo.title}” is deleted here, and on your other devices when they sync. Its text is wiped.`,
+        'Delete', () => deleteMemo(memo.id));
     }
 
     async function deleteMemo(id) {
@@ -438,14 +445,9 @@ extension WebAssets {
     }
 
     function confirmDrop(entry) {
-      openDialog({
-        title: 'Drop this memo?',
-        lines: [`It is deleted from the inbox, and the sender (${entry.from}) is not asked again.`],
-        buttons: [
-          { label: 'Cancel', action: 'cancel' },
-          { label: 'Drop', action: 'confirm', className: 'danger', run: () => dropEntry(entry.id) },
-        ],
-      });
+      confirmThen('Drop this memo?',
+        `It is deleted from the inbox; if ${entry.from} sends it again, it is not stored again.`,
+        'Drop', () => dropEntry(entry.id));
     }
 
     async function dropEntry(id) {

@@ -119,7 +119,7 @@ final class WebCommandTests: XCTestCase {
     XCTAssertTrue(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), cookie)
     XCTAssertEqual(try server.curl([server.link]).status, 403, "the link works once")
     XCTAssertTrue(
-      WebServerProcess.waitUntil(seconds: 10) { server.stdout.split(separator: "\n").count == 2 },
+      AuditScenario.waitUntil(seconds: 10) { server.stdout.split(separator: "\n").count == 2 },
       "the next one-time link is printed")
     XCTAssertEqual(try server.api("GET", "/api/memos").status, 200)
 
@@ -248,7 +248,7 @@ final class WebCommandTests: XCTestCase {
     sockets = []
     // Up and answering afterwards (bounded wait while the closed connections drain).
     XCTAssertTrue(
-      WebServerProcess.waitUntil(seconds: 15) { (try? server.api("GET", "/api/memos").status) == 200 },
+      AuditScenario.waitUntil(seconds: 15) { (try? server.api("GET", "/api/memos").status) == 200 },
       "it answers after the flood")
     XCTAssertEqual(server.stop(), 0)
   }
@@ -437,7 +437,7 @@ final class WebCommandTests: XCTestCase {
     XCTAssertTrue(FileManager.default.isExecutableFile(atPath: opener))
     let server = try WebServerProcess(
       cli, arguments: ["--port", "0", "--open"], extraEnvironment: ["PATH": bin + ":/usr/bin:/bin"])
-    XCTAssertTrue(WebServerProcess.waitUntil(seconds: 10) { FileManager.default.fileExists(atPath: record + ".file") })
+    XCTAssertTrue(AuditScenario.waitUntil(seconds: 10) { FileManager.default.fileExists(atPath: record + ".file") })
     Thread.sleep(forTimeInterval: 0.2)
     let arguments = try String(contentsOfFile: record + ".args", encoding: .utf8).split(separator: "\n")
     XCTAssertEqual(arguments.count, 1)
@@ -456,7 +456,7 @@ final class WebCommandTests: XCTestCase {
     // After a sign-in the file holds the next link, and the used one is dead.
     try server.signIn()
     XCTAssertTrue(
-      WebServerProcess.waitUntil(seconds: 10) {
+      AuditScenario.waitUntil(seconds: 10) {
         let now = (try? self.runningLink(cli).stdout) ?? ""
         return now.hasPrefix("http://") && now != server.link + "\n"
       })
@@ -486,7 +486,7 @@ final class WebCommandTests: XCTestCase {
       }
     }
     XCTAssertTrue(
-      WebServerProcess.waitUntil(seconds: 15) { self.serverFilesExist() },
+      AuditScenario.waitUntil(seconds: 15) { self.serverFilesExist() },
       (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
     let link = try runningLink(cli).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     XCTAssertTrue(link.hasPrefix("http://127.0.0.1:"), link)

@@ -114,7 +114,7 @@ final class WebServerProcess {
     try process.run()
     let (outPath, started) = (out, process)
     var printed: String?
-    _ = Self.waitUntil(seconds: 20) {
+    _ = AuditScenario.waitUntil(seconds: 20) {
       printed = (try? String(contentsOfFile: outPath, encoding: .utf8))?.split(separator: "\n").first.map(String.init)
       return printed != nil || !started.isRunning
     }
@@ -198,15 +198,6 @@ final class WebServerProcess {
       ]
     }
     return try curl(arguments + [base + path])
-  }
-
-  static func waitUntil(seconds: Double, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-      if condition() { return true }
-      Thread.sleep(forTimeInterval: 0.05)
-    }
-    return condition()
   }
 }
 
