@@ -1,8 +1,8 @@
 #ifndef MEMO_PEER_CMICROHTTPD_SHIM_H
 #define MEMO_PEER_CMICROHTTPD_SHIM_H
-// GNU libmicrohttpd (Debian 12: 0.9.75), the HTTP server of `memo-peer web`. Its start and
-// query functions are variadic, which Swift cannot call: the inline wrappers below take
-// fixed arguments instead.
+// GNU libmicrohttpd (Debian 12: 0.9.75), the HTTP server of `memo-peer web`. Its start
+// function is variadic, which Swift cannot call: the inline wrapper below takes fixed
+// arguments instead.
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,12 +30,6 @@ static inline struct MHD_Daemon *memo_mhd_start(int listening_socket, unsigned i
   };
   return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handler, handler_cls, MHD_OPTION_ARRAY,
                           options, MHD_OPTION_END);
-}
-
-/// How many connections the daemon holds open now.
-static inline unsigned int memo_mhd_connection_count(struct MHD_Daemon *daemon) {
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-  return info == NULL ? 0 : info->num_connections;
 }
 
 /// Frees a response body after wiping it: bodies carry memo text, which must not linger in

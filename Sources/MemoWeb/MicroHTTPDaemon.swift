@@ -39,7 +39,8 @@ final class MicroHTTPDaemon: Sendable {
       close(socket)
       context.release()
       throw MemoPeerError(
-        .io, "the web server (libmicrohttpd) could not start", hint: "run with --debug and report the problem")
+        .io, "the web server (libmicrohttpd) could not start its threads",
+        hint: "the system may be out of threads or memory; try again")
     }
     self.context = context
     daemon = Mutex(DaemonHandle(pointer: pointer))
@@ -55,11 +56,6 @@ final class MicroHTTPDaemon: Sendable {
     MHD_stop_daemon(handle.pointer)
     // No libmicrohttpd thread is left that could still use the context.
     context.release()
-  }
-
-  /// Connections open right now.
-  var connectionCount: Int {
-    daemon.withLock { handle in handle.map { Int(memo_mhd_connection_count($0.pointer)) } ?? 0 }
   }
 
   deinit { stop() }
@@ -124,7 +120,8 @@ private func accessHandler(
   if size > 0 {
     uploadSize.pointee = 0
     guard pending.body.count + size <= APICall.maxBodyBytes, let uploadData else {
-      // A body without a Content-Length (chunked) that grew past the limit: the rest is
+      // Not reached while the head's Content-Length is checked (a body without one is
+      // refused with 411); kept so that the limit holds whatever arrives. The rest is
       // discarded, unread.
       pending.answered = true
       pending.wipe()
@@ -140,8 +137,8 @@ private func accessHandler(
     return .YES
   }
   var request = pending.head
-  request.body = pending.body
-  pending.wipe()
+  // Moved, not copied: one buffer to wipe afterwards.
+  swap(&request.body, &pending.body)
   let response = frontDoor.respond(to: request)
   for index in request.body.indices { request.body[index] = 0 }
   pending.answered = true

@@ -32,8 +32,9 @@ public final class WebFrontDoor: Sendable {
   /// (with the policy's headers), or nil to go on reading.
   public func screen(_ head: HTTPRequest, contentLength: UInt64?) -> HTTPResponse? {
     if let refusal = refusal(head, contentLength: contentLength) {
-      logger.debug(
-        "refused \(head.method.count <= 8 ? head.method : "?", privacy: .public): \(refusal.status, privacy: .public)")
+      // The method only when it is one of ours: bytes from outside never reach a log raw.
+      let method = Self.methods.contains(head.method) ? head.method : "another method"
+      logger.debug("refused \(method, privacy: .public): \(refusal.status, privacy: .public)")
       return ResponsePolicy.apply(refusal)
     }
     return nil
@@ -97,7 +98,10 @@ public final class WebFrontDoor: Sendable {
   // MARK: - Dispatch
 
   private func dispatch(_ request: HTTPRequest) -> HTTPResponse {
-    if request.path == "/login" { return signIn(request) }
+    if request.path == "/login" {
+      guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed(["GET", "HEAD"]) }
+      return signIn(request)
+    }
     if request.path == "/api/session" {
       guard request.method == "DELETE" else { return methodNotAllowed(["DELETE"]) }
       if let session = request.cookie(sessions.cookieName) { sessions.end(session) }

@@ -62,9 +62,6 @@ public final class WebServer: Sendable {
   /// Every address's base URL: `http://127.0.0.1:8426`, `http://[::1]:8426`.
   public var baseURLs: [String] { origins.addresses.map { "http://" + $0.authority(port: origins.port) } }
 
-  /// Connections open now, over every address.
-  public var connectionCount: Int { daemons.reduce(0) { $0 + $1.connectionCount } }
-
   /// Ends every connection and session; the port is free afterwards. Idempotent.
   public func stop() {
     for daemon in daemons { daemon.stop() }

@@ -148,6 +148,7 @@ final class WebFrontDoorTests: XCTestCase {
     XCTAssertEqual(door.respond(to: request("GET", "/api/nothing", session: session)).status, 404)
     XCTAssertEqual(door.respond(to: request("GET", "/etc/passwd", session: session)).status, 404)
     XCTAssertEqual(door.respond(to: request("POST", "/", origin: origin, session: session)).status, 405)
+    XCTAssertEqual(door.respond(to: request("POST", "/login", origin: origin, session: session)).status, 405)
     let bad = door.respond(to: request("POST", "/api/memos", origin: origin, session: session, body: "{not json"))
     XCTAssertEqual(bad.status, 400)
     XCTAssertEqual(code(bad), "invalid-input")
