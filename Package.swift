@@ -22,6 +22,8 @@ let package = Package(
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
     // libsystemd: sd_notify for Type=notify units (READY, STATUS, WATCHDOG, RELOADING, STOPPING).
     .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+    // GNU libmicrohttpd: the loopback-only HTTP server of `memo-peer web` (MemoWeb).
+    .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
     // Prefixed C wrappers for OpenSSL macros and parameter builders Swift cannot import.
     .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
     // statfs(2) (memory-backed editor files) and the keyring system calls (add_key, keyctl),
@@ -52,11 +54,14 @@ let package = Package(
         "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe", "CSystemd", "CDBus",
       ],
       swiftSettings: strict),
+    // The local web page: access rules, routes, API requests, embedded assets (pure), and the
+    // libmicrohttpd server on loopback that carries them.
+    .target(name: "MemoWeb", dependencies: ["MemoCore", "MemoCrypto", "CMicroHTTPD"], swiftSettings: strict),
     // The command line as a library, so it is testable.
     .target(
       name: "MemoCLI",
       dependencies: [
-        "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoTransport", "CSystemShims",
+        "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoTransport", "MemoWeb", "CSystemShims",
       ],
       swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
@@ -91,6 +96,7 @@ let package = Package(
     // lab tests, never a product.
     .executableTarget(
       name: "memo-peer-test-node", dependencies: ["MemoCLI"], path: "Tests/memo-peer-test-node", swiftSettings: strict),
+    .testTarget(name: "MemoWebTests", dependencies: ["MemoWeb", "MemoCore", "MemoCrypto"], swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(
       name: "LabTests", dependencies: ["memo-peer", "memo-peer-test-node", "MemoTestSupport", "MemoStore", "MemoCore"],

@@ -33,6 +33,12 @@ packages=(
   xvfb                   # xvfb-run: an X server for the clipboard test
   xclip                  # the X11 clipboard tool `show --copy` uses (and the test reads back with)
   pandoc                 # the Markdown export test: every exported file must parse
+  libmicrohttpd-dev      # GNU libmicrohttpd: the HTTP server of `memo-peer web` (loopback only)
+  chromium               # the web page's browser tests (headless)
+  chromium-driver        # WebDriver for chromium, driven by selenium
+  python3-selenium       # the browser tests (Tests/Web/*.py), run from the Swift test suite
+  fonts-dejavu-core      # legible text in the screenshots the browser tests write
+  curl                   # the web server's security tests (raw requests, wrong Host, big bodies)
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done

@@ -191,7 +191,7 @@ enum DeliveryCommands {
       Memos from a peer whose receive policy is `accept` skip the inbox; see
       `memo-peer trust policy PEER ask|accept|refuse`.
       """,
-    options: [OptionSpec("json", "print the entries as JSON")],
+    options: [OptionSpec("json", "print the entries (list), the new memo (accept) or {schema, dropped} as JSON")],
     positionals: [
       PositionalSpec(
         name: "ACTION", optional: true, help: "list, accept or drop", completion: .choices(["list", "accept", "drop"])),
@@ -206,27 +206,7 @@ enum DeliveryCommands {
     case "list":
       let entries = try store.inboxEntries()
       if context.wantsJSON {
-        struct EntryJSON: Encodable {
-          let id, from, deviceID, title, received, sent: String
-          let tags: [String]
-          enum CodingKeys: String, CodingKey {
-            case id, from, title, received, sent, tags
-            case deviceID = "device_id"
-          }
-        }
-        struct InboxJSON: Encodable {
-          let schema: Int
-          let entries: [EntryJSON]
-        }
-        context.printJSON(
-          InboxJSON(
-            schema: OutputFormat.jsonSchema,
-            entries: entries.map {
-              EntryJSON(
-                id: $0.id, from: names[$0.sender], deviceID: $0.sender,
-                title: $0.memo.title, received: OutputFormat.isoTime($0.received),
-                sent: OutputFormat.isoTime($0.memo.sent), tags: $0.memo.tags)
-            }))
+        context.printJSON(InboxJSON(entries, names: names))
         return
       }
       guard !entries.isEmpty else {
@@ -243,15 +223,51 @@ enum DeliveryCommands {
       }
     case "accept":
       let memo = try store.acceptInboxEntry(try entryArgument())
-      context.console.print("accepted as memo \(memo.id.short)")
+      if context.wantsJSON {
+        context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary)))
+      } else {
+        context.console.print("accepted as memo \(memo.id.short)")
+      }
     case "drop":
       let entry = try store.dropInboxEntry(try entryArgument())
-      context.console.print("dropped \(String(entry.id.prefix(8)).terminalSafe)")
+      if context.wantsJSON {
+        context.printJSON(DroppedJSON(dropped: entry.id))
+      } else {
+        context.console.print("dropped \(String(entry.id.prefix(8)).terminalSafe)")
+      }
     default:
       throw ArgumentParser.usage(
         "unknown inbox action \(action.prefix(20))",
         suggestion: ArgumentParser.closest(to: action, among: ["list", "accept", "drop"]), command: "inbox")
     }
+  }
+
+  /// `inbox --json`: the entries, without their text (`accept` makes one a memo to read).
+  struct InboxJSON: Encodable {
+    struct Entry: Encodable {
+      let id, from, deviceID, title, received, sent: String
+      let tags: [String]
+      enum CodingKeys: String, CodingKey {
+        case id, from, title, received, sent, tags
+        case deviceID = "device_id"
+      }
+    }
+    let schema = OutputFormat.jsonSchema
+    let entries: [Entry]
+
+    init(_ entries: [InboxEntry], names: PeerNames) {
+      self.entries = entries.map {
+        Entry(
+          id: $0.id, from: names[$0.sender], deviceID: $0.sender, title: $0.memo.title,
+          received: OutputFormat.isoTime($0.received), sent: OutputFormat.isoTime($0.memo.sent), tags: $0.memo.tags)
+      }
+    }
+  }
+
+  /// `inbox drop --json`.
+  struct DroppedJSON: Encodable {
+    let schema = OutputFormat.jsonSchema
+    let dropped: String
   }
 
   struct EntryJSON: Encodable {
@@ -291,9 +307,11 @@ enum DeliveryCommands {
 struct PeerNames {
   private let names: [String: String]
 
-  init(_ context: CommandContext) throws {
+  init(_ context: CommandContext) throws { try self.init(paths: try context.paths()) }
+
+  init(paths: NodePaths) throws {
     let peers: [TrustedPeer]
-    do { peers = try TrustStore(paths: try context.paths()).load().peers } catch let error as MemoPeerError
+    do { peers = try TrustStore(paths: paths).load().peers } catch let error as MemoPeerError
       where error.code == .locked
     { peers = [] }
     names = Dictionary(peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })

@@ -153,21 +153,7 @@ enum MemoCommands {
       change.body = try EditorSession.edit(
         try store.memo(id).body, environment: context.environment, privacy: TerminalViewer.editorPrivacy())
     }
-    let memo: Memo
-    do {
-      memo = try store.update(id, change, now: context.now)
-    } catch let error as MemoPeerError where error.code == .conflict && change.body != nil {
-      // A sync brought a conflict copy while the text was being written: the text is kept
-      // as a memo of its own rather than lost.
-      let current = try store.memo(id)
-      let saved = try store.create(
-        MemoDraft(
-          title: change.title ?? current.title, body: change.body ?? "", tags: change.tags ?? current.tags,
-          isPrivate: change.isPrivate ?? current.isPrivate), now: context.now)
-      throw MemoPeerError(
-        .conflict, "\(error.message); your text was saved as memo \(saved.id.short)",
-        hint: "`memo-peer conflicts` shows the versions of \(id.short)")
-    }
+    let memo = try save(change, to: id, in: store, now: context.now)
     if context.wantsJSON {
       context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary)))
     } else {
@@ -199,11 +185,7 @@ enum MemoCommands {
     }
     try store.delete(id, now: context.now)
     if context.wantsJSON {
-      struct Deleted: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let deleted: String
-      }
-      context.printJSON(Deleted(deleted: id.rawValue))
+      context.printJSON(DeletedJSON(deleted: id.rawValue))
     } else {
       context.console.print("deleted \(id.short)")
     }
@@ -267,6 +249,45 @@ enum MemoCommands {
       throw MemoPeerError(.invalidInput, "the clipboard holds no text", hint: "copy some text first")
     }
     return try MemoRules.decodeUTF8(bytes, source: "the clipboard")
+  }
+
+  /// `delete --json`.
+  struct DeletedJSON: Encodable {
+    let schema = OutputFormat.jsonSchema
+    let deleted: String
+  }
+
+  /// Changes a memo (for `edit` and the web page). When a sync brought a conflict copy while
+  /// the text was being written, or (with `expectedRevision`) the memo changed since the
+  /// writer read it, the new text is kept as a memo of its own rather than lost or written
+  /// over the other change, and the error says which.
+  static func save(
+    _ change: MemoChange, to id: MemoID, in store: MemoStore, now: Timestamp, expectedRevision: Int64? = nil
+  )
+    throws -> Memo
+  {
+    func keepAsNewMemo(_ reason: String) throws -> Never {
+      let current = try store.memo(id)
+      let saved = try store.create(
+        MemoDraft(
+          title: change.title ?? current.title, body: change.body ?? current.body, tags: change.tags ?? current.tags,
+          isPrivate: change.isPrivate ?? current.isPrivate), now: now)
+      throw MemoPeerError(
+        .conflict, "\(reason); your text was saved as memo \(saved.id.short)",
+        hint: "`memo-peer conflicts` shows the versions of \(id.short)")
+    }
+    if let expectedRevision, try store.memo(id).revision != expectedRevision {
+      let reason = "memo \(id.short) changed (on another device, or elsewhere) since you opened it"
+      guard change.body != nil else {
+        throw MemoPeerError(.conflict, reason + "; nothing was changed", hint: "open it again and repeat the change")
+      }
+      try keepAsNewMemo(reason)
+    }
+    do {
+      return try store.update(id, change, now: now)
+    } catch let error as MemoPeerError where error.code == .conflict && change.body != nil {
+      try keepAsNewMemo(error.message)
+    }
   }
 
   /// Refuses a change before any text is typed when the node is locked.

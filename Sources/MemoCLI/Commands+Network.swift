@@ -3,6 +3,7 @@ import MemoCore
 import MemoDiscovery
 import MemoNode
 import MemoStore
+import MemoWeb
 import Synchronization
 
 #if canImport(Glibc)
@@ -147,8 +148,10 @@ enum NetworkCommands {
       within 2 s. The TCP port is open only while advertising. The advertisement is a
       pseudonym and a tag that change every rotation period. It answers syncs from trusted
       devices; with --sync-every it also starts them, only while the background-sync
-      consent scope is granted (it waits, and says so, until then). SIGTERM or SIGINT
-      withdraws the advertisement and exits 0.
+      consent scope is granted (it waits, and says so, until then). With --web it also
+      serves the page of `memo-peer web` on 127.0.0.1 and ::1 (sign in with `memo-peer web
+      --open`; the link is never written to the log). SIGTERM or SIGINT withdraws the
+      advertisement and exits 0.
       """,
     options: [
       OptionSpec("port", value: "PORT", "TCP port to listen on (default: any free port)"),
@@ -157,6 +160,8 @@ enum NetworkCommands {
       OptionSpec(
         "sync-every", value: "DURATION",
         "also sync with every trusted device this often (90s, 10m, 1h); needs the background-sync consent"),
+      OptionSpec("web", "also serve the web page on this computer (see `memo-peer web`)"),
+      OptionSpec("web-port", value: "PORT", "the web page's port (default 8426 or the next free one)"),
     ],
     positionals: []
   ) { context in
@@ -203,6 +208,8 @@ enum NetworkCommands {
       collaborators: ServeEngine.Collaborators(
         clock: { wallClock() }, keys: keys, receiptDelay: context.tuning.receiptDelay))
     let alerts = desktopAlerts(paths: paths, environment: context.environment)
+    let web = try startWeb(context, paths: paths, printer: printer)
+    defer { web?.stop() }
     try runBlocking { try await engine.run(until: stop) }
     alerts?.cancel()
     withExtendedLifetime(signals) {}
@@ -219,31 +226,37 @@ enum NetworkCommands {
     positionals: []
   ) { context in
     let paths = try context.paths()
-    let gate = try ConsentGate(paths: paths)
-    var consent: [String: String] = [:]
-    for scope in ConsentScope.allCases { consent[scope.rawValue] = try gate.state(scope).name }
-    let serve = ServeStatus.read(paths)
-    let running = serve?.isRunning ?? false
-    let protection = try DeviceKeys(paths: paths).status()
+    let status = try StatusJSON(paths: paths)
     if context.wantsJSON {
-      struct StatusJSON: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let consent: [String: String]
-        let running: Bool
-        let serve: ServeStatus?
-        let protection: ProtectionCommands.ProtectionJSON
-      }
-      context.printJSON(
-        StatusJSON(
-          consent: consent, running: running, serve: running ? serve : nil,
-          protection: .init(protection, changed: nil)))
+      context.printJSON(status)
       return
     }
-    context.console.print(ProtectionCommands.describe(protection))
+    context.console.print(ProtectionCommands.describe(try DeviceKeys(paths: paths).status()))
     for scope in ConsentScope.allCases {
-      context.console.print("consent \(scope.rawValue): \(consent[scope.rawValue]!)")
+      context.console.print("consent \(scope.rawValue): \(status.consent[scope.rawValue]!)")
     }
-    context.console.print("daemon: " + (running ? serve!.summary : "not running (start it with `memo-peer serve`)"))
+    context.console.print(
+      "daemon: " + (status.serve?.summary ?? "not running (start it with `memo-peer serve`)"))
+  }
+
+  /// `status --json`: consent per scope, the daemon, the protection.
+  struct StatusJSON: Encodable {
+    let schema = OutputFormat.jsonSchema
+    let consent: [String: String]
+    let running: Bool
+    let serve: ServeStatus?
+    let protection: ProtectionCommands.ProtectionJSON
+
+    init(paths: NodePaths) throws {
+      let gate = try ConsentGate(paths: paths)
+      var consent: [String: String] = [:]
+      for scope in ConsentScope.allCases { consent[scope.rawValue] = try gate.state(scope).name }
+      self.consent = consent
+      let serve = ServeStatus.read(paths)
+      running = serve?.isRunning ?? false
+      self.serve = running ? serve : nil
+      protection = .init(try DeviceKeys(paths: paths).status(), changed: nil)
+    }
   }
 
   // MARK: - Helpers
@@ -276,6 +289,33 @@ enum NetworkCommands {
     return line.hasPrefix("waiting (local-network consent") ? .notice : .warning
   }
 
+  /// `serve --web`: the page, beside the daemon. Its link goes only to the runtime file
+  /// (`memo-peer web` prints it, `--open` opens it), never to the daemon's log.
+  static func startWeb(_ context: CommandContext, paths: NodePaths, printer: LinePrinter) throws -> LocalWebServer? {
+    let port = try WebCommands.webPort(context.arguments.value("web-port"), option: "web-port", command: "serve")
+    guard context.arguments.has("web") else {
+      if port != nil {
+        throw ArgumentParser.usage("--web-port needs --web", suggestion: nil, command: "serve")
+      }
+      return nil
+    }
+    let files = try WebRuntimeFiles(paths: paths, environment: context.environment)
+    if let running = files.running() {
+      throw MemoPeerError(
+        .io, "a web server of this node already runs (pid \(running.pid), port \(running.port))",
+        hint: "stop it, or run serve without --web")
+    }
+    let server = try LocalWebServer(
+      paths: paths, files: files, addresses: LoopbackAddress.allCases, port: port,
+      logger: context.logger.scoped("web"),
+      report: { printer.error("memo-peer serve: \($0)", priority: servePriority($0)) },
+      onSignIn: { _ in printer.error("memo-peer serve: a browser signed in to the web page") })
+    printer.error(
+      "memo-peer serve: web page on \(server.server.baseURLs.joined(separator: " and ")); sign in with `memo-peer web --open`"
+    )
+    return server
+  }
+
   /// Asks for consent on a terminal when none is recorded; refuses otherwise.
   static func obtainConsent(for use: LocalNetworkUse, gate: ConsentGate, context: CommandContext) throws {
     switch try gate.verdict(for: use) {
@@ -293,31 +333,39 @@ enum NetworkCommands {
     }
   }
 
+  /// `consent status --json`: each scope's state and last record, and the usage text the
+  /// prompts show (on the terminal and on the web page).
+  struct ConsentJSON: Encodable {
+    struct Scope: Encodable {
+      let state: String
+      let last: ConsentRecord?
+    }
+    let schema = OutputFormat.jsonSchema
+    let scopes: [String: Scope]
+    let usageText: String
+    let serviceTypes: [String]
+    enum CodingKeys: String, CodingKey {
+      case schema, scopes
+      case usageText = "usage_text"
+      case serviceTypes = "service_types"
+    }
+
+    init(gate: ConsentGate, records: [ConsentRecord]) {
+      var scopes: [String: Scope] = [:]
+      for scope in ConsentScope.allCases {
+        scopes[scope.rawValue] = Scope(
+          state: ConsentState.of(scope, in: records).name, last: records.last { $0.scope == scope })
+      }
+      self.scopes = scopes
+      usageText = gate.manifest.promptText
+      serviceTypes = gate.manifest.serviceTypes
+    }
+  }
+
   static func printConsentStatus(gate: ConsentGate, context: CommandContext) {
     let records = (try? gate.log.records()) ?? []
     if context.wantsJSON {
-      struct ScopeJSON: Encodable {
-        let state: String
-        let last: ConsentRecord?
-      }
-      struct ConsentJSON: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let scopes: [String: ScopeJSON]
-        let usageText: String
-        let serviceTypes: [String]
-        enum CodingKeys: String, CodingKey {
-          case schema, scopes
-          case usageText = "usage_text"
-          case serviceTypes = "service_types"
-        }
-      }
-      var scopes: [String: ScopeJSON] = [:]
-      for scope in ConsentScope.allCases {
-        scopes[scope.rawValue] = ScopeJSON(
-          state: ConsentState.of(scope, in: records).name, last: records.last { $0.scope == scope })
-      }
-      context.printJSON(
-        ConsentJSON(scopes: scopes, usageText: gate.manifest.promptText, serviceTypes: gate.manifest.serviceTypes))
+      context.printJSON(ConsentJSON(gate: gate, records: records))
       return
     }
     for scope in ConsentScope.allCases {

@@ -53,11 +53,7 @@ enum SyncCommands {
     guard !(allowDeletes && keepDeleted) else {
       throw ArgumentParser.usage("choose --allow-deletes or --keep-deleted, not both", suggestion: nil, command: "sync")
     }
-    guard !peers.isEmpty else {
-      throw MemoPeerError(
-        .notFound, "this node trusts no device yet, so there is nobody to sync with",
-        hint: "pair with `memo-peer pair --accept` on one device and `memo-peer pair` on the other")
-    }
+    guard !peers.isEmpty else { throw nobodyToSync }
     let timeout = try NetworkCommands.seconds(context.arguments.value("timeout"), default: 10, option: "timeout")
     let store = try context.store()
     guard store.canReadContent else { throw MemoStore.lockedError }
@@ -73,51 +69,63 @@ enum SyncCommands {
     // `memo-peer lock` during the sync closes its connections.
     let watch = LockWatch(keys: DeviceKeys(paths: paths))
     defer { watch.stop() }
-    let runner = PeerSync(
-      store: StoreAccess(paths: paths, use: .person, logger: context.logger.scoped("sync")),
-      dialer: PeerConnector(
-        gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: watch.sessions,
-        clock: { wallClock() }),
-      clock: { wallClock() })
     let progress = ProgressLine(enabled: isatty(2) == 1 && !context.wantsJSON)
-    // Every device is looked for and synced at once (up to PeerSync.concurrency): a device
-    // that is away costs its timeout once, not once per device before it. Each sync has its
-    // own store connection; their batches take turns at SQLite's write lock.
-    let deleteGuard = allowDeletes ? nil : MassDeleteGuard()
+    let logger = context.logger.scoped("sync")
     let results = try runBlocking {
-      await runner.syncAll(
-        peers, timeout: timeout, deleteGuard: deleteGuard,
-        onState: { peer, state in
-          if case .waiting(let reason) = state { progress.note("\(peer.displayName): waiting (\(reason))") }
-        },
-        progress: { peer, step in
-          let direction = step.receiving ? "receiving from" : "sending to"
-          let total = step.estimate > step.done ? " of about \(step.estimate)" : ""
-          progress.update("\(direction) \(peer.displayName): \(step.done)\(total) memo revisions")
-        })
+      try await syncAll(
+        peers, paths: paths, gate: gate, trust: trust, sessions: watch.sessions, timeout: timeout,
+        guarded: !allowDeletes, logger: logger, note: { progress.note($0) }, progress: { progress.update($0) })
     }
     progress.clear()
     if watch.fired { throw LockWatch.lockedDuring("the sync") }
     try report(results, context: context)
   }
 
+  /// A sync of a node that trusts nobody.
+  static let nobodyToSync = MemoPeerError(
+    .notFound, "this node trusts no device yet, so there is nobody to sync with",
+    hint: "pair with `memo-peer pair --accept` on one device and `memo-peer pair` on the other")
+
+  /// Syncs with `peers` through `PeerSync.syncAll`, the one way to sync with several devices
+  /// (up to `PeerSync.concurrency` at once: a device that is away costs its timeout once,
+  /// not once per device before it). Each sync has its own store connection; their batches
+  /// take turns at SQLite's write lock; `sessions` closes them when the node locks. `note`
+  /// gets lines that stay (waiting states), `progress` the line that changes (counts only,
+  /// never memo text). For `sync` and the web page.
+  static func syncAll(
+    _ peers: [TrustedPeer], paths: NodePaths, gate: ConsentGate, trust: TrustStore, sessions: LiveSessions?,
+    timeout: Double, guarded: Bool, logger: Logger, note: @escaping @Sendable (String) -> Void,
+    progress: @escaping @Sendable (String) -> Void
+  ) async throws -> [PeerSync.PeerResult] {
+    let runner = PeerSync(
+      store: StoreAccess(paths: paths, use: .person, logger: logger),
+      dialer: PeerConnector(
+        gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: sessions,
+        clock: { wallClock() }),
+      clock: { wallClock() })
+    return await runner.syncAll(
+      peers, timeout: timeout, deleteGuard: guarded ? MassDeleteGuard() : nil,
+      onState: { peer, state in
+        if case .waiting(let reason) = state { note("\(peer.displayName): waiting (\(reason))") }
+      },
+      progress: { peer, step in
+        let direction = step.receiving ? "receiving from" : "sending to"
+        let total = step.estimate > step.done ? " of about \(step.estimate)" : ""
+        progress("\(direction) \(peer.displayName): \(step.done)\(total) memo revisions")
+      })
+  }
+
   /// Prints the summary and turns what needs a person into the exit status.
   private static func report(_ results: [PeerSync.PeerResult], context: CommandContext) throws {
-    let received = results.compactMap(\.report).reduce(0) { $0 + $1.received.applied }
-    let sent = results.compactMap(\.report).reduce(0) { $0 + $1.sentRevisions }
-    // A conflict made by this sync shows on both sides (each receives the other's version):
-    // counted once, here.
-    let conflicts = results.compactMap(\.report).reduce(0) { $0 + $1.received.conflicts }
+    let json = SyncJSON(results)
     if context.wantsJSON {
-      context.printJSON(
-        SyncJSON(
-          peers: results.map(SyncJSON.Peer.init), received: received, sent: sent, conflicts: conflicts))
+      context.printJSON(json)
     } else {
       for result in results {
         context.console.print(result.summary)
       }
       if results.count > 1 {
-        context.console.print("in all: received \(received), sent \(sent), conflicts \(conflicts)")
+        context.console.print("in all: received \(json.received), sent \(json.sent), conflicts \(json.conflicts)")
       }
     }
     if let held = results.first(where: { ($0.report?.received.heldDeletes ?? 0) > 0 }) {
@@ -197,6 +205,15 @@ enum SyncCommands {
     let received: Int
     let sent: Int
     let conflicts: Int
+
+    init(_ results: [PeerSync.PeerResult]) {
+      peers = results.map(Peer.init)
+      received = results.compactMap(\.report).reduce(0) { $0 + $1.received.applied }
+      sent = results.compactMap(\.report).reduce(0) { $0 + $1.sentRevisions }
+      // A conflict made by this sync shows on both sides (each receives the other's
+      // version): counted once, here.
+      conflicts = results.compactMap(\.report).reduce(0) { $0 + $1.received.conflicts }
+    }
   }
 
   static let peers = Command(
@@ -209,28 +226,8 @@ enum SyncCommands {
     options: [OptionSpec("json", "print {schema, peers: [...]} as JSON")],
     positionals: []
   ) { context in
-    let paths = try context.paths()
-    let trusted = try TrustStore(paths: paths).load().peers
-    let store = try context.store()
-    let records = Dictionary(uniqueKeysWithValues: try store.syncPeerRecords().map { ($0.device, $0) })
-    let contacts = ServeStatus.read(paths)?.trustedContacts ?? [:]
-    let rows = try trusted.map { peer -> (json: PeerJSON, seen: Timestamp?, synced: Timestamp?) in
-      let compact = DeviceID(peer.deviceID)?.compact ?? peer.deviceID
-      let record = records[compact]
-      let seen = [record?.lastSeen, contacts[compact]].compactMap { $0 }.max()
-      // Never synced: everything here is pending for it.
-      let pending = try record?.pending ?? store.feedCount(after: 0)
-      let json = PeerJSON(
-        name: peer.name, deviceID: peer.deviceID, lastSeen: seen.map(OutputFormat.isoTime),
-        lastSynced: record?.lastSynced.map(OutputFormat.isoTime), pending: pending,
-        heldDeletes: record?.heldDeletes ?? 0)
-      return (json, seen, record?.lastSynced)
-    }
+    let rows = try peerRows(paths: try context.paths(), store: try context.store())
     if context.wantsJSON {
-      struct PeersJSON: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let peers: [PeerJSON]
-      }
       context.printJSON(PeersJSON(peers: rows.map(\.json)))
       return
     }
@@ -246,6 +243,33 @@ enum SyncCommands {
       if json.heldDeletes > 0 { text += "  held deletes \(json.heldDeletes)" }
       context.console.print(text)
     }
+  }
+
+  /// Each trusted device's row of `peers`: its JSON, and the times for people.
+  static func peerRows(paths: NodePaths, store: MemoStore) throws -> [(
+    json: PeerJSON, seen: Timestamp?, synced: Timestamp?
+  )] {
+    let trusted = try TrustStore(paths: paths).load().peers
+    let records = Dictionary(uniqueKeysWithValues: try store.syncPeerRecords().map { ($0.device, $0) })
+    let contacts = ServeStatus.read(paths)?.trustedContacts ?? [:]
+    return try trusted.map { peer -> (json: PeerJSON, seen: Timestamp?, synced: Timestamp?) in
+      let compact = DeviceID(peer.deviceID)?.compact ?? peer.deviceID
+      let record = records[compact]
+      let seen = [record?.lastSeen, contacts[compact]].compactMap { $0 }.max()
+      // Never synced: everything here is pending for it.
+      let pending = try record?.pending ?? store.feedCount(after: 0)
+      let json = PeerJSON(
+        name: peer.name, deviceID: peer.deviceID, lastSeen: seen.map(OutputFormat.isoTime),
+        lastSynced: record?.lastSynced.map(OutputFormat.isoTime), pending: pending,
+        heldDeletes: record?.heldDeletes ?? 0)
+      return (json, seen, record?.lastSynced)
+    }
+  }
+
+  /// `peers --json`.
+  struct PeersJSON: Encodable {
+    let schema = OutputFormat.jsonSchema
+    let peers: [PeerJSON]
   }
 
   struct PeerJSON: Encodable {
@@ -312,27 +336,12 @@ enum SyncCommands {
       guard let text = context.arguments.positional(1) else {
         throw ArgumentParser.usage("conflicts resolve needs an id", suggestion: nil, command: "conflicts")
       }
-      guard let keepText = context.arguments.value("keep"),
-        let choice = ConflictChoice.allCases.first(where: { $0.rawValue.lowercased() == keepText.lowercased() })
-      else {
+      guard let keepText = context.arguments.value("keep"), let choice = conflictChoice(keepText) else {
         throw ArgumentParser.usage("conflicts resolve needs --keep A, B or both", suggestion: nil, command: "conflicts")
       }
       let resolution = try store.resolveConflict(try store.resolve(text), keep: choice, now: context.now)
       if context.wantsJSON {
-        struct ResolvedJSON: Encodable {
-          let schema = OutputFormat.jsonSchema
-          let memo: String
-          let deleted: Bool
-          let newMemos: [String]
-          enum CodingKeys: String, CodingKey {
-            case schema, memo, deleted
-            case newMemos = "new_memos"
-          }
-        }
-        context.printJSON(
-          ResolvedJSON(
-            memo: resolution.memo.rawValue, deleted: resolution.deleted,
-            newMemos: resolution.newMemos.map(\.rawValue)))
+        context.printJSON(ResolvedJSON(resolution))
         return
       }
       context.console.print(
@@ -341,6 +350,29 @@ enum SyncCommands {
     default:
       throw ArgumentParser.usage(
         "unknown conflicts action (use list or resolve)", suggestion: nil, command: "conflicts")
+    }
+  }
+
+  /// `A`, `B` or `both`, in any case.
+  static func conflictChoice(_ text: String) -> ConflictChoice? {
+    ConflictChoice.allCases.first { $0.rawValue.lowercased() == text.lowercased() }
+  }
+
+  /// `conflicts resolve --json`.
+  struct ResolvedJSON: Encodable {
+    let schema = OutputFormat.jsonSchema
+    let memo: String
+    let deleted: Bool
+    let newMemos: [String]
+    enum CodingKeys: String, CodingKey {
+      case schema, memo, deleted
+      case newMemos = "new_memos"
+    }
+
+    init(_ resolution: ConflictResolution) {
+      memo = resolution.memo.rawValue
+      deleted = resolution.deleted
+      newMemos = resolution.newMemos.map(\.rawValue)
     }
   }
 

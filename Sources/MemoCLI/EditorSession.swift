@@ -48,19 +48,26 @@ enum EditorSession {
   }
 
   private static func privateDirectory(_ environment: [String: String]) throws -> String {
-    var candidates: [String] = []
-    if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { candidates.append(runtime) }
-    candidates.append("/dev/shm")
-    for base in candidates where isMemoryFileSystem(base) {
+    for base in memoryDirectories(environment) {
       if let path = try? PrivateFiles.makeUniqueDirectory(in: base, prefix: "memo-peer") { return path }
     }
     throw MemoPeerError(
       .editor,
-      "there is no memory-backed directory for the editor's file (tried \(candidates.joined(separator: ", ")))",
+      "there is no memory-backed directory for the editor's file (tried \(memoryCandidates(environment).joined(separator: ", ")))",
       hint: "mount a tmpfs at /dev/shm or set XDG_RUNTIME_DIR, or pass the text on stdin with --stdin")
   }
 
-  private static func isMemoryFileSystem(_ path: String) -> Bool {
-    memo_is_memory_file_system(path) == 1
+  /// Where a file that must never reach persistent disk may go: $XDG_RUNTIME_DIR, then
+  /// /dev/shm, whichever is a memory file system (the editor's copy, the web page's
+  /// sign-in link).
+  static func memoryDirectories(_ environment: [String: String]) -> [String] {
+    memoryCandidates(environment).filter { memo_is_memory_file_system($0) == 1 }
+  }
+
+  private static func memoryCandidates(_ environment: [String: String]) -> [String] {
+    var candidates: [String] = []
+    if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") { candidates.append(runtime) }
+    candidates.append("/dev/shm")
+    return candidates
   }
 }

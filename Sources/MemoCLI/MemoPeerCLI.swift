@@ -15,7 +15,8 @@ public enum MemoPeerCLI {
     NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, TrustCommands.id, TrustCommands.trust,
     PairingCommands.pair, PairingCommands.ping, DeliveryCommands.send, DeliveryCommands.outbox, DeliveryCommands.inbox,
     DoctorCommand.doctor, ProtectionCommands.protect, ProtectionCommands.unlock, ProtectionCommands.lock,
-    WidgetCommand.widget, SyncCommands.sync, SyncCommands.peers, SyncCommands.conflicts, MetaCommands.help,
+    WidgetCommand.widget, SyncCommands.sync, SyncCommands.peers, SyncCommands.conflicts, WebCommands.web,
+    MetaCommands.help,
     MetaCommands.completions,
   ]
 

@@ -8,7 +8,7 @@ import MemoCore
 /// How memos look on stdout. The JSON shapes are a stable, documented interface
 /// (docs/CLI.md): fields are only ever added, and `schema` changes if one must change.
 enum OutputFormat {
-  static let jsonSchema = 1
+  static let jsonSchema = JSONOutput.schema
 
   /// `2026-11-29 20:15` in local time, for people.
   static func localTime(_ timestamp: Timestamp) -> String {
@@ -141,27 +141,8 @@ enum OutputFormat {
     let memo: SummaryJSON
   }
 
-  struct ErrorJSON: Encodable {
-    struct Detail: Encodable {
-      let code: String
-      let message: String
-      let hint: String?
-      /// dns_sd.h's code (NoAuth -65555, PolicyDenied -65570, …) where there is one.
-      let dnsServiceCode: Int32?
+  /// The error shape, shared with the web API (MemoCore).
+  typealias ErrorJSON = MemoCore.ErrorJSON
 
-      enum CodingKeys: String, CodingKey {
-        case code, message, hint
-        case dnsServiceCode = "dns_sd_error"
-      }
-    }
-    let schema = OutputFormat.jsonSchema
-    let error: Detail
-  }
-
-  static func json(_ value: some Encodable) -> [UInt8] {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    // Encoding our own plain structs cannot fail.
-    return ((try? encoder.encode(value)).map(Array.init) ?? Array("{}".utf8)) + [0x0A]
-  }
+  static func json(_ value: some Encodable) -> [UInt8] { JSONOutput.encode(value) }
 }

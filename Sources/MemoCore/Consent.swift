@@ -24,6 +24,9 @@ public enum ConsentMethod: String, Codable, Sendable {
   case command
   /// Written by an administrator setting up a trusted host (`--provisioning`).
   case provisioning
+  /// Answered on the local web page (`memo-peer web`), by a click on the prompt that showed
+  /// the same usage description as the terminal's.
+  case web
 }
 
 /// One line of the append-only consent log (format version 1, docs/FORMATS.md).

@@ -10,6 +10,9 @@ import XCTest
 /// key, state and config directories, of /tmp, /dev/shm and the runtime directory, or in
 /// any process's /proc/PID/cmdline or environ while commands run.
 ///
+/// `web` is audited while its API serves memo text (Tests/browser covers the browser's side:
+/// its disk cache and request URLs).
+///
 /// This part needs no network: it covers every command on one machine (the network
 /// commands only as far as they go without consent). LabTests/CanaryLabAuditTests covers
 /// the advertisement, browsing, avahi-browse and a packet capture; send and sync join that
@@ -78,6 +81,7 @@ final class CanaryAuditTests: XCTestCase {
       AuditScenario(["protect", "complete", "--new-passphrase-fd", "0"], stdin: c[.passphrase]),
       AuditScenario(["protect"]), AuditScenario(["protect", "--json"]),
       AuditScenario(["help", "protect"]), AuditScenario(["--help"]),
+      webScenario(cli, runtime: runtime, secret: secret, locked: false),
     ]
     let locked: [AuditScenario] = [
       AuditScenario(["lock"]), AuditScenario(["lock", "--json"]),
@@ -93,13 +97,14 @@ final class CanaryAuditTests: XCTestCase {
           ready: { (try? String(contentsOfFile: serveStatus, encoding: .utf8))?.contains("\"locked\"") ?? false },
           finish: AuditScenario.terminate)),
       AuditScenario(["status", "--json"]),
+      webScenario(cli, runtime: runtime, secret: secret, locked: true),
       AuditScenario(["unlock", "--passphrase-fd", "0"], stdin: "not the passphrase", status: 5),
       AuditScenario(["unlock", "--passphrase-fd", "0"], stdin: c[.passphrase]),
       AuditScenario(["unlock"]),
       AuditScenario(["protect", "none", "--passphrase-fd", "0"], stdin: c[.passphrase]),
     ]
     for scenario in unlocked + locked { try audit(scenario, cli) }
-    XCTAssertEqual(processScans, 3, "every background scenario scanned the processes")
+    XCTAssertEqual(processScans, 5, "every background scenario scanned the processes")
 
     // Files: the node's directories, the runtime directory, /dev/shm and /tmp (which holds
     // the node's home and the archive).

@@ -1,0 +1,10 @@
+/// What performs the page's API calls: the node's store and network, behind the front
+/// door that has already checked who is asking (MemoCLI's `WebBackend`; a fake in tests).
+///
+/// Contract: `perform` is called from several of libmicrohttpd's threads at once, never
+/// for a request that failed a check; it returns JSON in the command line's `--json`
+/// shapes, and an error as `HTTPResponse.error`. It must not block for long: work that
+/// takes seconds (a sync) runs in the background and is polled.
+public protocol WebAPI: Sendable {
+  func perform(_ call: APICall) -> HTTPResponse
+}

@@ -1,0 +1,167 @@
+import MemoCore
+
+/// Every request goes through here, in this order: the `Host` names this server, the
+/// method is one the server takes, a state-changing request comes from this server's own
+/// page (`Origin`, `Sec-Fetch-Site`), the body is not too large, and the browser is signed
+/// in (the one-time token's session cookie). Only then does a request reach the assets or
+/// the API. Every response, refusals included, leaves with `ResponsePolicy`'s headers.
+///
+/// Pure apart from the sessions it holds: unit-tested without a socket.
+public final class WebFrontDoor: Sendable {
+  public let origins: WebOrigins
+  public let sessions: WebSessions
+  let api: any WebAPI
+  let logger: Logger
+  /// Called with the next sign-in token after a browser signed in.
+  let onSignIn: @Sendable (String) -> Void
+
+  static let methods = ["GET", "HEAD", "POST", "PATCH", "DELETE"]
+
+  public init(
+    origins: WebOrigins, sessions: WebSessions, api: any WebAPI, logger: Logger,
+    onSignIn: @escaping @Sendable (String) -> Void = { _ in }
+  ) {
+    self.origins = origins
+    self.sessions = sessions
+    self.api = api
+    self.logger = logger
+    self.onSignIn = onSignIn
+  }
+
+  /// Checks a request whose head has arrived, before any of its body is read: a refusal
+  /// (with the policy's headers), or nil to go on reading.
+  public func screen(_ head: HTTPRequest, contentLength: UInt64?) -> HTTPResponse? {
+    if let refusal = refusal(head, contentLength: contentLength) {
+      // The method only when it is one of ours: bytes from outside never reach a log raw.
+      let method = Self.methods.contains(head.method) ? head.method : "another method"
+      logger.debug("refused \(method, privacy: .public): \(refusal.status, privacy: .public)")
+      return ResponsePolicy.apply(refusal)
+    }
+    return nil
+  }
+
+  /// The answer to a complete request (checked again: nothing reaches the API unchecked).
+  public func respond(to request: HTTPRequest) -> HTTPResponse {
+    if let refusal = screen(request, contentLength: UInt64(request.body.count)) { return refusal }
+    let response = dispatch(request)
+    return ResponsePolicy.apply(response)
+  }
+
+  // MARK: - Checks
+
+  private func refusal(_ request: HTTPRequest, contentLength: UInt64?) -> HTTPResponse? {
+    let api = request.path.hasPrefix("/api/")
+    guard let host = request.singleHeader("Host"), origins.accepts(host: host) else {
+      return .error(
+        403, code: "forbidden-host", "this server answers only to \(origins.hosts.joined(separator: ", "))",
+        hint: "open the address memo-peer web printed")
+    }
+    guard Self.methods.contains(request.method) else {
+      return HTTPResponse.error(405, code: "method-not-allowed", "the server does not take this method")
+    }
+    if request.changesState {
+      guard origins.accepts(origin: request.singleHeader("Origin"), host: host) else {
+        return .error(
+          403, code: "forbidden-origin",
+          "a request that changes something must come from memo-peer's own page (Origin http://\(host.lowercased()))")
+      }
+      if let site = request.singleHeader("Sec-Fetch-Site"), site != "same-origin" {
+        return .error(403, code: "forbidden-origin", "a request that changes something must come from the same origin")
+      }
+    }
+    if request.singleHeader("Content-Length") == nil && !request.headerValues("Transfer-Encoding").isEmpty {
+      // A body of unknown length could only be refused halfway through; the page always
+      // sends a length.
+      return .error(411, code: "length-required", "a request body needs a Content-Length")
+    }
+    if let contentLength, contentLength > UInt64(APICall.maxBodyBytes) {
+      return .error(
+        413, code: MemoPeerError.Code.tooLarge.rawValue,
+        "the request body is larger than the limit of \(APICall.maxBodyBytes) bytes")
+    }
+    if isPublic(request) { return nil }
+    guard sessions.isSession(request.cookie(sessions.cookieName)) else {
+      guard api else { return WebAssets.page(401, WebAssets.signInPage) }
+      return .error(
+        401, code: "unauthorized", "this browser is not signed in",
+        hint: "open the one-time link `memo-peer web` printed, or run `memo-peer web --open`")
+    }
+    return nil
+  }
+
+  /// The sign-in route and the style sheet (the sign-in pages use it) need no session.
+  private func isPublic(_ request: HTTPRequest) -> Bool {
+    (request.method == "GET" || request.method == "HEAD")
+      && (request.path == "/login" || WebAssets.publicPaths.contains(request.path))
+  }
+
+  // MARK: - Dispatch
+
+  private func dispatch(_ request: HTTPRequest) -> HTTPResponse {
+    if request.path == "/login" {
+      guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed(["GET", "HEAD"]) }
+      return signIn(request)
+    }
+    if request.path == "/api/session" {
+      guard request.method == "DELETE" else { return methodNotAllowed(["DELETE"]) }
+      if let session = request.cookie(sessions.cookieName) { sessions.end(session) }
+      var response = HTTPResponse.json(200, encoding: SignedOut())
+      response.headers.append(HTTPField("Set-Cookie", sessions.expiredCookie))
+      return response
+    }
+    guard request.path.hasPrefix("/api/") else {
+      guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed(["GET", "HEAD"]) }
+      return WebAssets.asset(at: request.path) ?? .error(404, code: "not-found", "there is no page here")
+    }
+    switch APIRouter.match(method: request.method, path: request.path) {
+    case .notFound:
+      return .error(404, code: "not-found", "there is no such API call", hint: "docs/WEB.md lists the calls")
+    case .methodNotAllowed(let allowed):
+      return methodNotAllowed(allowed)
+    case .route(let route):
+      let response: HTTPResponse
+      do {
+        let call = try APICall.decode(route, body: request.body, contentType: request.singleHeader("Content-Type"))
+        response = api.perform(call)
+      } catch let error as MemoPeerError {
+        response = .error(error)
+      } catch {
+        response = .error(400, code: "invalid-input", "the request could not be read")
+      }
+      logger.debug("\(route.template, privacy: .public): \(response.status, privacy: .public)")
+      return response
+    }
+  }
+
+  private func signIn(_ request: HTTPRequest) -> HTTPResponse {
+    if sessions.isSession(request.cookie(sessions.cookieName)) { return Self.redirect(to: "/") }
+    guard let token = request.queryValue("token"), let exchanged = sessions.exchange(token) else {
+      logger.info("a sign-in with a wrong or used token was refused")
+      return WebAssets.page(403, WebAssets.usedLinkPage)
+    }
+    logger.info("a browser signed in")
+    onSignIn(exchanged.nextToken)
+    var response = Self.redirect(to: "/")
+    response.headers.append(HTTPField("Set-Cookie", sessions.cookie(for: exchanged.session)))
+    return response
+  }
+
+  static func redirect(to location: String) -> HTTPResponse {
+    HTTPResponse(status: 303, headers: [HTTPField("Location", location)])
+  }
+
+  private func methodNotAllowed(_ allowed: [String]) -> HTTPResponse {
+    var response = HTTPResponse.error(405, code: "method-not-allowed", "this path does not take this method")
+    response.headers.append(HTTPField("Allow", allowed.joined(separator: ", ")))
+    return response
+  }
+
+  struct SignedOut: Encodable {
+    let schema = JSONOutput.schema
+    let signedOut = true
+    enum CodingKeys: String, CodingKey {
+      case schema
+      case signedOut = "signed_out"
+    }
+  }
+}

@@ -1,0 +1,124 @@
+import MemoCore
+import MemoCrypto
+import XCTest
+
+@testable import MemoWeb
+
+/// The API's router and the decoding of request bodies: pure, no server.
+final class WebRoutingTests: XCTestCase {
+  func testRoutesMatchMethodAndPath() {
+    let id = "3f2a1b2c-0000-4000-8000-000000000000"
+    let cases: [(String, String, RouteMatch)] = [
+      ("GET", "/api/status", .route(.status)),
+      ("HEAD", "/api/status", .route(.status)),
+      ("GET", "/api/memos", .route(.listMemos)),
+      ("POST", "/api/memos", .route(.createMemo)),
+      ("GET", "/api/memos/\(id)", .route(.showMemo(id))),
+      ("PATCH", "/api/memos/3f2a", .route(.editMemo("3f2a"))),
+      ("DELETE", "/api/memos/\(id)", .route(.deleteMemo(id))),
+      ("POST", "/api/search", .route(.search)),
+      ("GET", "/api/inbox", .route(.inbox)),
+      ("POST", "/api/inbox/ab12/accept", .route(.acceptInbox("ab12"))),
+      ("POST", "/api/inbox/ab12/drop", .route(.dropInbox("ab12"))),
+      ("GET", "/api/conflicts", .route(.conflicts)),
+      ("POST", "/api/conflicts/\(id)/resolve", .route(.resolveConflict(id))),
+      ("GET", "/api/peers", .route(.peers)),
+      ("GET", "/api/consent", .route(.consent)),
+      ("POST", "/api/consent", .route(.recordConsent)),
+      ("GET", "/api/sync", .route(.syncState)),
+      ("POST", "/api/sync", .route(.startSync)),
+      ("POST", "/api/unlock", .route(.unlock)),
+      ("POST", "/api/lock", .route(.lock)),
+      ("PUT", "/api/memos", .methodNotAllowed(["GET", "POST", "HEAD"])),
+      ("GET", "/api/search", .methodNotAllowed(["POST"])),
+      ("POST", "/api/memos/\(id)", .methodNotAllowed(["GET", "PATCH", "DELETE", "HEAD"])),
+      ("GET", "/api/nothing", .notFound),
+      ("GET", "/api/memos/", .notFound),
+      ("GET", "/api/memos/a/b", .notFound),
+      ("GET", "/api/memos/..", .notFound),
+      ("GET", "/api/memos/a%2Fb", .notFound),
+      ("GET", "/api/memos/\(String(repeating: "a", count: 65))", .notFound),
+      ("GET", "/api/memos/caf\u{E9}", .notFound),
+      ("GET", "/memos", .notFound),
+      ("GET", "/api", .notFound),
+    ]
+    for (method, path, expected) in cases {
+      XCTAssertEqual(APIRouter.match(method: method, path: path), expected, "\(method) \(path)")
+    }
+    XCTAssertEqual(APIRoute.showMemo(id).template, "GET /api/memos/{id}", "logs never carry the id")
+  }
+
+  func testBodiesAreDecodedStrictly() throws {
+    let json = "application/json; charset=utf-8"
+    guard
+      case .createMemo(let draft) = try APICall.decode(
+        .createMemo, body: Array(#"{"body":"milk","tags":["home"],"private":true}"#.utf8), contentType: json)
+    else { return XCTFail("not a create") }
+    XCTAssertEqual(draft, MemoDraft(title: "", body: "milk", tags: ["home"], isPrivate: true))
+
+    guard
+      case .editMemo(let id, let edit) = try APICall.decode(
+        .editMemo("ab"), body: Array(#"{"body":"x","revision":3}"#.utf8), contentType: "application/json")
+    else { return XCTFail("not an edit") }
+    XCTAssertEqual(id, "ab")
+    XCTAssertEqual(edit, MemoEdit(body: "x", revision: 3))
+
+    guard
+      case .recordConsent(let answer) = try APICall.decode(
+        .recordConsent, body: Array(#"{"decision":"granted"}"#.utf8), contentType: json)
+    else { return XCTFail("not a consent") }
+    XCTAssertEqual(answer, ConsentAnswer(scope: .localNetwork, decision: .granted))
+
+    guard case .startSync(let peer, let timeout) = try APICall.decode(.startSync, body: [], contentType: nil) else {
+      return XCTFail("not a sync")
+    }
+    XCTAssertNil(peer)
+    XCTAssertNil(timeout)
+
+    func refusal(_ route: APIRoute, _ body: String, _ type: String? = json) -> MemoPeerError? {
+      do {
+        _ = try APICall.decode(route, body: Array(body.utf8), contentType: type)
+        return nil
+      } catch { return error as? MemoPeerError }
+    }
+    XCTAssertEqual(refusal(.createMemo, #"{"title":"x"}"#)?.message, #"the field "body" is missing"#)
+    XCTAssertEqual(refusal(.createMemo, #"{"body":5}"#)?.message, #"the field "body" has the wrong type"#)
+    XCTAssertEqual(refusal(.createMemo, #"{"body":"x"}"#, "text/plain")?.code, .invalidInput)
+    XCTAssertEqual(refusal(.createMemo, #"{"body":"x"}"#, nil)?.code, .invalidInput, "no Content-Type")
+    XCTAssertEqual(refusal(.createMemo, "not json secret text")?.message, "the body is not valid JSON")
+    XCTAssertEqual(refusal(.editMemo("a"), "{}")?.code, .invalidInput, "an edit that changes nothing")
+    XCTAssertEqual(refusal(.search, #"{"text":"   "}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.search, #"{"text":"\#(String(repeating: "a", count: 4097))"}"#)?.code, .tooLarge)
+    XCTAssertEqual(refusal(.recordConsent, #"{"decision":"maybe"}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.recordConsent, #"{"scope":"everything","decision":"granted"}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.resolveConflict("a"), #"{}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.startSync, #"{"timeout":0}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.startSync, #"{"timeout":301}"#)?.code, .invalidInput)
+    for (route, body) in [(APIRoute.createMemo, #"{"body":"my secret memo"#), (.createMemo, #"{"body":true}"#)] {
+      XCTAssertFalse(refusal(route, body)?.message.contains("secret") ?? true, "errors never repeat the body")
+    }
+  }
+
+  func testThePassphraseIsTakenRawAndBounded() throws {
+    guard
+      case .unlock(let passphrase) = try APICall.decode(
+        .unlock, body: Array("correct horse\n".utf8), contentType: "application/octet-stream")
+    else { return XCTFail("not an unlock") }
+    XCTAssertTrue(passphrase.constantTimeEquals(SecureBytes(copying: Array("correct horse".utf8))))
+    XCTAssertThrowsError(try APICall.decode(.unlock, body: Array("x".utf8), contentType: "application/json"))
+    XCTAssertThrowsError(
+      try APICall.decode(
+        .unlock, body: Array(repeating: 0x41, count: 4097), contentType: "application/octet-stream"))
+  }
+
+  func testErrorCodesMapToStatuses() {
+    XCTAssertEqual(WebStatus.of(.locked), 423)
+    XCTAssertEqual(WebStatus.of(.notFound), 404)
+    XCTAssertEqual(WebStatus.of(.conflict), 409)
+    XCTAssertEqual(WebStatus.of(.consentRequired), 403)
+    XCTAssertEqual(WebStatus.of(.tooLarge), 413)
+    XCTAssertEqual(WebStatus.of(.storage), 500)
+    XCTAssertEqual(WebStatus.of(.usage), 400)
+    for code in MemoPeerError.Code.allCases { XCTAssertTrue((400...599).contains(WebStatus.of(code)), code.rawValue) }
+  }
+}

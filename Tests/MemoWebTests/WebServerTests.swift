@@ -1,0 +1,127 @@
+import Foundation
+import MemoCore
+import XCTest
+
+@testable import MemoWeb
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The libmicrohttpd server on loopback with a recording API: real sockets, real HTTP.
+final class WebServerTests: XCTestCase {
+  /// Sends `request` (raw bytes) to 127.0.0.1:port and returns the whole answer.
+  func exchange(_ request: [UInt8], port: UInt16) throws -> String {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    XCTAssertGreaterThanOrEqual(fd, 0)
+    defer { close(fd) }
+    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else { throw WebTestFailure("connect: \(errno)") }
+    var sent = 0
+    while sent < request.count {
+      let count = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+      guard count > 0 else { break }
+      sent += count
+    }
+    var answer: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if count <= 0 { break }
+      answer += buffer[0..<count]
+    }
+    return String(decoding: answer, as: UTF8.self)
+  }
+
+  func http(_ head: String, body: String = "") -> [UInt8] { Array((head + "\r\n\r\n" + body).utf8) }
+
+  func testServesOnLoopbackBehindTheFrontDoor() throws {
+    let api = RecordingAPI()
+    let signedIn = Recorded()
+    let server = try WebServer(
+      addresses: [.ipv4], port: 0, api: api, logger: .disabled, onSignIn: { url in signedIn.append(url) })
+    defer { server.stop() }
+    let port = server.origins.port
+    XCTAssertGreaterThan(port, 0)
+    let host = "Host: 127.0.0.1:\(port)"
+
+    let refused = try exchange(http("GET /api/memos HTTP/1.1\r\n\(host)\r\nConnection: close"), port: port)
+    XCTAssertTrue(refused.hasPrefix("HTTP/1.1 401"), refused)
+    XCTAssertTrue(refused.contains("Content-Security-Policy: default-src 'self'"), refused)
+    let wrongHost = try exchange(http("GET /api/memos HTTP/1.1\r\nHost: evil.example\r\nConnection: close"), port: port)
+    XCTAssertTrue(wrongHost.hasPrefix("HTTP/1.1 403"), wrongHost)
+
+    let token = server.sessions.token
+    let login = try exchange(http("GET /login?token=\(token) HTTP/1.1\r\n\(host)\r\nConnection: close"), port: port)
+    XCTAssertTrue(login.hasPrefix("HTTP/1.1 303"), login)
+    XCTAssertEqual(signedIn.all, [server.signInURL])
+    let cookie = try XCTUnwrap(
+      login.split(separator: "\r\n").first { $0.hasPrefix("Set-Cookie: ") }?.dropFirst("Set-Cookie: ".count)
+        .split(separator: ";").first)
+    let memos = try exchange(
+      http("GET /api/memos HTTP/1.1\r\n\(host)\r\nCookie: \(cookie)\r\nConnection: close"), port: port)
+    XCTAssertTrue(memos.hasPrefix("HTTP/1.1 200"), memos)
+
+    let body = #"{"body":"milk"}"#
+    let post = try exchange(
+      http(
+        "POST /api/memos HTTP/1.1\r\n\(host)\r\nCookie: \(cookie)\r\nOrigin: http://127.0.0.1:\(port)\r\n"
+          + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\nConnection: close", body: body),
+      port: port)
+    XCTAssertTrue(post.hasPrefix("HTTP/1.1 200"), post)
+    XCTAssertEqual(api.count, 2)
+
+    // A body that grows past the limit in chunks is refused (its length is unknown: 411).
+    let chunked = try exchange(
+      http(
+        "POST /api/memos HTTP/1.1\r\n\(host)\r\nCookie: \(cookie)\r\nOrigin: http://127.0.0.1:\(port)\r\n"
+          + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close",
+        body: "5\r\nhello\r\n0\r\n\r\n"), port: port)
+    XCTAssertTrue(chunked.hasPrefix("HTTP/1.1 411"), chunked)
+    // Headers beyond the per-connection memory are refused by libmicrohttpd itself.
+    let huge = try exchange(
+      http("GET /api/memos HTTP/1.1\r\n\(host)\r\nX-Filler: \(String(repeating: "a", count: 100_000))"), port: port)
+    XCTAssertTrue(huge.hasPrefix("HTTP/1.1 4"), String(huge.prefix(40)))
+    XCTAssertEqual(api.count, 2)
+    server.stop()
+    XCTAssertThrowsError(try exchange(http("GET / HTTP/1.1\r\n\(host)"), port: port), "stopped: the port is closed")
+  }
+
+  func testAPortInUseIsAClearError() throws {
+    let first = try WebServer(addresses: [.ipv4], port: 0, api: RecordingAPI(), logger: .disabled)
+    defer { first.stop() }
+    XCTAssertThrowsError(
+      try WebServer(addresses: [.ipv4], port: first.origins.port, api: RecordingAPI(), logger: .disabled)
+    ) { error in
+      XCTAssertEqual(
+        (error as? MemoPeerError)?.message, "port \(first.origins.port) on 127.0.0.1 is in use by another program")
+    }
+  }
+
+  func testBothAddressesShareOnePort() throws {
+    let server = try WebServer(addresses: [.ipv4, .ipv6], port: 0, api: RecordingAPI(), logger: .disabled)
+    defer { server.stop() }
+    // ::1 exists on the build machines; without it the server says so and uses 127.0.0.1.
+    if server.origins.addresses.count == 2 {
+      XCTAssertEqual(
+        server.baseURLs, ["http://127.0.0.1:\(server.origins.port)", "http://[::1]:\(server.origins.port)"])
+    } else {
+      XCTAssertEqual(server.notes.count, 1)
+    }
+  }
+}
+
+struct WebTestFailure: Error, CustomStringConvertible {
+  let description: String
+  init(_ description: String) { self.description = description }
+}
