@@ -71,13 +71,15 @@ enum ValueCompletion: Sendable, Equatable {
   }
 }
 
-/// Where dynamic completion values come from. A new source (notebook names, when notebooks
-/// exist) is one case here and one branch in `CompletionValues.values(of:prefix:context:)`.
+/// Where dynamic completion values come from. A new source is one case here and one
+/// branch in `CompletionValues.values(of:prefix:context:)`.
 enum CompletionSource: String, Sendable, CaseIterable {
   /// Memo ids, by the short prefix `list` shows (longer when two share it).
   case memoIDs = "memo-ids"
   /// Names of trusted devices.
   case peers
+  /// Names of notebooks (relayed ones, which have none, are left out).
+  case notebooks
 }
 
 /// What the parser produced for one command line.

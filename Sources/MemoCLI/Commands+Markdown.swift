@@ -19,9 +19,11 @@ enum MarkdownCommands {
         "memo-peer: warning: the files in \(folder) are plain text: anyone who can read them reads your memos")
     }
     if context.wantsJSON {
-      context.printJSON(OutputFormat.ExportJSON(exported: count, path: folder))
+      context.printJSON(
+        OutputFormat.ExportJSON(exported: count, path: folder, relayed: try MemoCommands.relayedJSON(context)))
     } else {
       context.console.print("exported \(count) memo(s) to \(folder) as Markdown")
+      try MemoCommands.noteRelayed(context, verb: "exported")
     }
   }
 

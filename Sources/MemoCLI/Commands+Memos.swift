@@ -16,20 +16,24 @@ enum MemoCommands {
       OptionSpec("from-clipboard", "take the body from the desktop clipboard"),
       OptionSpec("tag", value: "TAG", repeatable: true, "add a tag (repeatable)"),
       OptionSpec("private", "mark the memo private (hidden from widgets while locked)"),
+      OptionSpec(
+        "notebook", value: "NAME", "put it in this notebook (default: the default notebook)",
+        completion: .dynamic(.notebooks)),
       OptionSpec("json", "print the new memo as JSON"),
     ],
     positionals: []
   ) { context in
     // Refuse before the editor opens: text typed into a locked node could not be saved.
     try requireUnlocked(context)
+    let notebook = try context.notebookOption()
     let body =
       context.arguments.has("from-clipboard") ? try clipboardBody(context) : try readBody(context, initial: "")
     let draft = MemoDraft(
       title: context.arguments.value("title") ?? "", body: body, tags: context.arguments.all("tag"),
       isPrivate: context.arguments.has("private"))
-    let memo = try context.store().create(draft, now: context.now)
+    let memo = try context.store().create(draft, now: context.now, in: notebook?.id)
     if context.wantsJSON {
-      context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary)))
+      context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary, names: try context.names())))
     } else {
       context.console.print(memo.id.rawValue)
     }
@@ -44,18 +48,25 @@ enum MemoCommands {
       """,
     options: [
       OptionSpec("tag", value: "TAG", "only memos with this tag"),
+      OptionSpec("notebook", value: "NAME", "only memos of this notebook", completion: .dynamic(.notebooks)),
       OptionSpec("json", "print {schema, memos: [...]} as JSON"),
     ],
     positionals: []
   ) { context in
     let store = try context.store()
-    let memos = try store.listing(tag: context.arguments.value("tag"))
+    let notebook = try context.notebookOption()
+    let memos = try store.listing(tag: context.arguments.value("tag"), notebook: notebook?.id)
+    let names = try context.names()
+    let relayed = try relayedSummaries(context, only: notebook)
     if context.wantsJSON {
       context.printJSON(
-        OutputFormat.MemoListJSON(memos: memos.map { .init($0) }, locked: !store.lockState.canReadContent))
+        OutputFormat.MemoListJSON(
+          memos: memos.map { .init($0, names: names) }, locked: !store.lockState.canReadContent,
+          relayed: relayed.isEmpty ? nil : relayed.map { .init($0, names: names) }))
       return
     }
-    for memo in memos { context.console.print(OutputFormat.line(memo)) }
+    for memo in memos { context.console.print(OutputFormat.line(memo, names: names)) }
+    for summary in relayed { context.console.print(OutputFormat.relayedLine(summary, names: names)) }
     if !store.lockState.canReadContent {
       context.console.error("memo-peer: locked: titles of private memos and all tags are hidden (`memo-peer unlock`)")
     }
@@ -81,16 +92,18 @@ enum MemoCommands {
       PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
     ]
   ) { context in
-    let memo = try context.store().memo(try context.memoID())
+    let memo = try context.store().memo(try context.memoIDOrSealed())
     if context.arguments.has("copy") {
       try copyToClipboard(memo, context)
       return
     }
     if context.wantsJSON {
-      context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary, body: memo.body, conflictOf: memo.conflictOf)))
+      context.printJSON(
+        OutputFormat.MemoJSON(
+          memo: .init(memo.summary, body: memo.body, conflictOf: memo.conflictOf, names: try context.names())))
       return
     }
-    let document = OutputFormat.document(memo)
+    let document = OutputFormat.document(memo, names: try context.names())
     if !context.arguments.has("plain"), let viewer = TerminalViewer(environment: context.environment) {
       context.console.flush()
       try viewer.show(document)
@@ -199,6 +212,7 @@ enum MemoCommands {
       """,
     options: [
       OptionSpec("stdin", "read TEXT from stdin instead of the command line"),
+      OptionSpec("notebook", value: "NAME", "only memos of this notebook", completion: .dynamic(.notebooks)),
       OptionSpec("json", "print {schema, memos: [...]} as JSON"),
     ],
     positionals: [PositionalSpec(name: "TEXT", optional: true, help: "what to look for")]
@@ -210,7 +224,71 @@ enum MemoCommands {
     guard !query.isEmpty else {
       throw ArgumentParser.usage("nothing to search for", suggestion: nil, command: "search")
     }
-    printSummaries(try context.store().search(query), context)
+    let notebook = try context.notebookOption()
+    let found = try context.store().search(query, notebook: notebook?.id)
+    let names = try context.names()
+    let relayed = try relayedSummaries(context, only: notebook)
+    if context.wantsJSON {
+      context.printJSON(
+        OutputFormat.MemoListJSON(
+          memos: found.map { .init($0, names: names) },
+          relayed: relayed.isEmpty ? nil : relayed.map { .init($0, names: names) }))
+      return
+    }
+    for memo in found { context.console.print(OutputFormat.line(memo, names: names)) }
+    try noteRelayed(context, verb: "searched", relayed)
+  }
+
+  static let move = Command(
+    name: "move", summary: "Move a memo to another notebook.",
+    details: """
+      The move is a new revision of the memo in the other notebook: it reaches that
+      notebook's devices at their next sync. A device that gets only the old notebook keeps
+      the version it had (as when a notebook is unshared).
+      """,
+    options: [
+      OptionSpec("to", value: "NAME", "the notebook to move it to", completion: .dynamic(.notebooks)),
+      OptionSpec("json", "print the moved memo as JSON"),
+    ],
+    positionals: [
+      PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
+    ]
+  ) { context in
+    try requireUnlocked(context)
+    guard let target = try context.notebookOption("to") else {
+      throw ArgumentParser.usage("move needs --to NAME", suggestion: nil, command: "move")
+    }
+    let memo = try context.store().move(try context.memoID(), to: target.id, now: context.now)
+    if context.wantsJSON {
+      context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary, names: try context.names())))
+    } else {
+      context.console.print("\(memo.id.short)  moved to \(target.displayName) (revision \(memo.revision))")
+    }
+  }
+
+  /// `relayed` of `list`, `search` and `export --json`: nil when this device relays nothing.
+  static func relayedJSON(_ context: CommandContext) throws -> [OutputFormat.RelayedJSON]? {
+    let relayed = try relayedSummaries(context)
+    let names = try context.names()
+    return relayed.isEmpty ? nil : relayed.map { .init($0, names: names) }
+  }
+
+  /// Tells a person, on stderr, which relayed notebooks a command left out (`export`,
+  /// `search`): it cannot read them.
+  static func noteRelayed(_ context: CommandContext, verb: String, _ relayed: [NotebookSummary]? = nil) throws {
+    let names = try context.names()
+    for summary in try relayed ?? relayedSummaries(context) {
+      context.console.error("not \(verb) (sealed, relayed here): \(OutputFormat.relayedLine(summary, names: names))")
+    }
+  }
+
+  /// The notebooks this device relays (all, or `only` when it is one of them): what `list`,
+  /// `search` and `export` show of them — counts, never content.
+  static func relayedSummaries(_ context: CommandContext, only: Notebook? = nil) throws -> [NotebookSummary] {
+    if let only, only.role == .member { return [] }
+    return try context.store().notebookSummaries().filter {
+      $0.notebook.role == .relay && (only == nil || $0.notebook.id == only?.id)
+    }
   }
 
   // MARK: - Helpers
@@ -293,14 +371,6 @@ enum MemoCommands {
   /// Refuses a change before any text is typed when the node is locked.
   static func requireUnlocked(_ context: CommandContext) throws {
     guard try context.store().lockState.canReadContent else { throw MemoStore.lockedError }
-  }
-
-  static func printSummaries(_ memos: [MemoSummary], _ context: CommandContext) {
-    if context.wantsJSON {
-      context.printJSON(OutputFormat.MemoListJSON(memos: memos.map { .init($0) }))
-      return
-    }
-    for memo in memos { context.console.print(OutputFormat.line(memo)) }
   }
 
   /// The body of a new memo: stdin when piped, the editor on a terminal.

@@ -102,11 +102,20 @@ enum CompletionValues {
       let store = try MemoStore.open(paths: paths, logger: context.logger.scoped("store"), use: .background)
       return shortestUnique(try store.liveMemoIDs(prefix: prefix, limit: limit).map(\.rawValue))
     case .peers:
-      return try TrustStore(paths: paths).load().peers.map(\.name).filter {
-        $0.hasPrefix(prefix) && $0.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }
-          && !$0.unicodeScalars.contains { $0.properties.generalCategory == .control }
-      }
+      return try TrustStore(paths: paths).load().peers.map(\.name).filter { completable($0, prefix: prefix) }
+    case .notebooks:
+      // Names only (never a memo), read without counting as use; never creates a node.
+      guard PrivateFiles.exists(paths.databasePath) else { return [] }
+      let store = try MemoStore.open(paths: paths, logger: context.logger.scoped("store"), use: .background)
+      return try store.notebooks().compactMap(\.name).filter { completable($0, prefix: prefix) }
     }
+  }
+
+  /// A name a shell may offer: it starts with what was typed, and holds no control
+  /// character and no whitespace but plain spaces.
+  static func completable(_ name: String, prefix: String) -> Bool {
+    name.hasPrefix(prefix) && name.unicodeScalars.allSatisfy { !$0.properties.isWhitespace || $0 == " " }
+      && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
   }
 
   /// Each id cut to the short form `list` shows (8), longer where two ids share it.

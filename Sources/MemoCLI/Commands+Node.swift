@@ -103,9 +103,12 @@ enum NodeCommands {
     try file?.commit()
     if output == "-" { return }
     if context.wantsJSON {
-      context.printJSON(OutputFormat.ExportJSON(exported: writer.count, path: output))
+      context.printJSON(
+        OutputFormat.ExportJSON(
+          exported: writer.count, path: output, relayed: try MemoCommands.relayedJSON(context)))
     } else {
       context.console.print("exported \(writer.count) memo(s) to \(output)")
+      try MemoCommands.noteRelayed(context, verb: "exported")
     }
   }
 

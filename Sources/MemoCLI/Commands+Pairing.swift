@@ -27,6 +27,13 @@ enum PairingCommands {
       OptionSpec("name", value: "NAME", "the name the other device will know this one by (default: host name)"),
       OptionSpec("window", value: "SECONDS", "how long the pairing window stays open (default 120)"),
       OptionSpec("timeout", value: "SECONDS", "how long to look for devices with an open window (default 10)"),
+      OptionSpec(
+        "share", value: "NOTEBOOK", repeatable: true,
+        "share this notebook with the new device (repeatable; without it, pair asks; default: none)",
+        completion: .dynamic(.notebooks)),
+      OptionSpec(
+        "as", value: "ROLE", "with --share: member (default) or relay",
+        completion: .choices(NotebookRole.allCases.map(\.rawValue))),
     ],
     positionals: [PositionalSpec(name: "DEVICE", optional: true, help: "the name the other device shows (pair)")]
   ) { context in
@@ -34,6 +41,9 @@ enum PairingCommands {
     let gate = try ConsentGate(paths: paths)
     let displayName = try context.arguments.value("name") ?? defaultDisplayName()
     try DeviceName.validatePairingName(displayName)
+    // Checked before pairing: a typo must not leave a pairing half answered.
+    _ = try NotebookCommands.roleArgument(context, command: "pair")
+    for notebook in context.arguments.all("share") { _ = try context.store().findNotebook(notebook) }
     guard context.console.stdinIsTerminal else {
       throw MemoPeerError(
         .usage, "pairing needs a person at a terminal to compare codes",
@@ -77,6 +87,15 @@ enum PairingCommands {
       peer = try pairing.pair(with: chosen, displayName: displayName, confirm: confirm)
     }
     context.console.print("Paired: this device now trusts \(peer.displayName) (\(peer.id?.short ?? "?")…).")
+    var chosen = context.arguments.all("share")
+    if chosen.isEmpty {
+      let offered = try context.store().notebooks().filter { $0.role == .member }.compactMap(\.name)
+      let answer = try context.console.ask(
+        "Share notebooks with \(peer.displayName)? Names separated by commas (\(offered.map(\.terminalSafe).joined(separator: ", "))), "
+          + "or Enter for none: ")
+      chosen = answer.split(separator: ",").map { String($0).trimmingWhitespace }.filter { !$0.isEmpty }
+    }
+    try TrustCommands.share(chosen, with: peer, context, command: "pair")
   }
 
   static let ping = Command(

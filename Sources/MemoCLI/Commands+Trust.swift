@@ -51,10 +51,18 @@ enum TrustCommands {
         trust remove PEER                 its live connections close at once
         trust policy PEER ask|accept|refuse   what to do with memos PEER sends
                                           (ask, the default: into the inbox)
-      Only trusted devices get past the TLS handshake; everyone else learns nothing.
+      Only trusted devices get past the TLS handshake; everyone else learns nothing. A
+      newly trusted device gets no memo until a notebook is shared with it: `trust add
+      --share NAME` (repeatable) or `memo-peer notebook share`.
       """,
     options: [
       OptionSpec("name", value: "NAME", "the name for `trust add`"),
+      OptionSpec(
+        "share", value: "NOTEBOOK", repeatable: true, "trust add: share this notebook with the device (repeatable)",
+        completion: .dynamic(.notebooks)),
+      OptionSpec(
+        "as", value: "ROLE", "with --share: member (gets the key; default) or relay (sealed revisions only)",
+        completion: .choices(NotebookRole.allCases.map(\.rawValue))),
       OptionSpec("json", "print the trusted devices as JSON"),
     ],
     positionals: [
@@ -88,8 +96,13 @@ enum TrustCommands {
         throw ArgumentParser.usage("trust add needs --name NAME", suggestion: nil, command: "trust")
       }
       let peer = TrustedPeer(deviceID: id, name: name, discoveryKey: nil, source: .command, added: context.now)
+      let shares = context.arguments.all("share")
+      // Checked before anything is stored: a typo in a notebook's name trusts nobody.
+      for notebook in shares { _ = try context.store().findNotebook(notebook) }
+      _ = try NotebookCommands.roleArgument(context, command: "trust")
       try store.update { try $0.trust(peer) }
       context.console.print("trusted \(name) (\(id.short)…); do the same on that device for this one")
+      try share(shares, with: peer, context, command: "trust")
     case "rename":
       let reference = try peerArgument()
       guard let name = context.arguments.positional(2) else {
@@ -112,6 +125,22 @@ enum TrustCommands {
         "unknown trust action \(action.prefix(20))",
         suggestion: ArgumentParser.closest(to: action, among: ["list", "add", "rename", "remove", "policy"]),
         command: "trust")
+    }
+  }
+
+  /// Shares each named notebook with a newly trusted device (`trust add --share`, `pair`),
+  /// as `--as` says, and says so; nothing when `names` is empty.
+  static func share(_ names: [String], with peer: TrustedPeer, _ context: CommandContext, command: String) throws {
+    let role = try NotebookCommands.roleArgument(context, command: command)
+    for name in names {
+      let notebook = try context.store().findNotebook(name)
+      try context.store().share(notebook.id, with: peer.deviceID, as: role, now: context.now)
+      context.console.print("shared \(notebook.displayName) with \(peer.displayName) as \(role.rawValue)")
+    }
+    if names.isEmpty {
+      context.console.print(
+        "no notebook is shared with \(peer.displayName) yet: it gets nothing until you run "
+          + "`memo-peer notebook share NAME --with \(peer.displayName)`")
     }
   }
 

@@ -47,10 +47,12 @@ enum WidgetCommand {
     var memo: WidgetMemo?
     var outbox = 0
     var inbox = 0
+    var relayed = 0
     if PrivateFiles.exists(paths.databasePath) {
       let store = try MemoStore.open(paths: paths, logger: context.logger.scoped("store"), use: .background)
       outbox = try store.outboxWaitingCount()
       inbox = try store.alertSnapshot().inbox.count
+      relayed = try store.relayedRevisionCount()
       if let listed = try store.widgetMemo() {
         memo = WidgetMemo(
           id: listed.id, isPrivate: listed.isPrivate, isPinned: listed.isPinned, title: listed.title,
@@ -59,6 +61,6 @@ enum WidgetCommand {
     }
     return WidgetInput(
       lockState: lockState, memo: memo, peersOnline: presence.onlineCount(), outboxWaiting: outbox,
-      inboxWaiting: inbox, settings: settings)
+      inboxWaiting: inbox, relayedRevisions: relayed, settings: settings)
   }
 }

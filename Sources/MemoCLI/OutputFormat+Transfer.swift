@@ -1,9 +1,11 @@
 extension OutputFormat {
-  /// `export --json` (archive or Markdown): `{schema, exported, path}`.
+  /// `export --json` (archive or Markdown): `{schema, exported, path}`, and `relayed`.
   struct ExportJSON: Encodable {
     let schema = OutputFormat.jsonSchema
     let exported: Int
     let path: String
+    /// Notebooks this device relays: not exported (it cannot read them); counts only.
+    var relayed: [RelayedJSON]? = nil
   }
 
   /// `import --json`: `{schema, added, updated, unchanged}`, and `ignored` for `--markdown`.

@@ -32,16 +32,22 @@ enum OutputFormat {
 
   private static func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
 
-  /// One line of `list` / `search`: short id, time, private mark, title, tags.
-  static func line(_ memo: MemoSummary) -> String {
+  /// One line of `list` / `search`: short id, time, private mark, title, tags, and the
+  /// notebook when it is not the default one.
+  static func line(_ memo: MemoSummary, names: Names? = nil) -> String {
     var text = memo.id.short + "  " + localTime(memo.updated) + "  " + (memo.isPrivate ? "● " : "") + title(memo.title)
     if !memo.tags.isEmpty { text += "  " + memo.tags.map { "#" + $0 }.joined(separator: " ") }
-    return text
+    return text + notebookSuffix(memo.notebook, names)
+  }
+
+  static func notebookSuffix(_ notebook: NotebookID?, _ names: Names?) -> String {
+    guard let names, names.isOther(notebook), let name = names.notebook(notebook) else { return "" }
+    return "  (in \(name.terminalSafe))"
   }
 
   /// One line of `list` in any lock state: a field that could not be read is replaced by a
   /// placeholder that says why, never left out silently.
-  static func line(_ memo: MemoListing) -> String {
+  static func line(_ memo: MemoListing, names: Names? = nil) -> String {
     var text = memo.id.short + "  " + localTime(memo.updated) + "  " + (memo.isPrivate ? "● " : "")
     text += memo.title.map(title) ?? "(\(memo.isPrivate ? "private, " : "")locked)"
     if let tags = memo.tags, !tags.isEmpty { text += "  " + tags.map { "#" + $0 }.joined(separator: " ") }
@@ -50,7 +56,7 @@ enum OutputFormat {
     } else if memo.hasConflict {
       text += "  [conflict: see `memo-peer conflicts`]"
     }
-    return text
+    return text + notebookSuffix(memo.notebook, names)
   }
 
   /// A title in a listing: it may have come from a peer (sync, delivery), so it goes through
@@ -59,10 +65,11 @@ enum OutputFormat {
   static func title(_ text: String) -> String { TerminalText.display(text, limit: TerminalText.titleLimit) }
 
   /// What `show` displays: the title, a line of facts, the tags, a blank line, the body.
-  static func document(_ memo: Memo) -> [String] {
+  static func document(_ memo: Memo, names: Names? = nil) -> [String] {
     var lines = [memo.title]
     var meta = "id \(memo.id)  ·  updated \(localTime(memo.updated))  ·  revision \(memo.revision)"
     if memo.isPrivate { meta += "  ·  private" }
+    if let name = names?.notebook(memo.notebook) { meta += "  ·  notebook \(name.terminalSafe)" }
     lines.append(meta)
     if !memo.tags.isEmpty { lines.append(memo.tags.map { "#" + $0 }.joined(separator: " ")) }
     lines.append("")
@@ -89,13 +96,17 @@ enum OutputFormat {
     let conflictOf: String?
     /// On `list`: the memo has conflict copies or an overruled delete.
     let conflict: Bool?
+    /// The notebook's name here (null when this device has no name for it) and its id.
+    let notebook: String?
+    let notebookID: String?
 
     enum CodingKeys: String, CodingKey {
-      case id, title, tags, created, updated, `private`, revision, body, pinned, redacted, conflict
+      case id, title, tags, created, updated, `private`, revision, body, pinned, redacted, conflict, notebook
       case conflictOf = "conflict_of"
+      case notebookID = "notebook_id"
     }
 
-    init(_ memo: MemoSummary, body: String? = nil, conflictOf: MemoID? = nil) {
+    init(_ memo: MemoSummary, body: String? = nil, conflictOf: MemoID? = nil, names: Names? = nil) {
       id = memo.id.rawValue
       title = memo.title
       tags = memo.tags
@@ -108,9 +119,11 @@ enum OutputFormat {
       redacted = nil
       self.conflictOf = conflictOf?.rawValue
       conflict = nil
+      notebook = names?.notebook(memo.notebook)
+      notebookID = memo.notebook?.rawValue
     }
 
-    init(_ memo: MemoListing) {
+    init(_ memo: MemoListing, names: Names? = nil) {
       id = memo.id.rawValue
       title = memo.title ?? ""
       tags = memo.tags ?? []
@@ -126,6 +139,8 @@ enum OutputFormat {
       redacted = withheld.isEmpty ? nil : withheld
       conflictOf = memo.conflictOf?.rawValue
       conflict = memo.hasConflict
+      notebook = names?.notebook(memo.notebook)
+      notebookID = memo.notebook?.rawValue
     }
   }
 
@@ -134,6 +149,8 @@ enum OutputFormat {
     let memos: [SummaryJSON]
     /// Present on `list`: whether the node was locked (and so some fields are withheld).
     var locked: Bool? = nil
+    /// Notebooks this device relays and cannot read: counts only (absent when none).
+    var relayed: [RelayedJSON]? = nil
   }
 
   struct MemoJSON: Encodable {

@@ -26,12 +26,16 @@ public struct Memo: Sendable, Equatable {
   public var clock: VersionVector
   /// Set on a conflict copy: the memo it is a concurrent version of.
   public var conflictOf: MemoID?
+  /// The notebook this revision belongs to (nil: the store's default, for a memo not
+  /// stored yet).
+  public var notebook: NotebookID?
 
   public init(
     id: MemoID, title: String, body: String, tags: [String], created: Timestamp,
     updated: Timestamp, isPrivate: Bool, revision: Int64, origin: String, isDeleted: Bool = false,
-    dot: Dot? = nil, clock: VersionVector = VersionVector(), conflictOf: MemoID? = nil
+    dot: Dot? = nil, clock: VersionVector = VersionVector(), conflictOf: MemoID? = nil, notebook: NotebookID? = nil
   ) {
+    self.notebook = notebook
     self.dot = dot
     self.clock = clock
     self.conflictOf = conflictOf
@@ -50,7 +54,7 @@ public struct Memo: Sendable, Equatable {
   public var summary: MemoSummary {
     MemoSummary(
       id: id, title: title, tags: tags, created: created, updated: updated,
-      isPrivate: isPrivate, revision: revision)
+      isPrivate: isPrivate, revision: revision, notebook: notebook)
   }
 }
 
@@ -64,11 +68,13 @@ public struct MemoSummary: Sendable, Equatable {
   public var updated: Timestamp
   public var isPrivate: Bool
   public var revision: Int64
+  public var notebook: NotebookID?
 
   public init(
     id: MemoID, title: String, tags: [String], created: Timestamp, updated: Timestamp,
-    isPrivate: Bool, revision: Int64
+    isPrivate: Bool, revision: Int64, notebook: NotebookID? = nil
   ) {
+    self.notebook = notebook
     self.id = id
     self.title = title
     self.tags = tags
@@ -128,11 +134,14 @@ public struct MemoListing: Sendable, Equatable {
   /// The memo has conflict copies, or a delete on another device lost to an edit: `conflicts`
   /// lists it until a person resolves it.
   public var hasConflict: Bool
+  public var notebook: NotebookID?
 
   public init(
     id: MemoID, title: String?, tags: [String]?, created: Timestamp, updated: Timestamp, isPrivate: Bool,
-    isPinned: Bool, revision: Int64, conflictOf: MemoID? = nil, hasConflict: Bool = false
+    isPinned: Bool, revision: Int64, conflictOf: MemoID? = nil, hasConflict: Bool = false,
+    notebook: NotebookID? = nil
   ) {
+    self.notebook = notebook
     self.conflictOf = conflictOf
     self.hasConflict = hasConflict
     self.id = id

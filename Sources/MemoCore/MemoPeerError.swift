@@ -73,6 +73,9 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case conflict
     /// The mass-delete guard held back a sync's deletes: a person decides.
     case syncHeld = "sync-held"
+    /// The memo belongs to a notebook this device only relays: it holds the memo's sealed
+    /// revisions and no key to open them. Its members can read it.
+    case sealed
   }
 
   public let code: Code
@@ -120,6 +123,7 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .locked: 18
     case .conflict: 19
     case .syncHeld: 20
+    case .sealed: 22
     }
   }
 }

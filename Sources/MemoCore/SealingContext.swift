@@ -43,6 +43,23 @@ public enum SealingContext {
     make(["sealed-secret"]) + [0] + header
   }
 
+  /// A notebook key at rest, sealed under the device key (schema 5), bound to its notebook,
+  /// key id and generation: a key copied to another notebook's row fails to open.
+  public static func notebookKey(notebook: NotebookID, keyID: String, generation: Int64) -> [UInt8] {
+    make(["notebook-key", notebook.rawValue, keyID, String(generation)])
+  }
+
+  /// A memo revision sealed under its notebook's key for sync (a record: docs/PROTOCOL.md,
+  /// "Records"), bound to everything a relay stores in clear beside it: the notebook, the
+  /// key, the memo, the dot and the whole version vector. A relay (or anyone on the way)
+  /// that moves a record to another memo or notebook, or edits its dot or clock to make it
+  /// cover other revisions, makes it fail to open on every member.
+  public static func record(notebook: NotebookID, keyID: String, memo: MemoID, dot: Dot, clock: VersionVector)
+    -> [UInt8]
+  {
+    make(["record", notebook.rawValue, keyID, memo.rawValue, dot.origin, String(dot.seq)]) + [0] + clock.encoded()
+  }
+
   private static func make(_ parts: [String]) -> [UInt8] {
     var bytes = Array("memo-peer/1".utf8)
     for part in parts {

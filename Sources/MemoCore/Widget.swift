@@ -28,12 +28,15 @@ public struct WidgetInput: Sendable, Equatable {
   public var outboxWaiting: Int
   /// Memos received from trusted devices, waiting in the inbox. Never redacted.
   public var inboxWaiting: Int
+  /// Sealed revisions of notebooks this device relays (it can show nothing else of them).
+  public var relayedRevisions: Int
   public var settings: WidgetSettings
 
   public init(
     lockState: LockState, memo: WidgetMemo?, peersOnline: Int, outboxWaiting: Int, inboxWaiting: Int = 0,
-    settings: WidgetSettings
+    relayedRevisions: Int = 0, settings: WidgetSettings
   ) {
+    self.relayedRevisions = relayedRevisions
     self.lockState = lockState
     self.memo = memo
     self.peersOnline = peersOnline
@@ -66,9 +69,11 @@ public struct WidgetModel: Sendable, Equatable {
   public let peersOnline: Int
   public let outboxWaiting: Int
   public let inboxWaiting: Int
+  public let relayedRevisions: Int
 
   /// Applies `RedactionPolicy` to every memo field.
   public init(_ input: WidgetInput) {
+    relayedRevisions = input.relayedRevisions
     lockState = input.lockState
     peersOnline = input.peersOnline
     outboxWaiting = input.outboxWaiting

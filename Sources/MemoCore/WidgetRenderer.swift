@@ -31,10 +31,12 @@ public enum WidgetRenderer {
     return shown.count > limit ? String(shown.prefix(limit - 1)) + "…" : shown
   }
 
-  /// `Groceries · 2 online · 1 waiting`, and `· 3 in inbox` when memos wait there.
+  /// `Groceries · 2 online · 1 waiting`, `· 3 in inbox` when memos wait there, and
+  /// `· 812 sealed (relay)` on a device that relays notebooks it cannot read.
   public static func text(_ model: WidgetModel) -> String {
     "\(titleText(model)) · \(model.peersOnline) online · \(model.outboxWaiting) waiting"
       + (model.inboxWaiting > 0 ? " · \(model.inboxWaiting) in inbox" : "")
+      + (model.relayedRevisions > 0 ? " · \(model.relayedRevisions) sealed (relay)" : "")
   }
 
   /// Several lines: the state, the memo, its tags, the counts.
@@ -55,6 +57,7 @@ public enum WidgetRenderer {
     lines.append("trusted peers online: \(model.peersOnline)")
     lines.append("outbox waiting: \(model.outboxWaiting)")
     lines.append("inbox: \(model.inboxWaiting)")
+    if model.relayedRevisions > 0 { lines.append("relayed, sealed revisions: \(model.relayedRevisions)") }
     return lines.joined(separator: "\n")
   }
 
@@ -127,6 +130,7 @@ public struct WaybarObject: Encodable, Sendable, Equatable {
     public let peersOnline: Field<Int>
     public let outboxWaiting: Field<Int>
     public let inboxWaiting: Field<Int>
+    public let relayedRevisions: Field<Int>
     public let state: String
 
     init(_ model: WidgetModel) {
@@ -137,6 +141,7 @@ public struct WaybarObject: Encodable, Sendable, Equatable {
       peersOnline = Field(value: model.peersOnline, redacted: nil)
       outboxWaiting = Field(value: model.outboxWaiting, redacted: nil)
       inboxWaiting = Field(value: model.inboxWaiting, redacted: nil)
+      relayedRevisions = Field(value: model.relayedRevisions, redacted: nil)
       state = model.lockState.name
     }
 
@@ -146,6 +151,7 @@ public struct WaybarObject: Encodable, Sendable, Equatable {
       case peersOnline = "peers_online"
       case outboxWaiting = "outbox_waiting"
       case inboxWaiting = "inbox_waiting"
+      case relayedRevisions = "relayed_revisions"
     }
   }
 }

@@ -102,14 +102,16 @@ extension MemoStore {
         // An overruled delete: B carries the delete out.
         next = Memo(
           id: memoID, title: "", body: "", tags: [], created: memo.created, updated: next.updated,
-          isPrivate: memo.isPrivate, revision: next.revision, origin: replicaID, isDeleted: true)
+          isPrivate: memo.isPrivate, revision: next.revision, origin: replicaID, isDeleted: true,
+          notebook: memo.notebook)
       }
       try storeLocalRevision(next, resolvingAll: true)
       var newMemos: [MemoID] = []
       for other in liveCopies where other.id != copy?.id || choice == .both {
         newMemos.append(
           try create(
-            MemoDraft(title: other.title, body: other.body, tags: other.tags, isPrivate: other.isPrivate), now: now
+            MemoDraft(title: other.title, body: other.body, tags: other.tags, isPrivate: other.isPrivate), now: now,
+            in: memo.notebook
           ).id)
       }
       return ConflictResolution(memo: memoID, newMemos: newMemos, deleted: next.isDeleted)

@@ -6,36 +6,42 @@ import MemoCrypto
 extension MemoStore {
   /// Answered from the covering index `memos_for_listing` alone (a test checks the plan).
   static let listingQuery =
-    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of FROM memos "
-    + "WHERE deleted = 0 ORDER BY updated DESC, id"
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of, notebook "
+    + "FROM memos WHERE deleted = 0 ORDER BY updated DESC, id"
+
+  /// `listingQuery` for one notebook (the notebook is in the covering index too).
+  static let notebookListingQuery =
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of, notebook "
+    + "FROM memos WHERE deleted = 0 AND notebook = ? ORDER BY updated DESC, id"
 
   /// The memo a widget shows: the most recently changed pinned memo, else the latest.
   static let widgetQuery =
-    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of FROM memos "
-    + "WHERE deleted = 0 ORDER BY pinned DESC, updated DESC, id LIMIT 1"
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of, notebook "
+    + "FROM memos WHERE deleted = 0 ORDER BY pinned DESC, updated DESC, id LIMIT 1"
 
   static let insertMemo =
-    "INSERT INTO memos (\(memoColumns), listing_title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO memos (\(memoColumns), listing_title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
   /// Every column of a memo row but `listing_title` and `pinned`, in the order `row(for:)` gives.
   static let memoColumns =
     "id, title, body, tags, created, updated, private, revision, origin, deleted, "
-    + "dot_origin, dot_seq, clock, feed_seq, conflict_of"
+    + "dot_origin, dot_seq, clock, feed_seq, conflict_of, notebook"
 
-  /// Validates and stores a new memo.
+  /// Validates and stores a new memo, in `notebook` (default: the default notebook).
   @discardableResult
-  public func create(_ draft: MemoDraft, now: Timestamp) throws -> Memo {
-    try createMany([draft], now: now)[0]
+  public func create(_ draft: MemoDraft, now: Timestamp, in notebook: NotebookID? = nil) throws -> Memo {
+    try createMany([draft], now: now, in: notebook)[0]
   }
 
   /// Stores many new memos in one transaction (imports, benchmarks).
   @discardableResult
-  public func createMany(_ drafts: [MemoDraft], now: Timestamp) throws -> [Memo] {
+  public func createMany(_ drafts: [MemoDraft], now: Timestamp, in notebook: NotebookID? = nil) throws -> [Memo] {
+    let target = try writableNotebook(try notebook ?? defaultNotebook().id).id
     var memos = try drafts.map { draft -> Memo in
       let valid = try MemoRules.validated(draft)
       return Memo(
         id: MemoID(), title: valid.title, body: valid.body, tags: valid.tags, created: now, updated: now,
-        isPrivate: valid.isPrivate, revision: 1, origin: replicaID)
+        isPrivate: valid.isPrivate, revision: 1, origin: replicaID, notebook: target)
     }
     try sql {
       try db.transaction {
@@ -58,24 +64,25 @@ extension MemoStore {
 
   /// Live memos, newest first, with title and tags decrypted (bodies are not touched).
   /// Needs the device key; `listing` works while locked.
-  public func summaries(tag: String? = nil) throws -> [MemoSummary] {
+  public func summaries(tag: String? = nil, notebook: NotebookID? = nil) throws -> [MemoSummary] {
     _ = try sealer()
-    return try listing(tag: tag).map { memo in
+    return try listing(tag: tag, notebook: notebook).map { memo in
       MemoSummary(
         id: memo.id, title: memo.title ?? "", tags: memo.tags ?? [], created: memo.created, updated: memo.updated,
-        isPrivate: memo.isPrivate, revision: memo.revision)
+        isPrivate: memo.isPrivate, revision: memo.revision, notebook: memo.notebook)
     }
   }
 
   /// Live memos, newest first, with whatever can be decrypted in the current lock state:
   /// everything when unlocked; while locked only the titles of memos not marked private
   /// (from their listing copy), never tags. Filtering by tag needs the device key.
-  public func listing(tag: String? = nil) throws -> [MemoListing] {
+  public func listing(tag: String? = nil, notebook: NotebookID? = nil) throws -> [MemoListing] {
     let wanted = try tag.map { try MemoRules.normalizeTags([$0])[0] }
     if wanted != nil { _ = try sealer() }
     let conflicted = try conflictedMemoIDs()
     return try sql {
-      let query = try db.prepare(Self.listingQuery)
+      let query = try db.prepare(notebook == nil ? Self.listingQuery : Self.notebookListingQuery)
+      if let notebook { try query.bind(1, notebook.rawValue) }
       var result: [MemoListing] = []
       while try query.step() {
         var memo = try listed(query)
@@ -129,7 +136,8 @@ extension MemoStore {
     return MemoListing(
       id: id, title: title, tags: tags, created: query.int64(4), updated: query.int64(5), isPrivate: isPrivate,
       isPinned: query.int64(8) != 0, revision: revision,
-      conflictOf: query.isNull(9) ? nil : MemoID(canonical: query.text(9)))
+      conflictOf: query.isNull(9) ? nil : MemoID(canonical: query.text(9)),
+      notebook: query.isNull(10) ? nil : NotebookID(query.text(10)))
   }
 
   /// One live memo, fully decrypted.
@@ -191,17 +199,19 @@ extension MemoStore {
       try refuseWhileConflicted(id, doing: "deleted")
       let tombstone = Memo(
         id: id, title: "", body: "", tags: [], created: current.created, updated: max(now, current.updated),
-        isPrivate: current.isPrivate, revision: current.revision + 1, origin: replicaID, isDeleted: true)
+        isPrivate: current.isPrivate, revision: current.revision + 1, origin: replicaID, isDeleted: true,
+        notebook: current.notebook)
       _ = try storeLocalRevision(tombstone, resolvingAll: true)
     }
   }
 
   /// Memos whose title, tags or body contain `query`, case-insensitively. Decrypts in
   /// memory, one row at a time; nothing is written anywhere.
-  public func search(_ query: String) throws -> [MemoSummary] {
+  public func search(_ query: String, notebook: NotebookID? = nil) throws -> [MemoSummary] {
     let matcher = TextMatcher(query: query)
     var result: [MemoSummary] = []
     try forEachRow(includeDeleted: false) { id, revision, columns in
+      if let notebook, columns.notebook != notebook { return }
       let title = try open(.title, of: id, revision: revision, columns.title)
       let tags = try open(.tags, of: id, revision: revision, columns.tags)
       var hit = matcher.matches(title) || matcher.matches(tags)
@@ -210,7 +220,8 @@ extension MemoStore {
         result.append(
           MemoSummary(
             id: id, title: String(decoding: title, as: UTF8.self), tags: TagList.decode(tags),
-            created: columns.created, updated: columns.updated, isPrivate: columns.isPrivate, revision: revision))
+            created: columns.created, updated: columns.updated, isPrivate: columns.isPrivate, revision: revision,
+            notebook: columns.notebook))
       }
     }
     return result.sorted { ($0.updated, $1.id) > ($1.updated, $0.id) }
@@ -271,6 +282,7 @@ extension MemoStore {
     var dot: Dot?
     var clock: VersionVector
     var conflictOf: MemoID?
+    var notebook: NotebookID?
   }
 
   /// The row's values in `memoColumns` order, then `listing_title`: a copy of the title
@@ -288,7 +300,7 @@ extension MemoStore {
       .integer(memo.revision), .text(memo.origin), .integer(memo.isDeleted ? 1 : 0),
       memo.dot.map { .text($0.origin) } ?? .null, memo.dot.map { .integer(Int64(bitPattern: $0.seq)) } ?? .null,
       .blob(memo.clock.encoded()), .integer(Int64(bitPattern: feed)),
-      memo.conflictOf.map { .text($0.rawValue) } ?? .null, listingTitle,
+      memo.conflictOf.map { .text($0.rawValue) } ?? .null, .text(try notebookOfRow(memo).rawValue), listingTitle,
     ]
   }
 
@@ -320,7 +332,8 @@ extension MemoStore {
       updated: query.int64(5), isPrivate: query.int64(6) != 0, origin: query.text(8), isDeleted: query.int64(9) != 0,
       dot: query.isNull(10) ? nil : Dot(origin: query.text(10), seq: UInt64(bitPattern: query.int64(11))),
       clock: VersionVector(encoded: query.blob(12)) ?? VersionVector(),
-      conflictOf: query.isNull(14) ? nil : MemoID(canonical: query.text(14)))
+      conflictOf: query.isNull(14) ? nil : MemoID(canonical: query.text(14)),
+      notebook: query.isNull(15) ? nil : NotebookID(query.text(15)))
   }
 
   func decrypt(id: MemoID, revision: Int64, _ columns: SealedColumns) throws -> Memo {
@@ -331,7 +344,22 @@ extension MemoStore {
       tags: TagList.decode(try open(.tags, of: id, revision: revision, columns.tags)),
       created: columns.created, updated: columns.updated, isPrivate: columns.isPrivate, revision: revision,
       origin: columns.origin, isDeleted: columns.isDeleted, dot: columns.dot, clock: columns.clock,
-      conflictOf: columns.conflictOf)
+      conflictOf: columns.conflictOf, notebook: columns.notebook)
+  }
+
+  /// The notebook a row of `memo` goes into: its own, else (a memo from an archive or a
+  /// delivery) the notebook of the memo already here, else the default notebook.
+  func notebookOfRow(_ memo: Memo) throws -> NotebookID {
+    if let notebook = memo.notebook { return notebook }
+    let original = memo.conflictOf ?? memo.id
+    let existing = try sql {
+      try db.withCached("SELECT notebook FROM memos WHERE id = ?") { read in
+        try read.bind(1, original.rawValue)
+        return try read.step() && !read.isNull(0) ? NotebookID(read.text(0)) : nil
+      }
+    }
+    if let existing { return existing }
+    return try defaultNotebook().id
   }
 
   func memoID(_ text: String) throws -> MemoID {

@@ -28,6 +28,8 @@ public final class MemoStore {
   /// Seals the listing titles; always available.
   let listingSealer: AES256GCMKey
   let logger: Logger
+  /// Notebook keys opened so far (sealed under the device key in `notebook_keys`).
+  let notebookKeys = NotebookKeyCache()
 
   private init(
     paths: NodePaths, db: SQLiteConnection, contentSealer: AES256GCMKey?, listingSealer: AES256GCMKey,
@@ -125,6 +127,11 @@ public final class MemoStore {
           try backfillListingTitles(db, contentSealer: contentSealer, listingSealer: listingSealer)
         }
         if reached == 4 { try backfillSyncColumns(db) }
+        if reached == Schema.notebooksVersion, let contentSealer {
+          // Every device trusted now keeps getting what it got before the upgrade.
+          let trusted = isNew ? [] : ((try? TrustStore(paths: paths, keys: keys).load())?.peers.map(\.deviceID) ?? [])
+          try backfillNotebooks(db, contentSealer: contentSealer, migrated: !isNew, trusted: trusted)
+        }
       }
       let replicaID = try prepareMeta(
         db, contentSealer: contentSealer, listingSealer: listingSealer, paths: paths,

@@ -13,6 +13,9 @@ enum Schema {
   /// The version this build writes.
   static var currentVersion: Int { migrations.count }
 
+  /// The version that brought notebooks (its migration fills them in Swift).
+  static let notebooksVersion = 5
+
   /// `migrations[i]` moves the schema from version i to i + 1.
   static let migrations: [String] = [
     // Version 1: memos with room for sync fields, the outbox and the inbox, node metadata.
@@ -116,6 +119,76 @@ enum Schema {
       private INTEGER NOT NULL,
       PRIMARY KEY (device, memo, dot_origin, dot_seq)
     );
+    """,
+    // Version 5: notebooks (docs/FORMATS.md, "Notebooks"). Every memo row names
+    // its notebook; each notebook this device is a member of has keys (generations, sealed
+    // under the device key); `notebook_members` says with whom it is shared and how; sync
+    // knowledge, cursors and each peer's last knowledge become per notebook; `relayed`
+    // holds the sealed revisions of notebooks this device relays and cannot read. The
+    // `personal` notebook, its key, its members (every device trusted at the migration) and
+    // the copies of the old knowledge and cursors are made by `MemoStore` in this
+    // migration's transaction; the old rows stay as they are.
+    """
+    ALTER TABLE memos ADD COLUMN notebook TEXT;
+    DROP INDEX memos_for_listing;
+    CREATE INDEX memos_for_listing ON memos(
+      deleted, updated DESC, id, title, listing_title, tags, created, private, revision, pinned, conflict_of, notebook);
+    CREATE TABLE notebooks (
+      id TEXT PRIMARY KEY,
+      name TEXT,
+      role TEXT NOT NULL,
+      created INTEGER NOT NULL,
+      deleted INTEGER NOT NULL DEFAULT 0
+    ) WITHOUT ROWID;
+    CREATE TABLE notebook_keys (
+      notebook TEXT NOT NULL,
+      key_id TEXT NOT NULL,
+      generation INTEGER NOT NULL,
+      key BLOB NOT NULL,
+      excludes TEXT NOT NULL DEFAULT '',
+      created INTEGER NOT NULL,
+      PRIMARY KEY (notebook, key_id)
+    ) WITHOUT ROWID;
+    CREATE TABLE notebook_members (
+      notebook TEXT NOT NULL,
+      device TEXT NOT NULL,
+      role TEXT NOT NULL,
+      added INTEGER NOT NULL,
+      PRIMARY KEY (notebook, device)
+    ) WITHOUT ROWID;
+    CREATE TABLE notebook_knowledge (
+      notebook TEXT NOT NULL,
+      origin TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      PRIMARY KEY (notebook, origin)
+    ) WITHOUT ROWID;
+    CREATE TABLE sync_cursors (
+      device TEXT NOT NULL,
+      notebook TEXT NOT NULL,
+      replica TEXT NOT NULL,
+      position INTEGER NOT NULL,
+      PRIMARY KEY (device, notebook)
+    ) WITHOUT ROWID;
+    CREATE TABLE sync_peer_knowledge (
+      device TEXT NOT NULL,
+      notebook TEXT NOT NULL,
+      knowledge BLOB NOT NULL,
+      PRIMARY KEY (device, notebook)
+    ) WITHOUT ROWID;
+    CREATE TABLE relayed (
+      memo TEXT NOT NULL,
+      dot_origin TEXT NOT NULL,
+      dot_seq INTEGER NOT NULL,
+      notebook TEXT NOT NULL,
+      clock BLOB NOT NULL,
+      key_id TEXT NOT NULL,
+      sealed BLOB NOT NULL,
+      feed_seq INTEGER NOT NULL,
+      received INTEGER NOT NULL,
+      PRIMARY KEY (memo, dot_origin, dot_seq)
+    );
+    CREATE INDEX relayed_by_feed ON relayed(feed_seq);
+    CREATE INDEX relayed_by_notebook ON relayed(notebook);
     """,
   ]
 

@@ -5,7 +5,8 @@ import Foundation
 /// carries thousands of memos and JSON would cost more than the rest of the sync.
 public enum SyncMessage {
   /// Protocol version of the sync messages; a peer speaking another refuses with `version`.
-  public static let version = 1
+  /// Version 2 (notebooks): knowledge, cursors and records per notebook.
+  public static let version = 2
 
   /// `sync-hello`: what the sender knows (per origin, the highest sequence it has seen
   /// all of) and where it stands in the other side's change feed.
@@ -19,13 +20,21 @@ public enum SyncMessage {
     public var cursor: FeedPosition?
     /// The answerer's upper estimate of the revisions it will send (for progress).
     public var pending: UInt64?
+    /// Version 2: the notebooks the sender shares with the receiver, each with the sender's
+    /// knowledge and cursor in it (the top-level `knowledge` and `cursor` stay empty, there
+    /// so that a version-1 peer decodes the hello and answers `version`).
+    public var notebooks: [NotebookOffer]?
 
-    public init(replica: String, knowledge: VersionVector, cursor: FeedPosition?, pending: UInt64?) {
+    public init(
+      replica: String, knowledge: VersionVector, cursor: FeedPosition?, pending: UInt64?,
+      notebooks: [NotebookOffer]? = nil
+    ) {
       version = SyncMessage.version
       self.replica = replica
       self.knowledge = knowledge.entries
       self.cursor = cursor
       self.pending = pending
+      self.notebooks = notebooks
     }
 
     /// Where to start sending from the feed of `replica`: the cursor when it is in that
@@ -52,10 +61,15 @@ public enum SyncMessage {
   public struct Done: Codable, Equatable, Sendable {
     public var position: UInt64
     public var knowledge: [String: UInt64]
+    /// Version 2: the sender's knowledge per notebook it sent, read before its first batch.
+    public var notebooks: [String: [String: UInt64]]?
 
-    public init(position: UInt64, knowledge: VersionVector) {
+    public init(position: UInt64, knowledge: VersionVector, notebooks: [NotebookID: VersionVector]? = nil) {
       self.position = position
       self.knowledge = knowledge.entries
+      self.notebooks = notebooks.map {
+        Dictionary(uniqueKeysWithValues: $0.map { ($0.key.rawValue, $0.value.entries) })
+      }
     }
   }
 
@@ -214,6 +228,11 @@ struct ByteWriter {
     u32(UInt32(value.utf8.count))
     bytes.append(contentsOf: value.utf8)
   }
+  /// u32 length, then the bytes as they are.
+  mutating func data(_ value: [UInt8]) {
+    u32(UInt32(value.count))
+    bytes.append(contentsOf: value)
+  }
 }
 
 /// Reads what `ByteWriter` wrote; every read returns nil instead of running past the end.
@@ -246,5 +265,12 @@ struct ByteReader {
     guard let length = u32().map(Int.init), bytes.count - offset >= length else { return nil }
     defer { offset += length }
     return String(validating: bytes[offset..<offset + length], as: UTF8.self)
+  }
+
+  /// What `ByteWriter.data` wrote; nil past the end or above `maximum` bytes.
+  mutating func data(maximum: Int) -> [UInt8]? {
+    guard let length = u32().map(Int.init), length <= maximum, bytes.count - offset >= length else { return nil }
+    defer { offset += length }
+    return Array(bytes[offset..<offset + length])
   }
 }

@@ -10,11 +10,15 @@ public struct SyncRevision: Equatable, Sendable {
   public var title: String
   public var body: String
   public var tags: [String]
+  /// The notebook the revision belongs to (sync version 2 carries it beside the sealed
+  /// content; nil only where no notebook applies, as in a delivered memo).
+  public var notebook: NotebookID?
 
   public init(
     memo: MemoID, head: HeadSummary, created: Timestamp, updated: Timestamp, isPrivate: Bool, title: String,
-    body: String, tags: [String]
+    body: String, tags: [String], notebook: NotebookID? = nil
   ) {
+    self.notebook = notebook
     self.memo = memo
     self.head = head
     self.created = created

@@ -1,0 +1,91 @@
+import MemoCore
+
+/// Sync bookkeeping per notebook (schema 5): a device that gets only some notebooks must
+/// not claim, or be credited with, revisions of the others. Knowledge, the cursor in each
+/// peer's feed and each peer's last known knowledge are kept per notebook; this replica's
+/// own sequence counter (`knowledge` table, its own row) stays one for all.
+extension MemoStore {
+  /// Per origin, the highest sequence this replica has seen all of in `notebook`; its own
+  /// entry is its sequence counter (it holds every revision it made).
+  public func knowledge(of notebook: NotebookID) throws -> VersionVector {
+    let own = try knowledge()[replicaID]
+    return try sql {
+      try db.withCached("SELECT origin, seq FROM notebook_knowledge WHERE notebook = ?") { read in
+        try read.bind(1, notebook.rawValue)
+        var entries: [String: UInt64] = own > 0 ? [replicaID: own] : [:]
+        while try read.step() {
+          if read.text(0) != replicaID { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
+        }
+        return VersionVector(entries)
+      }
+    }
+  }
+
+  /// Raises this replica's knowledge in `notebook` to include `other` (entries only grow;
+  /// its own entry is never taken from a peer).
+  func learn(_ other: VersionVector, in notebook: NotebookID) throws {
+    try sql {
+      for (origin, seq) in other.entries where origin != replicaID {
+        try db.withCached(
+          "INSERT INTO notebook_knowledge (notebook, origin, seq) VALUES (?1, ?2, ?3) "
+            + "ON CONFLICT(notebook, origin) DO UPDATE SET seq = max(seq, ?3)"
+        ) { upsert in
+          try upsert.bind([.text(notebook.rawValue), .text(origin), .integer(Int64(bitPattern: seq))])
+          _ = try upsert.step()
+        }
+      }
+    }
+  }
+
+  /// How far this replica has received `peer`'s feed for `notebook` (and in which of the
+  /// peer's databases).
+  public func syncCursor(for peer: String, in notebook: NotebookID) throws -> FeedPosition? {
+    try sql {
+      try db.withCached("SELECT replica, position FROM sync_cursors WHERE device = ? AND notebook = ?") { read in
+        try read.bind([.text(peer), .text(notebook.rawValue)])
+        guard try read.step() else { return nil }
+        return FeedPosition(replica: read.text(0), position: UInt64(bitPattern: read.int64(1)))
+      }
+    }
+  }
+
+  func setSyncCursor(_ peer: String, in notebook: NotebookID, _ cursor: FeedPosition) throws {
+    try sql {
+      try db.withCached(
+        "INSERT INTO sync_cursors (device, notebook, replica, position) VALUES (?1, ?2, ?3, ?4) "
+          + "ON CONFLICT(device, notebook) DO UPDATE SET replica = ?3, position = ?4"
+      ) { upsert in
+        try upsert.bind([
+          .text(peer), .text(notebook.rawValue), .text(cursor.replica), .integer(Int64(bitPattern: cursor.position)),
+        ])
+        _ = try upsert.step()
+      }
+    }
+  }
+
+  /// Records what `peer` said it knows in `notebook` (for `peers`' pending count).
+  func recordPeerKnowledge(_ peer: String, in notebook: NotebookID, _ knowledge: VersionVector) throws {
+    try sql {
+      try db.withCached(
+        "INSERT INTO sync_peer_knowledge (device, notebook, knowledge) VALUES (?1, ?2, ?3) "
+          + "ON CONFLICT(device, notebook) DO UPDATE SET knowledge = ?3"
+      ) { upsert in
+        try upsert.bind([.text(peer), .text(notebook.rawValue), .blob(knowledge.encoded())])
+        _ = try upsert.step()
+      }
+    }
+  }
+
+  /// What `peer` last said it knows, per notebook.
+  func peerKnowledge(_ peer: String) throws -> [NotebookID: VersionVector] {
+    try sql {
+      let read = try db.prepare("SELECT notebook, knowledge FROM sync_peer_knowledge WHERE device = ?")
+      try read.bind(1, peer)
+      var result: [NotebookID: VersionVector] = [:]
+      while try read.step() {
+        if let id = NotebookID(read.text(0)), let vector = VersionVector(encoded: read.blob(1)) { result[id] = vector }
+      }
+      return result
+    }
+  }
+}
