@@ -35,6 +35,8 @@ public enum SyncSession {
     public var sent = SyncMessage.Outcome()
     /// Revisions this replica sent.
     public var sentRevisions = 0
+    /// Notebooks the peer offered that this device declined, and why.
+    public var declined: [NotebookID: NotebookOffers.DeclineReason] = [:]
   }
 
   /// Progress of one direction: revisions so far, and the sender's upper estimate.
@@ -53,37 +55,51 @@ public enum SyncSession {
   }
 
   /// The asker's side. `deleteGuard` nil applies deletes without asking (`--allow-deletes`).
+  /// Only the notebooks this device shares with the peer move (`SyncPlan`).
   public static func ask(
     _ connection: any FrameChannel, peer: String, peerName: String, store: MemoStore, deleteGuard: MassDeleteGuard?,
     batch: BatchLimits = BatchLimits(), clock: @Sendable () -> Timestamp, progress: ProgressHandler? = nil
   ) throws -> Report {
     let hello = SyncMessage.Hello(
-      replica: store.replicaID, knowledge: try store.knowledge(), cursor: try store.syncCursor(for: peer), pending: nil)
+      replica: store.replicaID, knowledge: VersionVector(), cursor: nil, pending: nil,
+      notebooks: try store.offers(for: peer))
     do {
       try connection.send(Frame(.syncHello, payload: PeerMessage.encode(hello)))
       let frame = try connection.receiveRequired("sync-hello")
       if frame.kind == .syncRefuse {
         throw refusal(peerName, PeerMessage.decode(SyncMessage.Refuse.self, from: frame.payload)?.reason)
       }
-      guard frame.kind == .syncHello, let answer = PeerMessage.decode(SyncMessage.Hello.self, from: frame.payload),
-        answer.version == SyncMessage.version
+      guard frame.kind == .syncHello, let answer = PeerMessage.decode(SyncMessage.Hello.self, from: frame.payload)
       else { throw TransportError(.protocolViolation, "expected sync-hello, got \(frame.kind)") }
+      guard answer.version == SyncMessage.version else { throw olderPeer(peerName, version: answer.version) }
+      guard let offers = NotebookOffers.check(answer.notebooks ?? []) else {
+        throw TransportError(.protocolViolation, "a sync-hello whose notebooks are malformed")
+      }
+      let plan = try store.plan(with: peer, offers: offers, restrictSending: true, now: clock())
       var report = Report()
-      let sink = SyncSink(store: store, peer: peer, peerReplica: answer.replica, deleteGuard: deleteGuard)
+      report.declined = plan.declined
+      let sink = SyncSink(
+        store: store, peer: peer, peerReplica: answer.replica, deleteGuard: deleteGuard, plan: plan)
       report.received = try receive(
         into: sink, over: connection, clock: clock, estimate: Int(answer.pending ?? 0), progress: progress)
-      let peerKnowledge = VersionVector(answer.knowledge)
       let source = try SyncSource(
-        store: store, peerKnowledge: peerKnowledge, from: answer.start(in: store.replicaID),
-        maximumRevisions: batch.revisions, maximumBytes: batch.bytes)
+        store: store, plan: plan.sending, maximumRevisions: batch.revisions, maximumBytes: batch.bytes)
       report.sent = try send(
-        source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock,
-        estimate: try store.feedCount(after: source.position), progress: progress)
+        source, over: connection, peer: peer, plan: plan, clock: clock, estimate: try source.estimate(),
+        progress: progress)
       report.sentRevisions = source.sent
       return report
     } catch let error as TransportError {
       throw failure(peerName, error)
     }
+  }
+
+  /// A peer that answered with a hello of another version (it refuses ours with `version`).
+  static func olderPeer(_ peerName: String, version: Int) -> MemoPeerError {
+    MemoPeerError(
+      .connection,
+      "\(peerName) speaks sync version \(version); this device speaks \(SyncMessage.version) (notebooks)",
+      hint: "update memo-peer on \(peerName)")
   }
 
   /// Why the answerer refused, for a person.
@@ -95,7 +111,9 @@ public enum SyncSession {
         hint: "run `memo-peer unlock` on \(peerName), then sync again")
     case .version:
       return MemoPeerError(
-        .connection, "\(peerName) speaks another sync version", hint: "update memo-peer on both devices")
+        .connection,
+        "\(peerName) runs a memo-peer that speaks another sync version (this one speaks \(SyncMessage.version): notebooks)",
+        hint: "update memo-peer on \(peerName) (and on this device, if it is the older one)")
     default:
       return MemoPeerError(
         .connection, "\(peerName) could not open its memo store for the sync",
@@ -113,8 +131,14 @@ public enum SyncSession {
       throw TransportError(.protocolViolation, "malformed sync-hello")
     }
     guard asked.version == SyncMessage.version else {
+      logger.info(
+        "refused a sync of version \(asked.version, privacy: .public) from \(String(peer.prefix(8)), privacy: .public): the other device must update memo-peer"
+      )
       try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .version))))
       return
+    }
+    guard let offers = NotebookOffers.check(asked.notebooks ?? []) else {
+      throw TransportError(.protocolViolation, "a sync-hello whose notebooks are malformed")
     }
     let opened: MemoStore
     do {
@@ -129,22 +153,19 @@ public enum SyncSession {
       try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .locked))))
       return
     }
-    let peerKnowledge = VersionVector(asked.knowledge)
-    let start = asked.start(in: opened.replicaID)
     let source: SyncSource
-    let mine: FeedPosition?
+    let plan: SyncPlan
     do {
+      plan = try opened.plan(with: peer, offers: offers, restrictSending: false, now: clock())
       source = try SyncSource(
-        store: opened, peerKnowledge: peerKnowledge, from: start, maximumRevisions: batch.revisions,
-        maximumBytes: batch.bytes)
-      mine = try opened.syncCursor(for: peer)
+        store: opened, plan: plan.sending, maximumRevisions: batch.revisions, maximumBytes: batch.bytes)
       try connection.send(
         Frame(
           .syncHello,
           payload: PeerMessage.encode(
             SyncMessage.Hello(
-              replica: opened.replicaID, knowledge: source.knowledge, cursor: mine,
-              pending: UInt64(try opened.feedCount(after: start))))))
+              replica: opened.replicaID, knowledge: VersionVector(), cursor: nil,
+              pending: UInt64(try source.estimate()), notebooks: try opened.offers(for: peer)))))
     } catch let error as TransportError {
       throw error
     } catch {
@@ -155,9 +176,9 @@ public enum SyncSession {
     let sent: SyncMessage.Outcome
     let received: SyncMessage.Outcome
     do {
-      sent = try send(
-        source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock, estimate: 0, progress: nil)
-      let sink = SyncSink(store: opened, peer: peer, peerReplica: asked.replica, deleteGuard: MassDeleteGuard())
+      sent = try send(source, over: connection, peer: peer, plan: plan, clock: clock, estimate: 0, progress: nil)
+      let sink = SyncSink(
+        store: opened, peer: peer, peerReplica: asked.replica, deleteGuard: MassDeleteGuard(), plan: plan)
       received = try receive(into: sink, over: connection, clock: clock, estimate: 0, progress: nil)
     } catch let error as TransportError {
       throw error
@@ -177,7 +198,7 @@ public enum SyncSession {
   /// Streams the source's batches, `window` at a time, then `sync-done`; returns the
   /// receiver's outcome from its last acknowledgement.
   static func send(
-    _ source: SyncSource, over connection: any FrameChannel, peer: String, peerKnowledge: VersionVector,
+    _ source: SyncSource, over connection: any FrameChannel, peer: String, plan: SyncPlan,
     clock: @Sendable () -> Timestamp, estimate: Int, progress: ProgressHandler?
   ) throws -> SyncMessage.Outcome {
     var inFlight = 0
@@ -191,7 +212,7 @@ public enum SyncSession {
       return ack
     }
     while let batch = try source.nextBatch() {
-      try connection.send(Frame(.syncBatch, payload: SyncBatchCodec.encode(batch)))
+      try connection.send(Frame(.syncBatch, payload: SyncRecordBatch.encode(batch)))
       inFlight += 1
       progress?(Progress(receiving: false, done: source.sent, estimate: estimate))
       if inFlight >= window {
@@ -202,11 +223,13 @@ public enum SyncSession {
     try connection.send(
       Frame(
         .syncDone,
-        payload: PeerMessage.encode(SyncMessage.Done(position: source.position, knowledge: source.knowledge))))
+        payload: PeerMessage.encode(
+          SyncMessage.Done(position: source.position, knowledge: VersionVector(), notebooks: source.knowledge))))
     while true {
       let ack = try readAck()
       if let outcome = ack.outcome {
-        try source.store.recordPeerProgress(peer, acked: acked, knowledge: peerKnowledge, now: clock())
+        try source.store.recordPeerProgress(
+          peer, acked: acked, knowledge: plan.sending.mapValues(\.knowledge), now: clock())
         return outcome
       }
     }
@@ -221,11 +244,11 @@ public enum SyncSession {
     while let frame = try connection.receive() {
       switch frame.kind {
       case .syncBatch:
-        guard let batch = SyncBatchCodec.decode(frame.payload) else {
+        guard let batch = SyncRecordBatch.decode(frame.payload) else {
           throw TransportError(.protocolViolation, "malformed sync-batch")
         }
         let position = try sink.apply(batch, now: clock())
-        received += batch.revisions.count
+        received += batch.records.count
         progress?(Progress(receiving: true, done: received, estimate: estimate))
         try connection.send(Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: position))))
       case .syncDone:

@@ -166,6 +166,9 @@ extension MemoStore {
   /// other head at its copy id. Runs inside the caller's transaction.
   func storeHead(_ memo: Memo, existing: [HeadRow], removing: [Dot]) throws {
     guard let dot = memo.dot else { throw MemoPeerError(.storage, "a revision without a dot cannot be stored") }
+    // Settled before the rows it may be read from go.
+    var memo = memo
+    memo.notebook = try notebookOfRow(memo)
     var kept: [HeadRow] = []
     for row in existing {
       if removing.contains(row.head.dot) {

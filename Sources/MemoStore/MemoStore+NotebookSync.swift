@@ -76,6 +76,25 @@ extension MemoStore {
     }
   }
 
+  /// Rows of our feed, of notebooks shared with `peer`, that its last known knowledge there
+  /// does not cover: what a sync would send it. Reads clocks only.
+  func pendingRecords(for peer: String) throws -> Int {
+    let shared = Set(try activeMemberships(of: peer).map(\.1.id))
+    guard !shared.isEmpty else { return 0 }
+    let known = try peerKnowledge(peer)
+    return try sql {
+      let read = try db.prepare(
+        "SELECT clock, notebook FROM memos UNION ALL SELECT clock, notebook FROM relayed")
+      var count = 0
+      while try read.step() {
+        guard !read.isNull(1), let notebook = NotebookID(read.text(1)), shared.contains(notebook) else { continue }
+        let clock = VersionVector(encoded: read.blob(0)) ?? VersionVector()
+        if !(known[notebook] ?? VersionVector()).covers(clock) { count += 1 }
+      }
+      return count
+    }
+  }
+
   /// What `peer` last said it knows, per notebook.
   func peerKnowledge(_ peer: String) throws -> [NotebookID: VersionVector] {
     try sql {

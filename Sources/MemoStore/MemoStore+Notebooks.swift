@@ -98,6 +98,17 @@ extension MemoStore {
     }
   }
 
+  /// Makes `notebook` (one this device is a member of) the one `new` uses by default.
+  public func setDefaultNotebook(_ notebook: NotebookID) throws {
+    try batch {
+      _ = try writableNotebook(notebook)
+      let upsert = try db.prepare(
+        "INSERT INTO meta (key, value) VALUES ('default_notebook', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")
+      try upsert.bind(1, Array(notebook.rawValue.utf8))
+      _ = try upsert.step()
+    }
+  }
+
   public func defaultNotebook() throws -> Notebook {
     guard let id = try defaultNotebookID(), let found = try notebook(id), !found.isDeleted else {
       throw MemoPeerError(
@@ -353,7 +364,7 @@ extension MemoStore {
       }
       try setMember(notebook, device, role: .removed, now: now)
       let rotate = member.role == .member && found.notebook.role == .member
-      if rotate { try makeNotebookKey(notebook, excludes: [device], now: now) }
+      if rotate { try makeNotebookKey(notebook, now: now) }
       return UnshareResult(role: member.role, rotated: rotate)
     }
   }

@@ -52,6 +52,9 @@ extension MemoStore {
   /// here has seen it; otherwise it is kept, at the next feed position (so it is forwarded),
   /// and every record it has seen goes. Runs inside the caller's transaction.
   func applyRelayed(_ record: SyncRecord, now: Timestamp) throws -> ApplyResult {
+    // A relay makes no revisions: one that names it, or claims to have seen one of its,
+    // was made up.
+    guard record.dot.origin != replicaID, record.clock[replicaID] == 0 else { throw Self.invalidRecord }
     let heads = try relayedHeads(of: record.memo)
     if heads.contains(where: { $0.clock.covers(record.clock) }) { return .known }
     let removing = heads.filter { record.clock.covers($0.clock) }.map(\.dot)

@@ -38,22 +38,19 @@ extension MemoStore {
     }
   }
 
-  /// Records that `peer` holds our feed up to `position` and knows `knowledge` (for
-  /// `peers`' pending count).
-  public func recordPeerProgress(_ peer: String, acked position: UInt64, knowledge: VersionVector?, now: Timestamp)
-    throws
-  {
+  /// Records that `peer` holds our feed up to `position` and knows `knowledge` in each
+  /// notebook (for `peers`' pending count).
+  public func recordPeerProgress(
+    _ peer: String, acked position: UInt64, knowledge: [NotebookID: VersionVector], now: Timestamp
+  ) throws {
     try sql {
       let upsert = try db.prepare(
-        "INSERT INTO sync_peers (device, acked, knowledge, last_seen) VALUES (?1, ?2, ?3, ?4) "
-          + "ON CONFLICT(device) DO UPDATE SET acked = max(acked, ?2), knowledge = coalesce(?3, knowledge), last_seen = ?4"
-      )
-      try upsert.bind([
-        .text(peer), .integer(Int64(bitPattern: position)), knowledge.map { .blob($0.encoded()) } ?? .null,
-        .integer(now),
-      ])
+        "INSERT INTO sync_peers (device, acked, last_seen) VALUES (?1, ?2, ?3) "
+          + "ON CONFLICT(device) DO UPDATE SET acked = max(acked, ?2), last_seen = ?3")
+      try upsert.bind([.text(peer), .integer(Int64(bitPattern: position)), .integer(now)])
       _ = try upsert.step()
     }
+    for (notebook, vector) in knowledge { try recordPeerKnowledge(peer, in: notebook, vector) }
   }
 
   /// The position a peer acknowledged in our feed, when it is still this database's.
@@ -78,41 +75,24 @@ extension MemoStore {
     struct Raw {
       var device: String
       var acked: UInt64
-      var knowledge: VersionVector
       var seen: Timestamp?
       var synced: Timestamp?
     }
     let raws = try sql {
-      let read = try db.prepare(
-        "SELECT device, acked, knowledge, last_seen, last_synced FROM sync_peers ORDER BY device")
+      let read = try db.prepare("SELECT device, acked, last_seen, last_synced FROM sync_peers ORDER BY device")
       var result: [Raw] = []
       while try read.step() {
         result.append(
           Raw(
             device: read.text(0), acked: UInt64(bitPattern: read.int64(1)),
-            knowledge: read.isNull(2) ? VersionVector() : VersionVector(encoded: read.blob(2)) ?? VersionVector(),
-            seen: read.isNull(3) ? nil : read.int64(3), synced: read.isNull(4) ? nil : read.int64(4)))
+            seen: read.isNull(2) ? nil : read.int64(2), synced: read.isNull(3) ? nil : read.int64(3)))
       }
       return result
     }
     return try raws.map { raw in
       SyncPeerRecord(
         device: raw.device, lastSeen: raw.seen, lastSynced: raw.synced,
-        pending: try pendingHeads(after: raw.acked, knownTo: raw.knowledge),
-        heldDeletes: try heldDeleteCount(raw.device))
-    }
-  }
-
-  /// Heads past `position` in our feed that `knowledge` does not cover. Reads clocks only.
-  func pendingHeads(after position: UInt64, knownTo knowledge: VersionVector) throws -> Int {
-    try sql {
-      let read = try db.prepare("SELECT clock FROM memos WHERE feed_seq > ?")
-      try read.bind(1, Int64(bitPattern: position))
-      var count = 0
-      while try read.step() {
-        if !knowledge.covers(VersionVector(encoded: read.blob(0)) ?? VersionVector()) { count += 1 }
-      }
-      return count
+        pending: try pendingRecords(for: raw.device), heldDeletes: try heldDeleteCount(raw.device))
     }
   }
 
@@ -121,13 +101,14 @@ extension MemoStore {
   func hold(_ revision: SyncRevision, for peer: String) throws {
     try sql {
       let insert = try db.prepare(
-        "INSERT OR IGNORE INTO sync_held (device, memo, dot_origin, dot_seq, clock, revision, created, updated, private) "
-          + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+        "INSERT OR IGNORE INTO sync_held "
+          + "(device, memo, dot_origin, dot_seq, clock, revision, created, updated, private, notebook) "
+          + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       try insert.bind([
         .text(peer), .text(revision.memo.rawValue), .text(revision.head.dot.origin),
         .integer(Int64(bitPattern: revision.head.dot.seq)), .blob(revision.head.clock.encoded()),
         .integer(revision.head.revision), .integer(revision.created), .integer(revision.updated),
-        .integer(revision.isPrivate ? 1 : 0),
+        .integer(revision.isPrivate ? 1 : 0), revision.notebook.map { .text($0.rawValue) } ?? .null,
       ])
       _ = try insert.step()
     }
@@ -146,7 +127,8 @@ extension MemoStore {
   func heldDeletes(_ peer: String) throws -> [SyncRevision] {
     try sql {
       let read = try db.prepare(
-        "SELECT memo, dot_origin, dot_seq, clock, revision, created, updated, private FROM sync_held WHERE device = ?")
+        "SELECT memo, dot_origin, dot_seq, clock, revision, created, updated, private, notebook FROM sync_held "
+          + "WHERE device = ?")
       try read.bind(1, peer)
       var result: [SyncRevision] = []
       while try read.step() {
@@ -160,7 +142,7 @@ extension MemoStore {
               dot: Dot(origin: read.text(1), seq: UInt64(bitPattern: read.int64(2))), clock: clock,
               revision: read.int64(4), isDeleted: true),
             created: read.int64(5), updated: read.int64(6), isPrivate: read.int64(7) != 0, title: "", body: "",
-            tags: []))
+            tags: [], notebook: read.isNull(8) ? nil : NotebookID(read.text(8))))
       }
       return result
     }

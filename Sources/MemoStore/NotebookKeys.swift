@@ -12,8 +12,6 @@ struct NotebookKey {
   let generation: Int64
   let material: SecureBytes
   let sealer: AES256GCMKey
-  /// Devices unshared when this generation was made (compact device IDs).
-  let excludes: [String]
 
   /// The order of generations: the higher generation, then the higher id, is newer; every
   /// member that holds the same keys picks the same current one.
@@ -42,19 +40,27 @@ struct NotebookKeyring {
 }
 
 /// The opened keyrings of a store, kept while it is open (a store is one per thread): a
-/// sync seals and opens thousands of records with a handful of keys.
+/// sync seals and opens thousands of records with a handful of keys. Another connection
+/// (the daemon's, a command's) may add keys meanwhile: the cache holds only while SQLite's
+/// `data_version` of this connection stays the same.
 final class NotebookKeyCache {
   var rings: [NotebookID: NotebookKeyring] = [:]
+  var dataVersion: Int64 = -1
 }
 
 extension MemoStore {
   /// The keyring of a notebook this device is a member of (empty for a relayed one). Needs
   /// the device key (the keys are sealed under it).
   func keyring(_ notebook: NotebookID) throws -> NotebookKeyring {
+    let version = try sql { try db.scalarInt("PRAGMA data_version") }
+    if version != notebookKeys.dataVersion {
+      notebookKeys.rings = [:]
+      notebookKeys.dataVersion = version
+    }
     if let ring = notebookKeys.rings[notebook] { return ring }
     let sealer = try sealer()
     let ring = try sql {
-      let read = try db.prepare("SELECT key_id, generation, key, excludes FROM notebook_keys WHERE notebook = ?")
+      let read = try db.prepare("SELECT key_id, generation, key FROM notebook_keys WHERE notebook = ?")
       try read.bind(1, notebook.rawValue)
       var keys: [NotebookKey] = []
       while try read.step() {
@@ -71,7 +77,7 @@ extension MemoStore {
             hint: "a member of the notebook can share it with this device again", diagnostics: "\(error)")
         }
         defer { SecureBytes.wipe(&raw) }
-        keys.append(try Self.notebookKey(id: id, generation: generation, raw: raw, excludes: read.text(3)))
+        keys.append(try Self.notebookKey(id: id, generation: generation, raw: raw))
       }
       return NotebookKeyring(notebook: notebook, keys: keys)
     }
@@ -79,21 +85,20 @@ extension MemoStore {
     return ring
   }
 
-  static func notebookKey(id: String, generation: Int64, raw: [UInt8], excludes: String) throws -> NotebookKey {
+  static func notebookKey(id: String, generation: Int64, raw: [UInt8]) throws -> NotebookKey {
     let material = SecureBytes(copying: raw)
     do {
       return NotebookKey(
-        id: id, generation: generation, material: material, sealer: try AES256GCMKey(material),
-        excludes: excludes.split(separator: ",").map(String.init))
+        id: id, generation: generation, material: material, sealer: try AES256GCMKey(material))
     } catch {
       throw MemoPeerError(.crypto, "the cryptographic library failed to load a notebook key", diagnostics: "\(error)")
     }
   }
 
   /// Makes a new generation of `notebook`'s key from the CSPRNG, sealed under the device
-  /// key, excluding `excludes`. Runs inside the caller's transaction.
+  /// key. Runs inside the caller's transaction.
   @discardableResult
-  func makeNotebookKey(_ notebook: NotebookID, excludes: [String] = [], now: Timestamp) throws -> NotebookKey {
+  func makeNotebookKey(_ notebook: NotebookID, now: Timestamp) throws -> NotebookKey {
     let generation = try keyring(notebook).newestGeneration + 1
     let raw: SecureBytes
     let id: String
@@ -105,14 +110,14 @@ extension MemoStore {
     }
     var plain = raw.withUnsafeBytes { Array($0) }
     defer { SecureBytes.wipe(&plain) }
-    try storeNotebookKey(notebook, id: id, generation: generation, raw: plain, excludes: excludes, now: now)
+    try storeNotebookKey(notebook, id: id, generation: generation, raw: plain, now: now)
     return try keyring(notebook)[id].unwrapOrThrow()
   }
 
   /// Stores one key generation (made here or delivered by a member), sealed under the device
   /// key, unless one with its id is already here. Runs inside the caller's transaction.
   func storeNotebookKey(
-    _ notebook: NotebookID, id: String, generation: Int64, raw: [UInt8], excludes: [String], now: Timestamp
+    _ notebook: NotebookID, id: String, generation: Int64, raw: [UInt8], now: Timestamp
   ) throws {
     let sealed: [UInt8]
     do {
@@ -125,11 +130,9 @@ extension MemoStore {
     }
     try sql {
       let insert = try db.prepare(
-        "INSERT OR IGNORE INTO notebook_keys (notebook, key_id, generation, key, excludes, created) "
-          + "VALUES (?, ?, ?, ?, ?, ?)")
+        "INSERT OR IGNORE INTO notebook_keys (notebook, key_id, generation, key, created) VALUES (?, ?, ?, ?, ?)")
       try insert.bind([
-        .text(notebook.rawValue), .text(id), .integer(generation), .blob(sealed),
-        .text(excludes.joined(separator: ",")), .integer(now),
+        .text(notebook.rawValue), .text(id), .integer(generation), .blob(sealed), .integer(now),
       ])
       _ = try insert.step()
     }
@@ -143,8 +146,7 @@ extension MemoStore {
     try keyring(notebook).keys.values.sorted(by: NotebookKey.isOlder).map { key in
       NotebookOffer.KeyMaterial(
         id: key.id, generation: key.generation,
-        key: key.material.withUnsafeBytes { Data($0).base64EncodedString() },
-        excludes: key.excludes.isEmpty ? nil : key.excludes)
+        key: key.material.withUnsafeBytes { Data($0).base64EncodedString() })
     }
   }
 }

@@ -145,7 +145,6 @@ enum Schema {
       key_id TEXT NOT NULL,
       generation INTEGER NOT NULL,
       key BLOB NOT NULL,
-      excludes TEXT NOT NULL DEFAULT '',
       created INTEGER NOT NULL,
       PRIMARY KEY (notebook, key_id)
     ) WITHOUT ROWID;
@@ -188,6 +187,7 @@ enum Schema {
       PRIMARY KEY (memo, dot_origin, dot_seq)
     );
     CREATE INDEX relayed_by_feed ON relayed(feed_seq);
+    ALTER TABLE sync_held ADD COLUMN notebook TEXT;
     CREATE INDEX relayed_by_notebook ON relayed(notebook);
     """,
   ]

@@ -7,50 +7,80 @@ import MemoCore
 /// Deletes that would turn a live memo into a deleted one are held (`sync_held`) rather
 /// than applied; at the end the mass-delete guard decides whether they are applied. Only
 /// a direction that ends with nothing held adopts the peer's knowledge.
+///
+/// Sync version 2 moves records (`SyncRecord`), notebook by notebook as the session's
+/// `SyncPlan` says: a record of a notebook this device is a member of is opened with the
+/// notebook's key and merged like any revision (so the guard sees a relay's deletes as it
+/// sees anyone's); a record of a notebook it relays is kept sealed (`applyRelayed`); a
+/// record of any other notebook is skipped. A record sealed with a key generation not here
+/// yet leaves its notebook incomplete for the rest of the session: nothing more of it is
+/// applied, and neither its cursor nor its knowledge moves, so it comes again.
 public final class SyncSink {
   let store: MemoStore
   /// The peer's device ID (compact form): the key of its bookkeeping.
   public let peer: String
   let peerReplica: String
   let deleteGuard: MassDeleteGuard?
+  let plan: SyncPlan
+  /// Notebooks with a record that could not be opened yet (a key generation not here).
+  public private(set) var incomplete: Set<NotebookID> = []
   public private(set) var outcome = SyncMessage.Outcome()
 
   /// `deleteGuard` nil: deletes are applied as they come (a person said so).
-  public init(store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?) {
+  public init(store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?, plan: SyncPlan) {
     self.store = store
     self.peer = peer
     self.peerReplica = peerReplica
     self.deleteGuard = deleteGuard
-  }
-
-  /// Where in the peer's feed to start: after the last batch committed here, unless the
-  /// peer's database changed since.
-  public func startPosition() throws -> FeedPosition? {
-    try store.syncCursor(for: peer).flatMap { $0.replica == peerReplica ? $0 : nil }
+    self.plan = plan
   }
 
   /// Applies one batch; returns the position to acknowledge.
-  public func apply(_ batch: SyncBatchCodec.Batch, now: Timestamp) throws -> UInt64 {
+  public func apply(_ batch: SyncRecordBatch.Batch, now: Timestamp) throws -> UInt64 {
+    // Counted on copies, kept only when the batch commits.
+    var incomplete = self.incomplete
+    var outcome = self.outcome
     try store.batch {
-      for revision in batch.revisions {
-        switch try store.applyRemote(revision, holdingDeletesFor: deleteGuard == nil ? nil : peer) {
-        case .known: break
-        case .held: break
-        case .stored(let conflict):
+      for record in batch.records {
+        guard let role = plan.receiving[record.notebook], !incomplete.contains(record.notebook) else { continue }
+        let result: ApplyResult
+        switch role {
+        case .relay:
+          result = try store.applyRelayed(record, now: now)
+        case .member:
+          guard case .revision(let revision) = try store.openRecord(record) else {
+            incomplete.insert(record.notebook)
+            continue
+          }
+          result = try store.applyRemote(revision, holdingDeletesFor: deleteGuard == nil ? nil : peer)
+        }
+        if case .stored(let conflict) = result {
           outcome.applied += 1
           if conflict { outcome.conflicts += 1 }
         }
       }
-      try store.setSyncCursor(peer, FeedPosition(replica: peerReplica, position: batch.position), now: now)
+      try moveCursors(to: batch.position, except: incomplete, now: now)
     }
+    self.incomplete = incomplete
+    self.outcome = outcome
     return batch.position
   }
 
+  /// Records, for every notebook the peer sends and this device takes (and could open so
+  /// far), that everything of it up to `position` of the peer's feed is here.
+  private func moveCursors(to position: UInt64, except incomplete: Set<NotebookID>, now: Timestamp) throws {
+    for notebook in plan.announced where plan.receiving[notebook] != nil && !incomplete.contains(notebook) {
+      try store.setSyncCursor(peer, in: notebook, FeedPosition(replica: peerReplica, position: position))
+    }
+    try store.setSyncCursor(peer, FeedPosition(replica: peerReplica, position: position), now: now)
+  }
+
   /// The peer sent everything: apply the held deletes if the guard allows (or none are
-  /// held), and then adopt the peer's knowledge.
+  /// held), and then adopt the peer's knowledge in every notebook it sent whole.
   public func finish(_ done: SyncMessage.Done, now: Timestamp) throws -> SyncMessage.Outcome {
+    var outcome = self.outcome
     try store.batch {
-      try store.setSyncCursor(peer, FeedPosition(replica: peerReplica, position: done.position), now: now)
+      try moveCursors(to: done.position, except: incomplete, now: now)
       let held = try store.heldDeletes(peer)
       if !held.isEmpty {
         let live = try store.liveMemoCount()
@@ -64,9 +94,15 @@ public final class SyncSink {
         }
         try store.dropHeldDeletes(peer)
       }
-      try store.learn(VersionVector(done.knowledge))
+      for (text, knowledge) in done.notebooks ?? [:] {
+        guard let notebook = NotebookID(text), plan.receiving[notebook] != nil, !incomplete.contains(notebook) else {
+          continue
+        }
+        try store.learn(VersionVector(knowledge), in: notebook)
+      }
       try store.markSynced(peer, now: now)
     }
+    self.outcome = outcome
     return outcome
   }
 }
@@ -106,8 +142,8 @@ extension MemoStore {
     return copies + overruledDelete
   }
 
-  /// A head from a peer as a memo to store, refused unless it is exactly what this
-  /// replica would have stored itself (so every replica holds the same bytes).
+  /// A head from a peer as a memo to store (in its notebook), refused unless it is exactly
+  /// what this replica would have stored itself (so every replica holds the same bytes).
   static func validated(_ revision: SyncRevision) throws -> Memo {
     let draft = MemoDraft(
       title: revision.title, body: revision.body, tags: revision.tags, isPrivate: revision.isPrivate)
@@ -120,7 +156,7 @@ extension MemoStore {
       id: revision.memo, title: revision.title, body: revision.body, tags: revision.tags, created: revision.created,
       updated: revision.updated, isPrivate: revision.isPrivate, revision: revision.head.revision,
       origin: revision.head.dot.origin, isDeleted: revision.head.isDeleted, dot: revision.head.dot,
-      clock: revision.head.clock)
+      clock: revision.head.clock, notebook: revision.notebook)
   }
 
   static let invalidRevision = MemoPeerError(
@@ -138,10 +174,12 @@ extension MemoStore {
   /// Whether memo content can be read and written now (false while the node is locked).
   public var canReadContent: Bool { contentSealer != nil }
 
-  /// Heads in this replica's feed after `position`: an upper bound of what a sync sends.
+  /// Rows in this replica's feed after `position` (memos and relayed records): an upper
+  /// bound of what a sync sends.
   public func feedCount(after position: UInt64) throws -> Int {
     try sql {
-      let count = try db.prepare("SELECT count(*) FROM memos WHERE feed_seq > ?")
+      let count = try db.prepare(
+        "SELECT (SELECT count(*) FROM memos WHERE feed_seq > ?1) + (SELECT count(*) FROM relayed WHERE feed_seq > ?1)")
       try count.bind(1, Int64(bitPattern: position))
       _ = try count.step()
       return Int(count.int64(0))

@@ -1,64 +1,75 @@
 import MemoCore
 
 /// The sending side of one direction of a sync: reads this replica's change feed from the
-/// peer's position onwards and yields batches of the heads the peer lacks (those its
-/// knowledge does not cover), decrypted for the TLS connection. Holds one batch at a time.
+/// peer's positions onwards and yields batches of records of the notebooks shared with the
+/// peer that it lacks (those its knowledge in the notebook does not cover). A memo of a
+/// notebook this device is a member of is sealed under the notebook's key; a record this
+/// device relays goes as it came. Holds one batch at a time.
 ///
 /// The knowledge it reports (`knowledge`) is read before the first batch; the feed is read
 /// to its end at the time of each read, so a head changed meanwhile is sent at its new
 /// position. Either way the peer ends up holding everything that knowledge claims.
 public final class SyncSource {
   public let store: MemoStore
-  let peerKnowledge: VersionVector
-  /// Our knowledge when the sync began: what the peer may adopt once it has every batch.
-  public let knowledge: VersionVector
-  /// The position after the last head read.
+  /// Per notebook sent: what the peer knows there, and where in this feed it stands.
+  let plan: [NotebookID: SyncPlan.Outgoing]
+  /// Per notebook sent, this replica's knowledge when the sync began: what the peer may
+  /// adopt once it has every batch.
+  public let knowledge: [NotebookID: VersionVector]
+  /// The position after the last row read.
   public private(set) var position: UInt64
   public private(set) var isFinished = false
-  /// Heads sent so far.
+  /// Records sent so far.
   public private(set) var sent = 0
   let maximumRevisions: Int
   let maximumBytes: Int
   /// Feed rows read for one batch at most (most of them skipped as known to the peer).
   static let maximumScan = 16384
 
-  /// `from`: the peer's position in our feed (0 when it never synced, or synced with
-  /// another database of ours).
   public init(
-    store: MemoStore, peerKnowledge: VersionVector, from position: UInt64, maximumRevisions: Int = 256,
+    store: MemoStore, plan: [NotebookID: SyncPlan.Outgoing], maximumRevisions: Int = 256,
     maximumBytes: Int = 512 * 1024
   ) throws {
     self.store = store
-    self.peerKnowledge = peerKnowledge
-    self.knowledge = try store.knowledge()
-    self.position = position
+    self.plan = plan
+    self.knowledge = try Dictionary(uniqueKeysWithValues: plan.keys.map { ($0, try store.knowledge(of: $0)) })
+    self.position = plan.values.map(\.start).min() ?? 0
+    isFinished = plan.isEmpty
     self.maximumRevisions = maximumRevisions
     self.maximumBytes = maximumBytes
   }
 
-  /// The next batch, nil when the feed is exhausted. A batch may carry no revisions (every
-  /// head read was known to the peer) but still moves the peer's position on.
-  public func nextBatch() throws -> SyncBatchCodec.Batch? {
+  /// Rows of the feed after `position` that this sync may send: an upper bound, for
+  /// progress.
+  public func estimate() throws -> Int { plan.isEmpty ? 0 : try store.feedCount(after: position) }
+
+  /// The next batch, nil when the feed is exhausted. A batch may carry no records (every
+  /// row read was of another notebook or known to the peer) but still moves the peer's
+  /// positions on.
+  public func nextBatch() throws -> SyncRecordBatch.Batch? {
     guard !isFinished else { return nil }
-    var revisions: [SyncRevision] = []
+    var records: [SyncRecord] = []
     var bytes = 0
-    // Heads the peer already has are skipped by their clock alone (their sealed columns are
-    // not even read), many at a time: a peer that knows everything is told "nothing up to
-    // here" in one batch, not one per few hundred rows. The scan per batch is still bounded.
-    let known = { (clock: VersionVector) in self.peerKnowledge.covers(clock) }
-    let rows = try store.feedRows(after: position, limit: Self.maximumScan, skip: known) { row in
-      let revision = try store.syncRevision(row)
-      bytes += SyncBatchCodec.encodedSize(revision)
-      revisions.append(revision)
-      return revisions.count < maximumRevisions && bytes < maximumBytes
+    // Rows the peer must not get (another notebook) or already has are skipped by their
+    // notebook, position and clock alone (their sealed columns are not even read), many at
+    // a time: a peer that knows everything is told "nothing up to here" in one batch.
+    let plan = self.plan
+    let skip = { (notebook: NotebookID?, feed: UInt64, clock: VersionVector) -> Bool in
+      guard let notebook, let outgoing = plan[notebook] else { return true }
+      return feed <= outgoing.start || outgoing.knowledge.covers(clock)
+    }
+    let rows = try store.recordRows(after: position, limit: Self.maximumScan, skip: skip) { record in
+      bytes += SyncRecordBatch.encodedSize(record)
+      records.append(record)
+      return records.count < maximumRevisions && bytes < maximumBytes
     }
     guard let last = rows.last else {
       isFinished = true
       return nil
     }
     position = last
-    sent += revisions.count
-    return SyncBatchCodec.Batch(position: position, revisions: revisions)
+    sent += records.count
+    return SyncRecordBatch.Batch(position: position, records: records)
   }
 }
 
@@ -71,35 +82,66 @@ extension MemoStore {
     var columns: SealedColumns
   }
 
-  /// Reads feed rows after `position` in order, until `body` returns false or `limit`
-  /// rows were read; rows whose clock `skip` accepts are passed over without reading their
-  /// sealed columns. Returns the feed positions read.
-  func feedRows(
-    after position: UInt64, limit: Int, skip: (VersionVector) -> Bool, _ body: (FeedRow) throws -> Bool
+  /// Reads feed rows (memos and relayed records) after `position` in order, until `body`
+  /// returns false or `limit` rows were read, each as the record the peer gets; rows that
+  /// `skip` accepts (by notebook, position and clock) are passed over without reading
+  /// their sealed columns. Returns the feed positions read.
+  func recordRows(
+    after position: UInt64, limit: Int, skip: (NotebookID?, UInt64, VersionVector) -> Bool,
+    _ body: (SyncRecord) throws -> Bool
   ) throws -> [UInt64] {
     try sql {
       let query = try db.prepare(
-        "SELECT clock, feed_seq, rowid FROM memos WHERE feed_seq > ? ORDER BY feed_seq LIMIT ?")
+        "SELECT clock, feed_seq, rowid, notebook, 0 FROM memos WHERE feed_seq > ?1 "
+          + "UNION ALL SELECT clock, feed_seq, rowid, notebook, 1 FROM relayed WHERE feed_seq > ?1 "
+          + "ORDER BY 2 LIMIT ?2")
       try query.bind([.integer(Int64(bitPattern: position)), .integer(Int64(limit))])
-      let full = try db.prepare("SELECT \(Self.memoColumns) FROM memos WHERE rowid = ?")
+      let memoRow = try db.prepare("SELECT \(Self.memoColumns) FROM memos WHERE rowid = ?")
+      let relayedRow = try db.prepare(
+        "SELECT memo, dot_origin, dot_seq, notebook, clock, key_id, sealed FROM relayed WHERE rowid = ?")
       var positions: [UInt64] = []
       while try query.step() {
-        positions.append(UInt64(bitPattern: query.int64(1)))
-        if skip(VersionVector(encoded: query.blob(0)) ?? VersionVector()) { continue }
-        try full.bind(1, query.int64(2))
-        defer { full.reset() }
-        guard try full.step() else { continue }
-        let rowID = try memoID(full.text(0))
-        let columns = columns(of: full)
-        guard let dot = columns.dot else { continue }
-        let row = FeedRow(
-          rowID: rowID, memo: columns.conflictOf ?? rowID,
-          head: HeadSummary(dot: dot, clock: columns.clock, revision: full.int64(7), isDeleted: columns.isDeleted),
-          columns: columns)
-        if try !body(row) { break }
+        let feed = UInt64(bitPattern: query.int64(1))
+        positions.append(feed)
+        let notebook = query.isNull(3) ? nil : NotebookID(query.text(3))
+        if skip(notebook, feed, VersionVector(encoded: query.blob(0)) ?? VersionVector()) { continue }
+        let record: SyncRecord?
+        if query.int64(4) == 0 {
+          record = try memoRecord(memoRow, rowid: query.int64(2))
+        } else {
+          record = try relayedRecord(relayedRow, rowid: query.int64(2))
+        }
+        if let record, try !body(record) { break }
       }
       return positions
     }
+  }
+
+  /// A memo row opened under the device key and sealed under its notebook's key.
+  private func memoRecord(_ statement: SQLiteStatement, rowid: Int64) throws -> SyncRecord? {
+    try statement.bind(1, rowid)
+    defer { statement.reset() }
+    guard try statement.step() else { return nil }
+    let rowID = try memoID(statement.text(0))
+    let columns = columns(of: statement)
+    guard let dot = columns.dot else { return nil }
+    let row = FeedRow(
+      rowID: rowID, memo: columns.conflictOf ?? rowID,
+      head: HeadSummary(dot: dot, clock: columns.clock, revision: statement.int64(7), isDeleted: columns.isDeleted),
+      columns: columns)
+    return try sealRecord(try syncRevision(row))
+  }
+
+  /// A relayed record, as it came.
+  private func relayedRecord(_ statement: SQLiteStatement, rowid: Int64) throws -> SyncRecord? {
+    try statement.bind(1, rowid)
+    defer { statement.reset() }
+    guard try statement.step(), let memo = MemoID(canonical: statement.text(0)),
+      let notebook = NotebookID(statement.text(3)), let clock = VersionVector(encoded: statement.blob(4))
+    else { return nil }
+    return SyncRecord(
+      notebook: notebook, memo: memo, dot: Dot(origin: statement.text(1), seq: UInt64(bitPattern: statement.int64(2))),
+      clock: clock, keyID: statement.text(5), sealed: statement.blob(6))
   }
 
   /// A feed row opened for sending.
@@ -107,6 +149,6 @@ extension MemoStore {
     let memo = try decrypt(id: row.rowID, revision: row.head.revision, row.columns)
     return SyncRevision(
       memo: row.memo, head: row.head, created: memo.created, updated: memo.updated, isPrivate: memo.isPrivate,
-      title: memo.title, body: memo.body, tags: memo.tags)
+      title: memo.title, body: memo.body, tags: memo.tags, notebook: try memo.notebook ?? defaultNotebook().id)
   }
 }

@@ -70,3 +70,46 @@ public func cutAfter(batches: Int, fromAsker: Bool = false) -> LinkFaults {
   let cut = DirectionFaults(cutAfterFrames: batches, cutCounting: .syncBatch)
   return fromAsker ? LinkFaults(fromFirst: cut) : LinkFaults(fromSecond: cut)
 }
+
+/// One device in a test of shared notebooks: its store and the ID its peers know it by.
+public typealias TestDevice = (store: MemoStore, id: DeviceID)
+
+/// Shares `notebook` of the first device with every other, each in the role given (member
+/// by default), the way syncs establish it: each takes the owner's offers (joining the
+/// notebook, getting its keys when a member) and every pair of them shares it too. Members
+/// make it their default notebook, so tests of sync start from devices that share one.
+public func shareNotebook(
+  _ notebook: NotebookID, among devices: [TestDevice], roles: [NotebookRole]? = nil, now: Timestamp = 1
+) throws {
+  guard let owner = devices.first else { return }
+  let roles = roles ?? Array(repeating: .member, count: devices.count)
+  for (index, device) in devices.enumerated().dropFirst() {
+    try owner.store.share(notebook, with: device.id.compact, as: roles[index], now: now)
+    guard let offers = NotebookOffers.check(try owner.store.offers(for: device.id.compact)) else {
+      throw MemoPeerError(.invalidInput, "the owner's offers do not check")
+    }
+    _ = try device.store.plan(with: owner.id.compact, offers: offers, restrictSending: false, now: now)
+    if roles[index] == .member { try device.store.setDefaultNotebook(notebook) }
+  }
+  for (i, first) in devices.enumerated().dropFirst() {
+    for (j, second) in devices.enumerated().dropFirst() where i != j {
+      // A relay can give a notebook only to another relay.
+      let role: NotebookRole = roles[i] == .relay ? .relay : roles[j]
+      try first.store.share(notebook, with: second.id.compact, as: role, now: now)
+    }
+  }
+}
+
+/// A sync between two nodes' stores in one test, as `memo-peer sync` would run it: `sink`
+/// asks `source` over an in-memory channel (the production session on both sides), after
+/// sharing the source's default notebook with the sink when they do not share it yet. Each
+/// node's device ID is derived from its data directory.
+public func pullForTest(from source: MemoStore, into sink: MemoStore) throws {
+  let sourceID = TestDevices.id(named: source.paths.dataDirectory)
+  let sinkID = TestDevices.id(named: sink.paths.dataDirectory)
+  let notebook = try source.defaultNotebook().id
+  if try !sink.notebooks().contains(where: { $0.id == notebook }) {
+    try shareNotebook(notebook, among: [(source, sourceID), (sink, sinkID)])
+  }
+  _ = try runSync(sink, as: sinkID, with: SyncAnswerSide(paths: source.paths, device: sourceID)).report()
+}

@@ -44,10 +44,7 @@ final class SyncCommandTests: XCTestCase {
 
   /// A sync between two nodes' stores without a network: the production session over an
   /// in-memory channel, `sink` asking `source`.
-  func pull(from source: MemoStore, into sink: MemoStore) throws {
-    let answerer = SyncAnswerSide(paths: source.paths, device: TestDevices.id(named: source.paths.dataDirectory))
-    _ = try runSync(sink, as: TestDevices.id(named: sink.paths.dataDirectory), with: answerer).report()
-  }
+  func pull(from source: MemoStore, into sink: MemoStore) throws { try pullForTest(from: source, into: sink) }
 
   func testAMemoInConflictIsResolvedBeforeItIsEditedOrDeleted() throws {
     let cli = try CLIProcess()

@@ -54,13 +54,7 @@ struct WebFixtures {
   static let inboxEntry = "6a1f3c2e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
 
   /// Pulls everything `sink` lacks from `source`, as a sync does (without a network).
-  static func pull(from source: MemoStore, into sink: MemoStore) throws {
-    let receiver = SyncSink(store: sink, peer: "peer", peerReplica: source.replicaID, deleteGuard: nil)
-    let sender = try SyncSource(
-      store: source, peerKnowledge: try sink.knowledge(), from: try receiver.startPosition()?.position ?? 0)
-    while let batch = try sender.nextBatch() { _ = try receiver.apply(batch, now: 1) }
-    _ = try receiver.finish(SyncMessage.Done(position: sender.position, knowledge: sender.knowledge), now: 2)
-  }
+  static func pull(from source: MemoStore, into sink: MemoStore) throws { try pullForTest(from: source, into: sink) }
 
   /// Every canary and extra string, by name.
   var allCanaries: [String: String] {

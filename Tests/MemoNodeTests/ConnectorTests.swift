@@ -127,7 +127,9 @@ final class ConnectorTests: XCTestCase {
     }
     try a.trusts(live, as: "live")
     try live.trusts(a, as: "ay")
-    _ = try live.open().create(MemoDraft(title: "t", body: "from the live peer"), now: 1)
+    let liveStore = try live.open()
+    try shareNotebook(try liveStore.defaultNotebook().id, among: [(liveStore, live.id), (try a.open(), a.id)])
+    _ = try liveStore.create(MemoDraft(title: "t", body: "from the live peer"), now: 1)
     let network = InMemoryNetwork()
     for node in stalled { attach(node, to: network, stalled: true) }
     attach(live, to: network)

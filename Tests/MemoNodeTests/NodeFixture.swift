@@ -103,12 +103,18 @@ final class TestNode: Sendable {
   func bodies() throws -> [String] { try open(.background).allHeadRows().filter { !$0.isDeleted }.map(\.body).sorted() }
 }
 
-/// Two nodes that trust each other by name (`a` calls the other `bee`, `b` calls it `ay`).
-func trustingPair() throws -> (a: TestNode, b: TestNode) {
+/// Two nodes that trust each other by name (`a` calls the other `bee`, `b` calls it `ay`)
+/// and, with `sharing`, share a's default notebook as members (the default for new memos on
+/// both), as two devices that synced everything before notebooks do after the upgrade.
+func trustingPair(sharing: Bool = true) throws -> (a: TestNode, b: TestNode) {
   let a = try TestNode()
   let b = try TestNode()
   try a.trusts(b, as: "bee")
   try b.trusts(a, as: "ay")
+  if sharing {
+    let first = try a.open()
+    try shareNotebook(try first.defaultNotebook().id, among: [(first, a.id), (try b.open(), b.id)])
+  }
   return (a, b)
 }
 

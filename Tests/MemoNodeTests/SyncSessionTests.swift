@@ -120,7 +120,10 @@ final class SyncSessionTests: XCTestCase {
     let (a, b) = try trustingPair()
     let identity = b.identity
     for (reason, message) in [
-      (SyncMessage.RefuseReason.version, "bee speaks another sync version"),
+      (
+        SyncMessage.RefuseReason.version,
+        "bee runs a memo-peer that speaks another sync version (this one speaks 2: notebooks)"
+      ),
       (.storage, "bee could not open its memo store for the sync"),
     ] {
       let result = try sync(

@@ -21,6 +21,8 @@ final class SyncModelTests: XCTestCase {
       environment["MEMO_PEER_SYNC_MODEL_SEED"].flatMap(UInt64.init).map { [$0] }
       ?? Array(1...UInt64(environment["MEMO_PEER_SYNC_MODEL_RUNS"].flatMap(Int.init) ?? 2000))
     let replicas = try (0..<3).map { _ in try ModelReplica() }
+    // One notebook among the three, as devices that synced everything before notebooks.
+    try shareNotebook(try replicas[0].store.defaultNotebook().id, among: replicas.map { ($0.store, $0.device) })
     var operations = 0
     var copiesAtEnd = 0
     var stats = ModelRun.Stats()
@@ -66,7 +68,9 @@ final class ModelReplica {
   /// Forgets every memo and all sync state (the replica id stays).
   func reset() throws {
     try store.db.execute(
-      "DELETE FROM memos; DELETE FROM knowledge; DELETE FROM counters; DELETE FROM sync_peers; DELETE FROM sync_held")
+      "DELETE FROM memos; DELETE FROM knowledge; DELETE FROM counters; DELETE FROM sync_peers; DELETE FROM sync_held; "
+        + "DELETE FROM notebook_knowledge; DELETE FROM sync_cursors; DELETE FROM sync_peer_knowledge; DELETE FROM relayed"
+    )
   }
 }
 

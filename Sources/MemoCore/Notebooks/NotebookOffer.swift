@@ -19,11 +19,15 @@ public struct NotebookOffer: Codable, Equatable, Sendable {
   public var name: String?
   /// Every key generation the sender holds (member to member only).
   public var keys: [KeyMaterial]?
+  /// The devices the sender unshared the notebook from, and when: the receiver stops
+  /// sharing it with them too, unless it shared it with them again since.
+  public var removed: [Removal]?
 
   public init(
     id: NotebookID, role: NotebookRole, given: NotebookRole, knowledge: VersionVector, cursor: FeedPosition?,
-    name: String? = nil, keys: [KeyMaterial]? = nil
+    name: String? = nil, keys: [KeyMaterial]? = nil, removed: [Removal]? = nil
   ) {
+    self.removed = removed
     self.id = id.rawValue
     self.role = role.rawValue
     self.given = given.rawValue
@@ -34,25 +38,33 @@ public struct NotebookOffer: Codable, Equatable, Sendable {
   }
 
   enum CodingKeys: String, CodingKey {
-    case id, role, knowledge, cursor, name, keys
+    case id, role, knowledge, cursor, name, keys, removed
     case given = "as"
   }
 
   /// One generation of a notebook key, as a member delivers it to another member inside the
-  /// trusted TLS connection. `excludes`: the devices unshared when this generation was
-  /// made; a member that learns it stops sharing the notebook with them too.
+  /// trusted TLS connection.
   public struct KeyMaterial: Codable, Equatable, Sendable {
     public var id: String
     public var generation: Int64
     /// The 32 key bytes, base64.
     public var key: String
-    public var excludes: [String]?
 
-    public init(id: String, generation: Int64, key: String, excludes: [String]?) {
+    public init(id: String, generation: Int64, key: String) {
       self.id = id
       self.generation = generation
       self.key = key
-      self.excludes = excludes
+    }
+  }
+
+  /// A device the notebook was unshared from (compact device ID), and when (ms).
+  public struct Removal: Codable, Equatable, Sendable {
+    public var device: String
+    public var at: Int64
+
+    public init(device: String, at: Int64) {
+      self.device = device
+      self.at = at
     }
   }
 }
@@ -66,6 +78,7 @@ public struct CheckedOffer: Equatable, Sendable {
   public var cursor: FeedPosition?
   public var name: String?
   public var keys: [CheckedKey]
+  public var removed: [NotebookOffer.Removal]
 
   /// A key generation, checked; `key` is still the base64 text (the store decodes it into
   /// locked memory and wipes what it can).
@@ -73,7 +86,6 @@ public struct CheckedOffer: Equatable, Sendable {
     public var id: String
     public var generation: Int64
     public var key: String
-    public var excludes: [String]
   }
 }
 
@@ -86,8 +98,8 @@ public enum NotebookOffers {
   public static let maximumOffers = 256
   /// Key generations one notebook may have: one per unshare, plus one per device migrated.
   public static let maximumKeys = 256
-  /// Devices one key generation may exclude.
-  public static let maximumExcludes = 256
+  /// Devices one offer may list as unshared.
+  public static let maximumRemoved = 4096
 
   /// The offers of a hello, checked; nil when any field is malformed or out of range (the
   /// receiver refuses the hello as malformed).
@@ -99,23 +111,23 @@ public enum NotebookOffers {
         let given = NotebookRole(rawValue: offer.given), offer.knowledge.count <= 4096,
         offer.knowledge.allSatisfy({ !$0.key.isEmpty && $0.key.utf8.count <= 64 && $0.value <= maximumSequence }),
         offer.cursor.map({ !$0.replica.isEmpty && $0.position <= maximumSequence }) ?? true,
-        offer.name.map(NotebookNames.isValid) ?? true, (offer.keys?.count ?? 0) <= maximumKeys
+        offer.name.map(NotebookNames.isValid) ?? true, (offer.keys?.count ?? 0) <= maximumKeys,
+        (offer.removed?.count ?? 0) <= maximumRemoved,
+        (offer.removed ?? []).allSatisfy({ DeviceID($0.device)?.compact == $0.device && $0.at >= 0 })
       else { return nil }
       var keys: [CheckedOffer.CheckedKey] = []
       for key in offer.keys ?? [] {
-        let excludes = key.excludes ?? []
         guard SyncRecord.isKeyID(key.id), key.generation >= 1, key.generation <= Int64(maximumSequence),
-          PeerMessage.bytes(base64: key.key, count: 32) != nil, excludes.count <= maximumExcludes,
-          excludes.allSatisfy({ DeviceID($0) != nil })
+          PeerMessage.bytes(base64: key.key, count: 32) != nil
         else { return nil }
-        keys.append(.init(id: key.id, generation: key.generation, key: key.key, excludes: excludes))
+        keys.append(.init(id: key.id, generation: key.generation, key: key.key))
       }
       // Keys and a name only travel to a member, from a member.
       if !keys.isEmpty && (role != .member || given != .member) { return nil }
       checked.append(
         CheckedOffer(
           id: id, role: role, given: given, knowledge: VersionVector(offer.knowledge), cursor: offer.cursor,
-          name: offer.name, keys: keys))
+          name: offer.name, keys: keys, removed: offer.removed ?? []))
     }
     return checked
   }

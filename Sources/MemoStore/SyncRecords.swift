@@ -1,0 +1,60 @@
+import MemoCore
+import MemoCrypto
+
+/// Records (docs/PROTOCOL.md, "Records"): how a member seals a memo revision under its
+/// notebook's key for sync, and opens one it received. A relay does neither: it keeps and
+/// forwards the sealed bytes as they came.
+extension MemoStore {
+  /// `revision` sealed under the current key of its notebook.
+  func sealRecord(_ revision: SyncRevision) throws -> SyncRecord {
+    guard let notebook = revision.notebook else {
+      throw MemoPeerError(.storage, "memo \(revision.memo.short) has a revision without a notebook")
+    }
+    guard let key = try keyring(notebook).current else {
+      throw MemoPeerError(
+        .keyMissing, "notebook \(notebook.short) has no key on this device",
+        hint: "a member of the notebook can share it with this device again")
+    }
+    var record = SyncRecord(
+      notebook: notebook, memo: revision.memo, dot: revision.head.dot, clock: revision.head.clock, keyID: key.id,
+      sealed: [])
+    var content = RecordContent.encode(revision)
+    defer { SecureBytes.wipe(&content) }
+    do {
+      record.sealed = try key.sealer.seal(content, associatedData: record.associatedData)
+    } catch {
+      throw MemoPeerError(.crypto, "sealing memo \(revision.memo.short) for sync failed", diagnostics: "\(error)")
+    }
+    return record
+  }
+
+  /// What opening a received record gave.
+  enum OpenedRecord {
+    case revision(SyncRevision)
+    /// Sealed with a key generation this device does not hold (yet): a member that has it
+    /// delivers it at their next direct sync.
+    case missingKey
+  }
+
+  /// Opens a record of a notebook this device is a member of. A record that does not open
+  /// with the key it names, or whose content is not well formed, is refused: someone
+  /// changed it on the way (or a device is broken), and nothing of its batch is stored.
+  func openRecord(_ record: SyncRecord) throws -> OpenedRecord {
+    guard let key = try keyring(record.notebook)[record.keyID] else { return .missingKey }
+    var content: [UInt8]
+    do {
+      content = try key.sealer.open(record.sealed, associatedData: record.associatedData)
+    } catch {
+      throw Self.invalidRecord
+    }
+    defer { SecureBytes.wipe(&content) }
+    guard let revision = RecordContent.decode(content, of: record) else { throw Self.invalidRecord }
+    return .revision(revision)
+  }
+
+  static let invalidRecord = MemoPeerError(
+    .invalidInput,
+    "a peer sent a record that does not open with its notebook's key (changed on the way, or a broken device); "
+      + "the sync stopped and nothing of that batch was stored",
+    hint: "update memo-peer on the devices that share the notebook")
+}

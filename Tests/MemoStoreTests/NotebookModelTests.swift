@@ -1,0 +1,289 @@
+import Foundation
+import MemoCore
+import MemoTestSupport
+import XCTest
+
+@testable import MemoStore
+
+/// The sync model with notebooks: three member replicas and one blind relay, random
+/// histories of creates, edits, deletes, resolutions and syncs (some cut off) between any
+/// two of the four — the relay included, so memos often travel only through it — with a
+/// membership change in the middle: notebook `b` is shared with replica 2 at some step and,
+/// in some runs, unshared from it again (which rotates the key). Every sync is the
+/// production `SyncSession` over an in-memory channel. Afterwards, once every pair has
+/// synced a few times:
+///
+/// - the members of each notebook hold exactly the same rows of it, and the relay holds
+///   exactly their heads of it, sealed (the same memo ids and dots);
+/// - no replica ever holds a row of a notebook never shared with it, and the relay holds
+///   no key and no memo;
+/// - an unshared replica holds nothing the unsharing replica wrote after the unshare;
+/// - no edit a current member made is lost.
+///
+/// A failure prints its seed: `MEMO_PEER_NOTEBOOK_MODEL_SEED` replays one run,
+/// `MEMO_PEER_NOTEBOOK_MODEL_RUNS` changes the count.
+final class NotebookModelTests: XCTestCase {
+  func testMembersConvergeOnExactlyTheirNotebooksAndTheRelayNeverHoldsAKey() throws {
+    let environment = ProcessInfo.processInfo.environment
+    let seeds: [UInt64] =
+      environment["MEMO_PEER_NOTEBOOK_MODEL_SEED"].flatMap(UInt64.init).map { [$0] }
+      ?? Array(1...UInt64(environment["MEMO_PEER_NOTEBOOK_MODEL_RUNS"].flatMap(Int.init) ?? 300))
+    var totals = NotebookRun.Totals()
+    for seed in seeds {
+      var run = try NotebookRun(seed: seed)
+      do {
+        try run.play(steps: 30)
+        try run.settle()
+        try run.check()
+      } catch {
+        XCTFail("seed \(seed): \(error)\n\(run.log.joined(separator: "\n"))")
+        return
+      }
+      totals.add(run)
+    }
+    print("notebook model: \(seeds.count) runs; \(totals.description); all converged")
+    // The runs must reach what the test is for.
+    XCTAssertGreaterThan(totals.relayedOnly, 0, "memos that reached a member only through the relay")
+    XCTAssertGreaterThan(totals.unshared, 0)
+    XCTAssertGreaterThan(totals.conflicts, 0)
+    XCTAssertGreaterThan(totals.cut, 0)
+  }
+}
+
+/// One run: replicas 0, 1, 2 are members, 3 is the relay.
+struct NotebookRun {
+  struct Totals: CustomStringConvertible {
+    var relayedOnly = 0
+    var unshared = 0
+    var conflicts = 0
+    var cut = 0
+
+    mutating func add(_ run: NotebookRun) {
+      relayedOnly += run.relayedOnly
+      unshared += run.unshareSeq == nil ? 0 : 1
+      conflicts += run.conflicts
+      cut += run.cuts
+    }
+
+    var description: String {
+      "\(relayedOnly) memos a member first got from the relay, \(unshared) unshares, \(conflicts) conflict copies, "
+        + "\(cut) syncs cut"
+    }
+  }
+
+  var random: SeededRandom
+  let replicas: [ModelReplica]
+  let a: NotebookID
+  let b: NotebookID
+  var log: [String] = []
+  /// Whether notebook b is shared with replica 2 now, and whether it ever was.
+  var bShared = false
+  var bEverShared = false
+  /// Replica 0's sequence when it unshared b from replica 2.
+  var unshareSeq: UInt64?
+  /// Texts written by each notebook's members (while members), and those a person replaced.
+  var written: [NotebookID: Set<String>] = [:]
+  var replaced: Set<String> = []
+  var counter = 0
+  var relayedOnly = 0
+  var conflicts = 0
+  var cuts = 0
+
+  static let relay = 3
+
+  init(seed: UInt64) throws {
+    random = SeededRandom(state: seed)
+    replicas = try (0..<4).map { _ in try ModelReplica() }
+    let devices = replicas.map { ($0.store, $0.device) }
+    a = try replicas[0].store.defaultNotebook().id
+    try shareNotebook(a, among: devices, roles: [.member, .member, .member, .relay])
+    b = try replicas[0].store.createNotebook(named: "b", now: 1).id
+    try shareNotebook(b, among: [devices[0], devices[1], devices[3]], roles: [.member, .member, .relay])
+  }
+
+  /// The notebooks a replica can write in: those it holds the key of (replica 2 gets b's
+  /// once a member shares it, and goes on believing it has it after an unshare).
+  func notebooks(of replica: Int) throws -> [NotebookID] {
+    try replicas[replica].store.notebooks().filter { $0.role == .member && ($0.id == a || $0.id == b) }.map(\.id)
+  }
+
+  mutating func play(steps: Int) throws {
+    let shareAt = random.below(steps)
+    let unshareAt = random.below(2) == 0 ? shareAt + 1 + random.below(steps) : nil
+    for step in 0..<steps {
+      if step == shareAt { try share() }
+      if step == unshareAt { try unshare() }
+      let index = random.below(4)
+      if index == Self.relay || random.below(10) >= 6 {
+        try syncRandom(from: index)
+        continue
+      }
+      let store = replicas[index].store
+      let writable = try notebooks(of: index)
+      let memos = try store.summaries().map { try store.memo($0.id) }.filter { writable.contains($0.notebook!) }
+      let originals = memos.filter { $0.conflictOf == nil }
+      switch random.below(6) {
+      case 0, 1:
+        let notebook = writable[random.below(writable.count)]
+        let text = token(index, in: notebook)
+        let memo = try store.create(MemoDraft(title: "t", body: text), now: 1, in: notebook)
+        log.append("r\(index) create \(memo.id.short) in \(notebook == a ? "a" : "b"): \(text)")
+      case 2, 3:
+        guard let memo = originals.isEmpty ? nil : originals[random.below(originals.count)] else { continue }
+        let text = token(index, in: memo.notebook!)
+        do {
+          try store.update(memo.id, MemoChange(body: text), now: 2)
+          replaced.insert(memo.body)
+          log.append("r\(index) edit \(memo.id.short) \(memo.body) -> \(text)")
+        } catch let error as MemoPeerError where error.code == .conflict {
+          written[memo.notebook!]?.remove(text)
+        }
+      case 4:
+        guard let memo = originals.isEmpty ? nil : originals[random.below(originals.count)] else { continue }
+        if (try? store.delete(memo.id, now: 3)) != nil {
+          replaced.insert(memo.body)
+          log.append("r\(index) delete \(memo.id.short) \(memo.body)")
+        }
+      default:
+        guard let copy = memos.first(where: { $0.conflictOf != nil }), let original = copy.conflictOf else { continue }
+        let keep = [ConflictChoice.a, .b, .both][random.below(3)]
+        let winner = try store.memo(original)
+        try store.resolveConflict(copy.id, keep: keep, now: 4)
+        if keep == .a { replaced.insert(copy.body) }
+        if keep == .b { replaced.insert(winner.body) }
+        log.append("r\(index) resolve \(copy.id.short) keep \(keep.rawValue)")
+      }
+    }
+  }
+
+  mutating func token(_ replica: Int, in notebook: NotebookID) -> String {
+    counter += 1
+    let text = "edit-\(replica)-\(counter)"
+    written[notebook, default: []].insert(text)
+    return text
+  }
+
+  /// Replica 0 shares b with replica 2, as a member (replica 1 does too, as a person would
+  /// on each device it syncs b from).
+  mutating func share() throws {
+    guard !bShared else { return }
+    for owner in [0, 1] {
+      try replicas[owner].store.share(b, with: replicas[2].device.compact, as: .member, now: 10)
+    }
+    try replicas[Self.relay].store.share(b, with: replicas[2].device.compact, as: .relay, now: 10)
+    bShared = true
+    bEverShared = true
+    log.append("r0, r1 and the relay share b with r2")
+  }
+
+  /// Replica 0 unshares b from replica 2: the key rotates; the others learn it at their
+  /// next sync with replica 0, or with a device that did.
+  mutating func unshare() throws {
+    guard bShared else { return }
+    _ = try replicas[0].store.unshare(b, from: replicas[2].device.compact, now: 20)
+    unshareSeq = try replicas[0].store.knowledge()[replicas[0].store.replicaID]
+    bShared = false
+    // What replica 2 writes from now on may or may not reach the others: no edit of its
+    // in b is required to survive.
+    log.append("r0 unshares b from r2 (its sequence: \(unshareSeq ?? 0))")
+  }
+
+  mutating func syncRandom(from index: Int) throws {
+    let other = (index + 1 + random.below(3)) % 4
+    let cut = random.below(4) == 0 ? 1 + random.below(3) : nil
+    let before = try memoIDs(of: index)
+    try sync(index, with: other, cut: cut.map { cutAfter(batches: $0, fromAsker: random.below(2) == 0) })
+    if other == Self.relay && index != Self.relay {
+      relayedOnly += try memoIDs(of: index).subtracting(before).count
+    }
+    if cut != nil { cuts += 1 }
+    log.append("r\(index) syncs with r\(other)\(cut.map { " (cut after \($0) batches)" } ?? "")")
+  }
+
+  func memoIDs(of replica: Int) throws -> Set<MemoID> { Set(try replicas[replica].store.allHeadRows().map(\.id)) }
+
+  /// `asker` syncs with `answerer` in batches of three; a sync that is not cut must succeed.
+  func sync(_ asker: Int, with answerer: Int, cut: LinkFaults? = nil) throws {
+    let run = runSync(
+      replicas[asker].store, as: replicas[asker].device, with: replicas[answerer].node.answerer, batch: 3,
+      faults: cut ?? LinkFaults())
+    guard cut == nil else { return }
+    do {
+      _ = try run.report()
+      try run.answerer.get()
+    } catch {
+      throw ModelError("r\(asker) syncing with r\(answerer): \(error); the answerer: \(run.answerer)")
+    }
+  }
+
+  /// Every pair, both ways, three rounds: through the relay or directly, whatever is
+  /// shared reaches every member.
+  mutating func settle() throws {
+    for _ in 0..<3 {
+      for asker in 0..<4 {
+        for answerer in 0..<4 where answerer != asker { try sync(asker, with: answerer) }
+      }
+    }
+    conflicts = try replicas[0].store.allHeadRows().filter { $0.conflictOf != nil && !$0.isDeleted }.count
+  }
+
+  /// A replica's rows of one notebook, in a form two replicas' rows compare in.
+  func rows(_ replica: Int, in notebook: NotebookID) throws -> [String] {
+    try replicas[replica].store.allHeadRows().filter { $0.notebook == notebook }.map {
+      "\($0.id) rev \($0.revision) dot \($0.dot.map(String.init(describing:)) ?? "-") "
+        + "del \($0.isDeleted) copy-of \($0.conflictOf?.short ?? "-") \($0.body)|\($0.isPrivate)"
+    }
+  }
+
+  /// The relay's records of a notebook, as (memo, dot); and the members' heads the same way.
+  func relayedHeads(in notebook: NotebookID) throws -> Set<String> {
+    let db = replicas[Self.relay].store.db
+    let query = try db.prepare("SELECT memo, dot_origin, dot_seq FROM relayed WHERE notebook = ?")
+    try query.bind(1, notebook.rawValue)
+    var heads: Set<String> = []
+    while try query.step() { heads.insert("\(query.text(0)) \(query.text(1)):\(query.int64(2))") }
+    return heads
+  }
+
+  func memberHeads(_ replica: Int, in notebook: NotebookID) throws -> Set<String> {
+    Set(
+      try replicas[replica].store.allHeadRows().filter { $0.notebook == notebook }.compactMap { row in
+        row.dot.map { "\(row.conflictOf ?? row.id) \($0.origin):\($0.seq)" }
+      })
+  }
+
+  func check() throws {
+    let relay = replicas[Self.relay].store
+    guard try relay.db.scalarInt("SELECT count(*) FROM notebook_keys WHERE notebook IN ('\(a)', '\(b)')") == 0,
+      try relay.db.scalarInt("SELECT count(*) FROM memos") == 0
+    else { throw ModelError("the relay holds a key or a memo") }
+    for (notebook, members) in [(a, [0, 1, 2]), (b, bShared ? [0, 1, 2] : [0, 1])] {
+      let first = try rows(members[0], in: notebook)
+      for member in members.dropFirst() where try rows(member, in: notebook) != first {
+        throw ModelError(
+          "members r\(members[0]) and r\(member) differ in \(notebook == a ? "a" : "b"):\n  "
+            + first.joined(separator: "\n  ") + "\n vs\n  " + (try rows(member, in: notebook)).joined(separator: "\n  ")
+        )
+      }
+      guard try relayedHeads(in: notebook) == memberHeads(members[0], in: notebook) else {
+        throw ModelError("the relay's records of \(notebook == a ? "a" : "b") are not the members' heads")
+      }
+      // No edit a member made (and nobody replaced) is lost.
+      let visible = Set(
+        try replicas[members[0]].store.allHeadRows().filter { !$0.isDeleted && $0.notebook == notebook }.map(\.body))
+      let lost = (written[notebook] ?? []).subtracting(replaced).subtracting(visible).filter {
+        // Replica 2's writes in b after it lost b need not reach anyone.
+        !(notebook == b && !bShared && $0.hasPrefix("edit-2-"))
+      }
+      if !lost.isEmpty { throw ModelError("edits lost in \(notebook == a ? "a" : "b"): \(lost.sorted())") }
+    }
+    let r2 = try replicas[2].store.allHeadRows().filter { $0.notebook == b }
+    if !bEverShared, !r2.isEmpty { throw ModelError("replica 2 holds b, which was never shared with it") }
+    if let unshareSeq {
+      let origin = replicas[0].store.replicaID
+      if let leaked = r2.first(where: { $0.dot?.origin == origin && ($0.dot?.seq ?? 0) > unshareSeq }) {
+        throw ModelError("replica 2 holds \(leaked.id.short), written by replica 0 after the unshare")
+      }
+    }
+  }
+}
