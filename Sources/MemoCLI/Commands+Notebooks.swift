@@ -3,7 +3,7 @@ import MemoStore
 
 /// Notebooks: which memos go to which devices (docs/CLI.md, "Notebooks").
 enum NotebookCommands {
-  static let actions = ["list", "new", "rename", "delete", "share", "unshare", "show"]
+  static let actions = ["list", "new", "rename", "delete", "share", "unshare", "show", "default"]
 
   static let notebook = Command(
     name: "notebook", summary: "List, create, rename, delete and share notebooks.",
@@ -19,6 +19,7 @@ enum NotebookCommands {
         notebook share NAME --with PEER [--as member|relay]
         notebook unshare NAME --from PEER  rotates the key; PEER keeps what it already has
         notebook show NAME                 members, relays and counts
+        notebook default NAME              where `new` puts memos without --notebook
       NAME is a name, or (for a relayed notebook) a prefix of its id.
       """,
     options: [
@@ -76,6 +77,11 @@ enum NotebookCommands {
         let movedText = moved > 0 ? " (\(moved) memo\(moved == 1 ? "" : "s") moved)" : ""
         context.console.print("deleted \(deleted.displayName)\(movedText)")
       }
+    case "default":
+      let chosen = try store.findNotebook(try name())
+      try store.setDefaultNotebook(chosen.id)
+      try printNotebook(
+        try store.findNotebook(chosen.id.rawValue), context, line: "new memos go to \(chosen.displayName) from now on")
     case "share":
       try share(try store.findNotebook(try name()), context)
     case "unshare":
@@ -220,10 +226,10 @@ extension CommandContext {
       throw MemoPeerError(
         .sealed,
         "memo \(relayed.memo.short) is sealed for the members of notebook \(relayed.notebook.short): this device "
-          + "relays its \(relayed.revisions) sealed revision\(relayed.revisions == 1 ? "" : "s") and has no key to open them",
+          + "relays its \(relayed.revisions) sealed revision\(relayed.revisions == 1 ? "" : "s") and has no key to open \(relayed.revisions == 1 ? "it" : "them")",
         hint: members.isEmpty
           ? "read it on a device that is a member of the notebook"
-          : "read it on a member of the notebook: " + members.joined(separator: ", "))
+          : "read it on a member of the notebook: " + members.sorted().joined(separator: ", "))
     }
   }
 

@@ -97,7 +97,8 @@ extension OutputFormat {
   static func relayedLine(_ summary: NotebookSummary, names: Names) -> String {
     let count = summary.sealedRevisions
     var text = "\(summary.notebook.displayName): \(count) sealed revision\(count == 1 ? "" : "s")"
-    let members = summary.members.map { names.device($0.device) }
+    // Sorted: the same line on every run, whatever order the members joined in.
+    let members = summary.members.map { names.device($0.device) }.sorted()
     if !members.isEmpty { text += ", relay for " + members.joined(separator: ", ") }
     return text
   }
