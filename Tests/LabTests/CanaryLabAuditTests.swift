@@ -67,8 +67,11 @@ final class CanaryLabAuditTests: XCTestCase {
     let deviceIDs = try ["a", "b"].map {
       try Lab.exec($0, ["id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
-    XCTAssertEqual(try Lab.exec("a", ["trust", "add", deviceIDs[1], "--name", "bee"]).status, 0)
-    XCTAssertEqual(try Lab.exec("b", ["trust", "add", deviceIDs[0], "--name", "ay"]).status, 0)
+    // Each shares its own notebook with the other, so both memos travel (sealed with it).
+    XCTAssertEqual(
+      try Lab.exec("a", ["trust", "add", deviceIDs[1], "--name", "bee", "--share", "personal"]).status, 0)
+    XCTAssertEqual(
+      try Lab.exec("b", ["trust", "add", deviceIDs[0], "--name", "ay", "--share", "personal"]).status, 0)
 
     let capture = Lab.directory + "/audit-\(UUID().uuidString.prefix(8)).pcap"
     let tcpdump = try startCapture(capture)

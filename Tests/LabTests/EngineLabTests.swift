@@ -56,7 +56,9 @@ final class EngineLabTests: LabTestCase {
     try ok("a", ["trust", "add", try deviceID("b"), "--name", "stalled-one"])
     try ok("a", ["trust", "add", secondID, "--name", "stalled-two"])
     try ok("a", ["trust", "add", try deviceID("c"), "--name", "live"])
-    for host in ["b", "c"] { try ok(host, ["trust", "add", a, "--name", "ay"]) }
+    try ok("b", ["trust", "add", a, "--name", "ay"])
+    // c's memos go to a: c shares its notebook with a.
+    try ok("c", ["trust", "add", a, "--name", "ay", "--share", "personal"])
     XCTAssertEqual(try second(["trust", "add", a, "--name", "ay"]).status, 0)
     let stalled = [try serve("b"), try serve("b", home: secondHome)]
     _ = try serve("c")

@@ -1,4 +1,6 @@
 import Foundation
+import MemoCore
+import MemoStore
 import MemoTestSupport
 import XCTest
 
@@ -44,13 +46,31 @@ enum Lab {
   static func down() { _ = try? run(script, ["down"], environment: labEnvironment) }
 
   /// Empties every host's memo-peer home (consent, keys, state), for a fresh node.
-  static func resetHomes() throws {
-    for host in ["a", "b", "c"] {
+  static func resetHomes(_ hosts: [String] = ["a", "b", "c"]) throws {
+    for host in hosts {
       let home = "\(directory)/\(host)/home"
       for entry in (try? FileManager.default.contentsOfDirectory(atPath: home)) ?? [] {
         try FileManager.default.removeItem(atPath: home + "/" + entry)
       }
     }
+  }
+
+  /// The memo-peer home of a host.
+  static func paths(_ host: String) throws -> NodePaths {
+    try NodePaths.resolve(environment: ["MEMO_PEER_HOME": "\(directory)/\(host)/home"])
+  }
+
+  /// Shares the first host's default notebook with every other host (as members, the
+  /// default notebook everywhere), straight in their stores, as a setup from before
+  /// notebooks has it after the upgrade: for tests of sync that are not about notebooks.
+  /// Needs the hosts' identities (`memo-peer id` makes them) and no memo-peer running.
+  static func shareOneNotebook(_ hosts: [String]) throws {
+    let devices = try hosts.map { host -> TestDevice in
+      let id = try exec(host, ["id"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+      guard let device = DeviceID(id) else { throw LabError("\(host) has no device ID: \(id)") }
+      return (try MemoStore.open(paths: try paths(host)), device)
+    }
+    try shareNotebook(try devices[0].store.defaultNotebook().id, among: devices)
   }
 
   /// Runs memo-peer (or `tool`) on a host and waits for it.
@@ -128,9 +148,12 @@ enum Lab {
 class LabTestCase: XCTestCase {
   var background: [Background] = []
 
+  /// The lab's hosts: a, b, c (a subclass may ask for more).
+  class var hosts: [String] { ["a", "b", "c"] }
+
   override class func setUp() {
     super.setUp()
-    if getuid() == 0 { try? Lab.up(3) }
+    if getuid() == 0 { try? Lab.up(hosts.count) }
   }
 
   override class func tearDown() {
@@ -140,7 +163,7 @@ class LabTestCase: XCTestCase {
 
   override func setUpWithError() throws {
     try Lab.require()
-    try Lab.resetHomes()
+    try Lab.resetHomes(Self.hosts)
   }
 
   override func tearDown() {

@@ -21,8 +21,9 @@ final class LockedNodeLabTests: LabTestCase {
   /// protects itself with `after-first-unlock`.
   func protectedPair() throws -> Background {
     for host in ["a", "b"] { _ = try ok(host, ["consent", "grant", "--provisioning"]) }
-    _ = try ok("a", ["trust", "add", try deviceID("b"), "--name", "bee"])
-    _ = try ok("b", ["trust", "add", try deviceID("a"), "--name", "ay"])
+    // Each shares its own notebook with the other: what either writes reaches the other.
+    _ = try ok("a", ["trust", "add", try deviceID("b"), "--name", "bee", "--share", "personal"])
+    _ = try ok("b", ["trust", "add", try deviceID("a"), "--name", "ay", "--share", "personal"])
     _ = try ok("a", ["protect", "after-first-unlock", "--new-passphrase-fd", "0"], stdin: passphrase)
     let server = try start("b", ["--debug", "serve"])
     XCTAssertTrue(Lab.waitUntil(seconds: 10) { server.text.contains("advertising") }, server.text)

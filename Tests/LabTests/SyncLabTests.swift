@@ -26,6 +26,8 @@ final class SyncLabTests: LabTestCase {
         try ok(host, ["trust", "add", try XCTUnwrap(ids[other]), "--name", name(other)])
       }
     }
+    // One notebook among them all, the default on each, as a setup from before notebooks.
+    try Lab.shareOneNotebook(hosts)
   }
 
   @discardableResult

@@ -61,7 +61,7 @@ final class WebLabTests: LabTestCase {
     let aID = try deviceID("a")
     let bID = try deviceID("b")
     try ok("a", ["trust", "add", bID, "--name", "host-b"])
-    try ok("b", ["trust", "add", aID, "--name", "host-a"])
+    try ok("b", ["trust", "add", aID, "--name", "host-a", "--share", "personal"])
     let memo = try ok("b", ["new", "--title", "From b"], stdin: "made on b\n")
       .trimmingCharacters(in: .whitespacesAndNewlines)
     let serve = try start("b", ["--debug", "serve"])

@@ -96,7 +96,8 @@ struct SyncBench {
     }
     let idA = try memoPeer.run("a", ["id"]).output
     let idB = try memoPeer.run("b", ["id"]).output
-    _ = try memoPeer.run("a", ["trust", "add", idB, "--name", "bee"])
+    // a shares its notebook with b: b joins it at the warm-up sync below.
+    _ = try memoPeer.run("a", ["trust", "add", idB, "--name", "bee", "--share", "personal"])
     _ = try memoPeer.run("b", ["trust", "add", idA, "--name", "ay"])
     let serve = try startLabServe(lab: lab, host: "b", memoPeer: options.memoPeer, environment: environment)
     defer { stopLabProcess(serve) }

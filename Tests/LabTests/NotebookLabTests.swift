@@ -1,0 +1,273 @@
+import Foundation
+import MemoCore
+import MemoStore
+import XCTest
+
+/// Notebooks and the blind relay on the virtual lab: host a is the home server `s` (always
+/// on, a relay), b and c are laptops (members of b's `personal`), d is another person's
+/// laptop (a member of `family` only).
+///
+/// - Hub: b and c are never online at the same time during the story; everything between
+///   them goes through s, which can read none of it.
+/// - Blindness: after the hub story no canary is in any byte of s's home, in s's output at
+///   `--debug`, or in s's process memory, read through /proc/PID/mem while it relays.
+/// - Family: d gets `family` and nothing of `personal`; after `unshare` it gets nothing
+///   new, keeps what it had, and b and c (which rotated the key) read everything.
+final class NotebookLabTests: LabTestCase {
+  override class var hosts: [String] { ["a", "b", "c", "d"] }
+
+  let names = ["a": "server", "b": "laptop-b", "c": "laptop-c", "d": "laptop-d"]
+  let run = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(10).lowercased()
+
+  /// A canary: unique to this run, so finding it anywhere means it came from this test.
+  func canary(_ label: String) -> String { "cnry\(label)x\(run)" }
+
+  func name(_ host: String) -> String { names[host] ?? host }
+
+  /// `host` trusts each of `others` by ID, with `options` (sharing) per other host.
+  func trust(_ host: String, _ others: [String: [String]]) throws {
+    for (other, options) in others.sorted(by: { $0.key < $1.key }) {
+      try ok(host, ["trust", "add", try deviceID(other), "--name", name(other)] + options)
+    }
+  }
+
+  @discardableResult
+  func serve(_ host: String) throws -> Background {
+    let server = try start(host, ["--debug", "serve"])
+    XCTAssertTrue(Lab.waitUntil(seconds: 15) { server.text.contains("advertising") }, server.text)
+    return server
+  }
+
+  /// `host` syncs with the device it calls `name(peer)`; the sync must succeed.
+  @discardableResult
+  func sync(_ host: String, with peer: String, file: StaticString = #filePath, line: UInt = #line) throws
+    -> [String: Any]
+  {
+    let result = try Lab.exec(host, ["sync", "--peer", name(peer), "--json", "--timeout", "30"])
+    let json = object(result.stdout)
+    let status = (json["peers"] as? [[String: Any]])?.first?["status"] as? String
+    XCTAssertEqual(result.status, 0, "\(host) sync with \(peer): \(result.stderr)", file: file, line: line)
+    XCTAssertEqual(status, "synced", "\(host) sync with \(peer): \(result.stdout)", file: file, line: line)
+    return json
+  }
+
+  func object(_ text: String) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+  }
+
+  /// Every row of `host`'s store, read in this process (no memo-peer of that host may hold
+  /// its database exclusively; none does).
+  func rows(_ host: String) throws -> [Memo] {
+    try MemoStore.open(paths: try Lab.paths(host), use: .background).allHeadRows()
+  }
+
+  /// Every byte of every file under `host`'s memo-peer home: data, keys, state, config.
+  func homeBytes(_ host: String) throws -> [(path: String, bytes: Data)] {
+    let root = "\(Lab.directory)/\(host)/home"
+    var files: [(String, Data)] = []
+    let enumerator = FileManager.default.enumerator(atPath: root)
+    while let relative = enumerator?.nextObject() as? String {
+      var isDirectory: ObjCBool = false
+      let path = root + "/" + relative
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        continue
+      }
+      files.append((relative, try Data(contentsOf: URL(fileURLWithPath: path))))
+    }
+    return files
+  }
+
+  /// The texts of `needles` found in `host`'s home, with the file each is in.
+  func found(_ needles: [String], inHomeOf host: String) throws -> [String] {
+    let files = try homeBytes(host)
+    XCTAssertFalse(files.isEmpty, "\(host)'s home is empty: the check would prove nothing")
+    return needles.flatMap { needle in
+      files.filter { $0.bytes.range(of: Data(needle.utf8)) != nil }.map { "\(needle) in \($0.path)" }
+    }
+  }
+
+  /// The notebook `host` names `name`, from `notebook list --json`.
+  func notebook(_ host: String, named name: String) throws -> [String: Any] {
+    let list = object(try ok(host, ["notebook", "list", "--json"]))["notebooks"] as? [[String: Any]] ?? []
+    return try XCTUnwrap(list.first { $0["name"] as? String == name }, "\(host)'s notebooks: \(list)")
+  }
+
+  // MARK: - Hub and blindness
+
+  func testTheHubRelaysBetweenLaptopsThatNeverMeetAndCannotReadAnything() throws {
+    for host in Self.hosts { try ok(host, ["consent", "grant"]) }
+    // b shares personal with the server as a relay and with c as a member; c trusts both.
+    try trust("a", ["b": [], "c": []])
+    try trust("b", ["a": ["--share", "personal", "--as", "relay"], "c": ["--share", "personal"]])
+    try trust("c", ["a": [], "b": []])
+    // The one time b and c meet: c gets the notebook's key over their TLS connection.
+    let laptopC = try serve("c")
+    try sync("b", with: "c")
+    laptopC.terminate()
+    let shared = try notebook("c", named: "personal (2)")
+    XCTAssertEqual(shared["role"] as? String, "member")
+    try ok("c", ["notebook", "share", "personal (2)", "--with", name("a"), "--as", "relay"])
+    try ok("c", ["notebook", "default", "personal (2)"])
+
+    // The hub story: s is always on; b and c each sync with s only, never at the same time.
+    let server = try serve("a")
+    var titles: [String] = []
+    var bodies: [String] = []
+    var ids: [String] = []
+    for index in 0..<50 {
+      titles.append(canary("title\(index)"))
+      bodies.append(canary("body\(index)"))
+      ids.append(
+        try ok("b", ["new"], stdin: "\(titles[index])\n\(bodies[index])\n").trimmingCharacters(in: .whitespaces)
+          .trimmingCharacters(in: .newlines))
+    }
+    let personal = try XCTUnwrap(try notebook("b", named: "personal")["id"] as? String)
+    try sync("b", with: "a")
+    let relayed = object(try ok("a", ["notebook", "list", "--json"]))["notebooks"] as? [[String: Any]] ?? []
+    let entry = try XCTUnwrap(relayed.first { $0["id"] as? String == personal }, "s: \(relayed)")
+    XCTAssertEqual(entry["role"] as? String, "relay")
+    XCTAssertEqual(entry["sealed_revisions"] as? Int, 50)
+    XCTAssertNil(entry["name"] as? String)
+
+    // c starts, and syncs with s while root reads s's memory.
+    let servePID = try memoPeerProcess(server)
+    let needles = (titles + bodies).map { Array($0.utf8) }
+    let cSync = try start("c", ["sync", "--peer", name("a"), "--json", "--timeout", "30"])
+    var memory = ProcessMemory.Scan()
+    var scans = 0
+    repeat {
+      let scan = try ProcessMemory.scan(pid: servePID, for: needles + [Array(personal.utf8)])
+      memory.found.formUnion(scan.found)
+      memory.bytesRead += scan.bytesRead
+      scans += 1
+    } while cSync.process.isRunning && scans < 50
+    XCTAssertEqual(cSync.exitStatus(within: 60), 0, cSync.text)
+    let after = try ProcessMemory.scan(pid: servePID, for: needles + [Array(personal.utf8)])
+    memory.found.formUnion(after.found)
+    print("relay memory: \(scans + 1) scans of s's serve while and after it relayed, \(memory.bytesRead) bytes read")
+    // The positive control: what a relay must know (the notebook's id) is found.
+    XCTAssertTrue(memory.found.contains(needles.count), "the reader found not even the notebook id in s's memory")
+    XCTAssertEqual(memory.found.subtracting([needles.count]), [], "canaries in s's memory")
+
+    // c holds all 50, with the right text.
+    let onC = try rows("c").filter { !$0.isDeleted }
+    for index in 0..<50 {
+      let memo = try XCTUnwrap(onC.first { $0.id.rawValue == ids[index] }, "c lacks memo \(index)")
+      XCTAssertEqual(memo.title, titles[index])
+      XCTAssertEqual(memo.body, "\(titles[index])\n\(bodies[index])\n")
+    }
+
+    // Edits on both sides while apart become conflict copies on both, after two more rounds.
+    try ok("b", ["edit", ids[7], "--stdin"], stdin: "\(titles[7])\nedited on b \(canary("editb"))\n")
+    try ok("c", ["edit", ids[7], "--stdin"], stdin: "\(titles[7])\nedited on c \(canary("editc"))\n")
+    for _ in 0..<2 {
+      try sync("b", with: "a")
+      try sync("c", with: "a")
+    }
+    for host in ["b", "c"] {
+      let conflicts = object(try ok(host, ["conflicts", "--json"]))["conflicts"] as? [[String: Any]] ?? []
+      XCTAssertEqual(conflicts.map { $0["memo"] as? String }, [ids[7]], "\(host): \(conflicts)")
+      let versions = try rows(host).filter { $0.id.rawValue == ids[7] || $0.conflictOf?.rawValue == ids[7] }
+      XCTAssertEqual(Set(versions.map(\.body)).count, 2, "\(host) holds both edits")
+      XCTAssertTrue(
+        versions.contains { $0.body.contains(canary("editb")) }
+          && versions.contains { $0.body.contains(canary("editc")) })
+    }
+
+    // Nothing of it in any byte of s's home…
+    let allCanaries = titles + bodies + [canary("editb"), canary("editc")]
+    XCTAssertEqual(try found(allCanaries, inHomeOf: "a"), [])
+    // …nor in anything s says, at --debug: its daemon's log and every reading command.
+    var outputs = server.text
+    let show = try Lab.exec("a", ["--debug", "show", ids[3]])
+    XCTAssertEqual(show.status, 22, show.stderr)
+    XCTAssertTrue(show.stderr.contains("sealed for the members of notebook"), show.stderr)
+    outputs += show.stdout + show.stderr
+    for command in [
+      ["list"], ["list", "--json"], ["search", "memo"], ["search", "memo", "--json"], ["notebook", "list"],
+      ["notebook", "show", String(personal.prefix(8))], ["widget", "--json"], ["peers", "--json"], ["conflicts"],
+      ["export", "--format", "markdown", "\(Lab.directory)/a-export-\(run)"], ["status", "--json"],
+    ] {
+      let result = try Lab.exec("a", ["--debug"] + command)
+      XCTAssertEqual(result.status, 0, "\(command): \(result.stderr)")
+      outputs += result.stdout + result.stderr
+    }
+    XCTAssertNotNil(
+      outputs.range(
+        of: #"notebook [0-9a-f]{8}…: 5[0-9] sealed revisions, relay for laptop-b, laptop-c"#,
+        options: .regularExpression),
+      outputs)
+    XCTAssertEqual(allCanaries.filter { outputs.contains($0) }, [], "canaries in s's output")
+  }
+
+  // MARK: - Family and unshare
+
+  func testFamilyReachesOnlyItsMembersAndUnshareStopsNewMemos() throws {
+    for host in ["b", "c", "d"] { try ok(host, ["consent", "grant"]) }
+    try trust("b", ["c": [], "d": []])
+    try trust("c", ["b": [], "d": []])
+    try trust("d", ["b": [], "c": []])
+    try ok("b", ["notebook", "new", "family"])
+    var family: [String: String] = [:]
+    var personal: [String: String] = [:]
+    for index in 0..<3 {
+      let text = canary("family\(index)")
+      family[
+        try ok("b", ["new", "--notebook", "family"], stdin: "\(text)\n").trimmingCharacters(in: .whitespacesAndNewlines)
+      ] =
+        text
+      let secret = canary("personal\(index)")
+      personal[try ok("b", ["new"], stdin: "\(secret)\n").trimmingCharacters(in: .whitespacesAndNewlines)] = secret
+    }
+    let shared = try ok("b", ["notebook", "share", "family", "--with", name("d")])
+    XCTAssertTrue(shared.contains("as member"), shared)
+    try ok("b", ["notebook", "share", "family", "--with", name("c")])
+    for host in ["b", "c", "d"] { try serve(host) }
+    try sync("c", with: "b")
+    try sync("d", with: "b")
+    // c shares it with d too (so that the unshare below has to reach c).
+    try ok("c", ["notebook", "share", "family", "--with", name("d")])
+    try sync("d", with: "c")
+
+    func bodies(_ host: String) throws -> Set<String> { Set(try rows(host).filter { !$0.isDeleted }.map(\.body)) }
+    XCTAssertEqual(try bodies("d").intersection(family.values.map { $0 + "\n" }).count, 3, "d has the family memos")
+    XCTAssertEqual(try notebook("d", named: "family")["memos"] as? Int, 3)
+    // Not a row, a revision or a sealed record of a personal memo: not even an id.
+    XCTAssertEqual(try found(Array(personal.keys) + Array(personal.values), inHomeOf: "d"), [])
+
+    // b unshares d: the key rotates; d is told it keeps what it has.
+    let unshared = try ok("b", ["notebook", "unshare", "family", "--from", name("d")])
+    XCTAssertTrue(unshared.contains("keeps the memos it already received"), unshared)
+    XCTAssertTrue(unshared.contains("rotated"), unshared)
+    let fromB = canary("familyafterb")
+    try ok("b", ["new", "--notebook", "family"], stdin: "\(fromB)\n")
+    try sync("c", with: "b")  // c gets the new key, the memo, and that d was unshared
+    let fromC = canary("familyafterc")
+    try ok("c", ["new", "--notebook", "family"], stdin: "\(fromC)\n")
+    try sync("b", with: "c")
+    try sync("d", with: "b")
+    try sync("d", with: "c")
+    XCTAssertFalse(try bodies("d").contains(fromB + "\n"), "a new family memo reached d")
+    XCTAssertFalse(try bodies("d").contains(fromC + "\n"), "c sent d a family memo after the unshare")
+    XCTAssertEqual(try found([fromB, fromC], inHomeOf: "d"), [])
+    XCTAssertEqual(try bodies("d").intersection(family.values.map { $0 + "\n" }).count, 3, "d keeps the old ones")
+    for host in ["b", "c"] {
+      let all = Set(family.values.map { $0 + "\n" }).union([fromB + "\n", fromC + "\n"])
+      XCTAssertEqual(try bodies(host).intersection(all), all, "\(host) reads every family memo")
+      let rotated = object(try ok(host, ["notebook", "show", "family", "--json"]))["notebook"] as? [String: Any]
+      let members = (rotated?["shared_with"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+      XCTAssertFalse(members.contains(name("d")), "\(host) still shares family with d: \(members)")
+    }
+  }
+
+  /// The memo-peer process of a background command: `lab exec` execs down to it, so it is
+  /// the PID held (checked through /proc/PID/exe).
+  func memoPeerProcess(_ background: Background) throws -> Int32 {
+    let pid = background.process.processIdentifier
+    let exe = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")
+    XCTAssertEqual(
+      URL(fileURLWithPath: exe).resolvingSymlinksInPath().path,
+      URL(fileURLWithPath: Lab.binary).resolvingSymlinksInPath().path)
+    return pid
+  }
+}

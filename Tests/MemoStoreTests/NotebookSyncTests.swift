@@ -1,0 +1,193 @@
+import Foundation
+import MemoCore
+import MemoNode
+import MemoTestSupport
+import XCTest
+
+@testable import MemoStore
+
+/// Sync with notebooks between real stores, through the production session over in-memory
+/// channels: who gets what, the blind relay, an unshare and its key rotation, a record
+/// changed on the way, and stores migrated from schema 4 syncing as before.
+final class NotebookSyncTests: XCTestCase {
+  var nodes: [TemporaryNode] = []
+
+  func device() throws -> (node: TemporaryNode, store: MemoStore) {
+    let node = try TemporaryNode()
+    nodes.append(node)
+    return (node, try node.open())
+  }
+
+  /// `asker` syncs with `answerer` (both ways); both sides must succeed.
+  @discardableResult
+  func sync(
+    _ asker: (node: TemporaryNode, store: MemoStore), with answerer: (node: TemporaryNode, store: MemoStore),
+    guard deleteGuard: MassDeleteGuard? = nil
+  ) throws -> SyncSession.Report {
+    let run = runSync(
+      asker.store, as: asker.node.device, with: answerer.node.answerer, deleteGuard: deleteGuard, batch: 4)
+    let report = try run.report()
+    try run.answerer.get()
+    return report
+  }
+
+  func bodies(_ store: MemoStore) throws -> Set<String> {
+    Set(try store.allHeadRows().filter { !$0.isDeleted }.map(\.body))
+  }
+
+  /// The ids and content a store holds anywhere in its data files (memos, relayed records,
+  /// held deletes, WAL), as raw bytes.
+  func holds(_ node: TemporaryNode, _ text: String) throws -> Bool {
+    try node.rawDataBytes().contains(bytes: Array(text.utf8))
+  }
+
+  func testANewlyTrustedDeviceGetsNothingUntilANotebookIsShared() throws {
+    let b = try device()
+    let d = try device()
+    try b.store.create(MemoDraft(title: "t", body: "mine alone"), now: 1)
+    let report = try sync(d, with: b)
+    XCTAssertEqual(report.received.applied, 0)
+    XCTAssertEqual(try d.store.count(), 0)
+    XCTAssertFalse(try holds(d.node, "mine alone"))
+  }
+
+  /// The family story in memory: d gets `family` only, and after the unshare nothing new
+  /// from b or from c (which learns the unshare from b with the new key); d keeps the old;
+  /// b and c read everything.
+  func testFamilyGoesToItsMembersOnlyAndAnUnshareReachesTheOtherMembers() throws {
+    let b = try device()
+    let c = try device()
+    let d = try device()
+    let family = try b.store.createNotebook(named: "family", now: 1)
+    let secret = try b.store.create(MemoDraft(title: "t", body: "personal secret"), now: 1)
+    try b.store.create(MemoDraft(title: "t", body: "family 1"), now: 1, in: family.id)
+    try b.store.share(family.id, with: c.node.device.compact, as: .member, now: 1)
+    try b.store.share(family.id, with: d.node.device.compact, as: .member, now: 1)
+    try sync(c, with: b)
+    try sync(d, with: b)
+    try c.store.share(family.id, with: d.node.device.compact, as: .member, now: 2)
+    try sync(d, with: c)
+    XCTAssertEqual(try bodies(d.store), ["family 1"])
+    XCTAssertEqual(try d.store.notebooks().first { $0.id == family.id }?.name, "family")
+    XCTAssertFalse(try holds(d.node, secret.id.rawValue), "not a row of a personal memo")
+    XCTAssertFalse(try holds(d.node, "personal secret"))
+
+    let result = try b.store.unshare(family.id, from: d.node.device.compact, now: 10)
+    XCTAssertTrue(result.rotated)
+    try b.store.create(MemoDraft(title: "t", body: "family 2, after"), now: 11, in: family.id)
+    try sync(c, with: b)
+    XCTAssertEqual(try c.store.keyring(family.id).keys.count, 2, "c has the new generation")
+    XCTAssertEqual(
+      try c.store.members(of: family.id, includingRemoved: true).first { $0.device == d.node.device.compact }?.role,
+      .removed, "c learnt the unshare from b")
+    try c.store.create(MemoDraft(title: "t", body: "family 3, from c"), now: 12, in: family.id)
+    try sync(b, with: c)
+    let toB = try sync(d, with: b)
+    let toC = try sync(d, with: c)
+    // Neither offers d the notebook any more: d receives nothing from either.
+    XCTAssertEqual(toB.received.applied, 0)
+    XCTAssertEqual(toC.received.applied, 0)
+    XCTAssertEqual(try bodies(d.store), ["family 1"], "d keeps the old and gets nothing new")
+    for store in [b.store, c.store] {
+      XCTAssertEqual(
+        try bodies(store).intersection(["family 1", "family 2, after", "family 3, from c"]),
+        ["family 1", "family 2, after", "family 3, from c"])
+    }
+    // What d writes in family now reaches nobody.
+    try d.store.create(MemoDraft(title: "t", body: "d after the unshare"), now: 13, in: family.id)
+    try sync(d, with: b)
+    try sync(d, with: c)
+    XCTAssertFalse(try bodies(b.store).contains("d after the unshare"))
+    XCTAssertFalse(try bodies(c.store).contains("d after the unshare"))
+  }
+
+  /// The hub in memory: b and c never sync with each other after the key; everything goes
+  /// through the relay s, which keeps sealed records only: no key, no memo, no content in
+  /// any of its bytes. Concurrent edits become a conflict on both laptops.
+  func testARelayCarriesWhatItCannotRead() throws {
+    let b = try device()
+    let c = try device()
+    let s = try device()
+    let personal = try b.store.defaultNotebook().id
+    try shareNotebook(
+      personal, among: [(b.store, b.node.device), (c.store, c.node.device), (s.store, s.node.device)],
+      roles: [.member, .member, .relay])
+    // b and c never sync with each other (an unshare would rotate the key): only through s.
+    let texts = (0..<20).map { "canary hub \($0)" }
+    let memos = try b.store.createMany(texts.map { MemoDraft(title: "title of \($0)", body: $0) }, now: 3)
+    try sync(b, with: s)
+    try sync(c, with: s)
+    XCTAssertEqual(try bodies(c.store), Set(texts))
+    XCTAssertEqual(try s.store.count(), 0)
+    XCTAssertEqual(try s.store.relayedRevisionCount(), 20)
+    XCTAssertEqual(try s.store.db.scalarInt("SELECT count(*) FROM notebook_keys WHERE notebook = '\(personal)'"), 0)
+    for text in texts { XCTAssertFalse(try holds(s.node, text), "s holds \(text)") }
+    XCTAssertEqual(try s.store.notebooks().first { $0.id == personal }?.role, .relay)
+    XCTAssertNil(try s.store.notebooks().first { $0.id == personal }?.name, "a relay is never told the name")
+
+    try b.store.update(memos[3].id, MemoChange(body: "edited on b"), now: 4)
+    try c.store.update(memos[3].id, MemoChange(body: "edited on c"), now: 4)
+    for _ in 0..<2 {
+      try sync(b, with: s)
+      try sync(c, with: s)
+    }
+    for store in [b.store, c.store] {
+      XCTAssertEqual(try store.conflicts().map(\.memo), [memos[3].id])
+      XCTAssertTrue(try bodies(store).isSuperset(of: ["edited on b", "edited on c"]))
+    }
+    XCTAssertEqual(try s.store.relayedHeads(of: memos[3].id).count, 2, "the relay keeps both heads")
+    // The guard weighs deletes that come through a relay like any: a relay cannot make a
+    // member delete more than it allows.
+    for memo in memos.dropFirst(4) { try b.store.delete(memo.id, now: 5) }
+    try sync(b, with: s)
+    let held = try sync(c, with: s, guard: MassDeleteGuard())
+    XCTAssertEqual(held.received.heldDeletes, 16)
+    XCTAssertEqual(try c.store.liveMemoCount(), 20, "nothing deleted on c")
+  }
+
+  /// A relay that changes a record it keeps — its clock, to make it cover other revisions,
+  /// or a byte of the sealed part — makes the member refuse the batch: nothing of it is
+  /// stored, and the error names what happened.
+  func testARecordChangedOnTheWayIsRefused() throws {
+    let b = try device()
+    let c = try device()
+    let s = try device()
+    let personal = try b.store.defaultNotebook().id
+    try shareNotebook(
+      personal, among: [(b.store, b.node.device), (c.store, c.node.device), (s.store, s.node.device)],
+      roles: [.member, .member, .relay])
+    try b.store.create(MemoDraft(title: "t", body: "untouched"), now: 3)
+    try sync(b, with: s)
+    try s.node.tamper("UPDATE relayed SET sealed = X'01' || substr(sealed, 2, 12) || X'00' || substr(sealed, 15)")
+    let run = runSync(c.store, as: c.node.device, with: s.node.answerer, batch: 4)
+    XCTAssertThrowsError(try run.report())
+    XCTAssertEqual(try c.store.count(), 0)
+  }
+
+  /// Two stores of schema 4 that trust each other migrate to the same `personal` (and
+  /// share it with each other, trusted at the migration), exchange their first keys at
+  /// their first sync, and go on syncing exactly as before.
+  func testStoresMigratedFromSchema4SyncAsBefore() throws {
+    let first = try TemporaryNode()
+    let second = try TemporaryNode()
+    nodes += [first, second]
+    for (node, other) in [(first, second), (second, first)] {
+      _ = try MemoStore.openForFixture(paths: node.paths, schemaVersion: 4)
+      try TrustStore(paths: node.paths).update {
+        try $0.trust(TrustedPeer(deviceID: other.device, name: "other", discoveryKey: nil, source: .command, added: 1))
+      }
+    }
+    let a = (first, try first.open())
+    let b = (second, try second.open())
+    XCTAssertEqual(try a.1.defaultNotebook().id, .migrated)
+    XCTAssertEqual(try b.1.defaultNotebook().id, .migrated)
+    // (Memos of schema 4 moving into it: NotebookStoreTests' fixture test.)
+    try a.1.create(MemoDraft(title: "t", body: "from the first"), now: 1)
+    try b.1.create(MemoDraft(title: "t", body: "from the second"), now: 1)
+    try sync(a, with: b)
+    XCTAssertEqual(try bodies(a.1), ["from the first", "from the second"])
+    XCTAssertEqual(try a.1.allHeadRows(), try b.1.allHeadRows())
+    XCTAssertEqual(try a.1.keyring(.migrated).keys.count, 2, "each has both first keys")
+    XCTAssertEqual(try a.1.keyring(.migrated).current?.id, try b.1.keyring(.migrated).current?.id)
+  }
+}
