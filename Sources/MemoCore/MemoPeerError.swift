@@ -73,6 +73,10 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case conflict
     /// The mass-delete guard held back a sync's deletes: a person decides.
     case syncHeld = "sync-held"
+    /// A trusted device sent data that breaks the protocol's rules (docs/PROTOCOL.md,
+    /// "Refusals"), or refused this device's as such: the sync stopped, nothing of the bad
+    /// batch was stored. The message names the device and the kind of data.
+    case protocolViolation = "protocol-violation"
   }
 
   public let code: Code
@@ -120,6 +124,7 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .locked: 18
     case .conflict: 19
     case .syncHeld: 20
+    case .protocolViolation: 21
     }
   }
 }

@@ -52,6 +52,26 @@ public enum SyncSession {
       hint: "run `memo-peer sync` again; it resumes after the last batch stored")
   }
 
+  /// The peer ended the sync with `sync-refuse` (nil: a reason this version does not know).
+  struct PeerRefusal: Error {
+    let reason: SyncMessage.RefuseReason?
+  }
+
+  static func refuse(_ reason: SyncMessage.RefuseReason) -> Frame {
+    Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: reason)))
+  }
+
+  /// This side refused what `peerName` sent: which device sent what kind of bad data.
+  static func badData(_ peerName: String, _ violation: SyncViolation) -> MemoPeerError {
+    guard violation.reason != .version else { return refusal(peerName, .version) }
+    return MemoPeerError(
+      .protocolViolation,
+      "\(peerName) sent \(violation.reason.badData); the sync stopped and nothing of that batch was stored",
+      hint: "memo-peer on \(peerName) may be damaged or outdated: update it there (`memo-peer doctor` there); "
+        + "this device's memos are unchanged",
+      diagnostics: violation.detail)
+  }
+
   /// The asker's side. `deleteGuard` nil applies deletes without asking (`--allow-deletes`).
   public static func ask(
     _ connection: any FrameChannel, peer: String, peerName: String, store: MemoStore, deleteGuard: MassDeleteGuard?,
@@ -62,14 +82,12 @@ public enum SyncSession {
     do {
       try connection.send(Frame(.syncHello, payload: PeerMessage.encode(hello)))
       let frame = try connection.receiveRequired("sync-hello")
-      if frame.kind == .syncRefuse {
-        throw refusal(peerName, PeerMessage.decode(SyncMessage.Refuse.self, from: frame.payload)?.reason)
-      }
-      guard frame.kind == .syncHello, let answer = PeerMessage.decode(SyncMessage.Hello.self, from: frame.payload),
-        answer.version == SyncMessage.version
-      else { throw TransportError(.protocolViolation, "expected sync-hello, got \(frame.kind)") }
+      if frame.kind == .syncRefuse { throw PeerRefusal(reason: SyncMessage.decodeRefuse(frame.payload)) }
+      guard frame.kind == .syncHello else { throw SyncViolation(.unexpectedFrame, "\(frame.kind) for sync-hello") }
+      let answer = try SyncMessage.decodeHello(frame.payload)
       var report = Report()
-      let sink = SyncSink(store: store, peer: peer, peerReplica: answer.replica, deleteGuard: deleteGuard)
+      let sink = try SyncSink(store: store, peer: peer, peerReplica: answer.replica, deleteGuard: deleteGuard)
+      // At most 2^53 (checked): exact as an Int.
       report.received = try receive(
         into: sink, over: connection, clock: clock, estimate: Int(answer.pending ?? 0), progress: progress)
       let peerKnowledge = VersionVector(answer.knowledge)
@@ -81,14 +99,20 @@ public enum SyncSession {
         estimate: try store.feedCount(after: source.position), progress: progress)
       report.sentRevisions = source.sent
       return report
+    } catch let violation as SyncViolation {
+      try? connection.send(refuse(violation.reason))
+      throw badData(peerName, violation)
+    } catch let refused as PeerRefusal {
+      throw refusal(peerName, refused.reason)
     } catch let error as TransportError {
       throw failure(peerName, error)
     }
   }
 
-  /// Why the answerer refused, for a person.
-  static func refusal(_ peerName: String, _ reason: String?) -> MemoPeerError {
-    switch reason.flatMap(SyncMessage.RefuseReason.init(rawValue:)) {
+  /// Why the peer refused, for a person: it will not sync now (locked, version, storage), or
+  /// it refused the data this device sent.
+  static func refusal(_ peerName: String, _ reason: SyncMessage.RefuseReason?) -> MemoPeerError {
+    switch reason {
     case .locked:
       return MemoPeerError(
         .locked, "\(peerName) is locked: its memos cannot be synced until it is unlocked there",
@@ -96,77 +120,88 @@ public enum SyncSession {
     case .version:
       return MemoPeerError(
         .connection, "\(peerName) speaks another sync version", hint: "update memo-peer on both devices")
-    default:
+    case .storage:
       return MemoPeerError(
         .connection, "\(peerName) could not open its memo store for the sync",
         hint: "`memo-peer doctor` on \(peerName) tells what is wrong there")
+    case nil:
+      return MemoPeerError(
+        .connection, "\(peerName) refused the sync for a reason this memo-peer does not know",
+        hint: "update memo-peer on both devices")
+    case let reason?:
+      return MemoPeerError(
+        .protocolViolation,
+        "\(peerName) refused this device's sync data as \(reason.badData); nothing of it was stored there",
+        hint: "`memo-peer doctor` here checks this device's store; update memo-peer on both devices")
     }
   }
 
   /// The answerer's side, from the asker's `sync-hello` on. The answerer cannot ask a
-  /// person, so the mass-delete guard always applies here; held deletes are reported.
+  /// person, so the mass-delete guard always applies here; held removals are reported. Data
+  /// that breaks a rule is refused with `sync-refuse` (nothing of it is stored), logged with
+  /// the device and the kind of data, and ends the channel; the daemon goes on serving.
   public static func answer(
     _ hello: Frame, over connection: any FrameChannel, peer: String, store: () throws -> MemoStore,
     batch: BatchLimits = BatchLimits(), clock: @Sendable () -> Timestamp, logger: Logger
   ) throws(TransportError) {
-    guard let asked = PeerMessage.decode(SyncMessage.Hello.self, from: hello.payload) else {
-      throw TransportError(.protocolViolation, "malformed sync-hello")
+    let who = String(peer.prefix(8))
+    do {
+      try answerChecked(hello, over: connection, peer: peer, store: store, batch: batch, clock: clock, logger: logger)
+    } catch let violation as SyncViolation {
+      try? connection.send(refuse(violation.reason))
+      logger.warning(
+        "sync with \(who, privacy: .public): refused its data: \(violation.reason.rawValue, privacy: .public) (\(violation.detail, privacy: .public))"
+      )
+      throw TransportError(.protocolViolation, "refused the peer's sync data: \(violation.reason.rawValue)")
+    } catch let refused as PeerRefusal {
+      let reason = refused.reason?.rawValue ?? "unknown"
+      logger.warning("sync with \(who, privacy: .public): it refused this node's data: \(reason, privacy: .public)")
+      throw TransportError(.protocolViolation, "the peer refused this node's sync data: \(reason)")
+    } catch let error as TransportError {
+      throw error
+    } catch {
+      // A store failure ends the sync: the asker is told, and retries later; every committed
+      // batch stays.
+      logger.error(error, while: "syncing")
+      try? connection.send(refuse(.storage))
+      throw TransportError(.protocolViolation, "the sync stopped on a storage error")
     }
-    guard asked.version == SyncMessage.version else {
-      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .version))))
-      return
-    }
+  }
+
+  private static func answerChecked(
+    _ hello: Frame, over connection: any FrameChannel, peer: String, store: () throws -> MemoStore,
+    batch: BatchLimits, clock: @Sendable () -> Timestamp, logger: Logger
+  ) throws {
+    let asked = try SyncMessage.decodeHello(hello.payload)
     let opened: MemoStore
     do {
       opened = try store()
     } catch {
       logger.error(error, while: "opening the store for a sync")
       let reason: SyncMessage.RefuseReason = (error as? MemoPeerError)?.code == .locked ? .locked : .storage
-      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: reason))))
+      try connection.send(refuse(reason))
       return
     }
     guard opened.canReadContent else {
-      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .locked))))
+      try connection.send(refuse(.locked))
       return
     }
     let peerKnowledge = VersionVector(asked.knowledge)
     let start = asked.start(in: opened.replicaID)
-    let source: SyncSource
-    let mine: FeedPosition?
-    do {
-      source = try SyncSource(
-        store: opened, peerKnowledge: peerKnowledge, from: start, maximumRevisions: batch.revisions,
-        maximumBytes: batch.bytes)
-      mine = try opened.syncCursor(for: peer)
-      try connection.send(
-        Frame(
-          .syncHello,
-          payload: PeerMessage.encode(
-            SyncMessage.Hello(
-              replica: opened.replicaID, knowledge: source.knowledge, cursor: mine,
-              pending: UInt64(try opened.feedCount(after: start))))))
-    } catch let error as TransportError {
-      throw error
-    } catch {
-      logger.error(error, while: "starting a sync")
-      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .storage))))
-      return
-    }
-    let sent: SyncMessage.Outcome
-    let received: SyncMessage.Outcome
-    do {
-      sent = try send(
-        source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock, estimate: 0, progress: nil)
-      let sink = SyncSink(store: opened, peer: peer, peerReplica: asked.replica, deleteGuard: MassDeleteGuard())
-      received = try receive(into: sink, over: connection, clock: clock, estimate: 0, progress: nil)
-    } catch let error as TransportError {
-      throw error
-    } catch {
-      // A store failure (or a revision this store refuses) ends the sync: the asker sees the
-      // connection close and retries later; every committed batch stays.
-      logger.error(error, while: "syncing")
-      throw TransportError(.protocolViolation, "the sync stopped on a storage error")
-    }
+    let source = try SyncSource(
+      store: opened, peerKnowledge: peerKnowledge, from: start, maximumRevisions: batch.revisions,
+      maximumBytes: batch.bytes)
+    try connection.send(
+      Frame(
+        .syncHello,
+        payload: PeerMessage.encode(
+          SyncMessage.Hello(
+            replica: opened.replicaID, knowledge: source.knowledge, cursor: try opened.syncCursor(for: peer),
+            pending: UInt64(try opened.feedCount(after: start))))))
+    let sent = try send(
+      source, over: connection, peer: peer, peerKnowledge: peerKnowledge, clock: clock, estimate: 0, progress: nil)
+    let sink = try SyncSink(store: opened, peer: peer, peerReplica: asked.replica, deleteGuard: MassDeleteGuard())
+    let received = try receive(into: sink, over: connection, clock: clock, estimate: 0, progress: nil)
     logger.info(
       "sync with \(String(peer.prefix(8)), privacy: .public): sent \(source.sent, privacy: .public), applied \(received.applied, privacy: .public), conflicts \(received.conflicts, privacy: .public), held deletes \(received.heldDeletes, privacy: .public); peer applied \(sent.applied, privacy: .public)"
     )
@@ -182,15 +217,17 @@ public enum SyncSession {
   ) throws -> SyncMessage.Outcome {
     var inFlight = 0
     var acked: UInt64 = 0
-    func readAck() throws(TransportError) -> SyncMessage.Ack {
+    var sentUpTo = source.position
+    func readAck() throws -> SyncMessage.Ack {
       guard let frame = try connection.receive() else { throw TransportError(.closed, "closed during sync") }
-      guard frame.kind == .syncAck, let ack = PeerMessage.decode(SyncMessage.Ack.self, from: frame.payload) else {
-        throw TransportError(.protocolViolation, "expected sync-ack, got \(frame.kind)")
-      }
+      if frame.kind == .syncRefuse { throw PeerRefusal(reason: SyncMessage.decodeRefuse(frame.payload)) }
+      guard frame.kind == .syncAck else { throw SyncViolation(.unexpectedFrame, "\(frame.kind) for sync-ack") }
+      let ack = try SyncMessage.decodeAck(frame.payload, sentUpTo: sentUpTo)
       acked = max(acked, ack.position)
       return ack
     }
     while let batch = try source.nextBatch() {
+      sentUpTo = batch.position
       try connection.send(Frame(.syncBatch, payload: SyncBatchCodec.encode(batch)))
       inFlight += 1
       progress?(Progress(receiving: false, done: source.sent, estimate: estimate))
@@ -199,6 +236,7 @@ public enum SyncSession {
         inFlight -= 1
       }
     }
+    sentUpTo = max(sentUpTo, source.position)
     try connection.send(
       Frame(
         .syncDone,
@@ -221,23 +259,21 @@ public enum SyncSession {
     while let frame = try connection.receive() {
       switch frame.kind {
       case .syncBatch:
-        guard let batch = SyncBatchCodec.decode(frame.payload) else {
-          throw TransportError(.protocolViolation, "malformed sync-batch")
-        }
+        let batch = try SyncBatchCodec.decode(frame.payload)
         let position = try sink.apply(batch, now: clock())
         received += batch.revisions.count
         progress?(Progress(receiving: true, done: received, estimate: estimate))
         try connection.send(Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: position))))
       case .syncDone:
-        guard let done = PeerMessage.decode(SyncMessage.Done.self, from: frame.payload) else {
-          throw TransportError(.protocolViolation, "malformed sync-done")
-        }
+        let done = try SyncMessage.decodeDone(frame.payload)
         let outcome = try sink.finish(done, now: clock())
         try connection.send(
           Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: done.position, outcome: outcome))))
         return outcome
+      case .syncRefuse:
+        throw PeerRefusal(reason: SyncMessage.decodeRefuse(frame.payload))
       default:
-        throw TransportError(.protocolViolation, "unexpected \(frame.kind) frame during sync")
+        throw SyncViolation(.unexpectedFrame, "\(frame.kind) during a sync")
       }
     }
     throw TransportError(.closed, "closed during sync")

@@ -125,6 +125,7 @@ public final class MemoStore {
           try backfillListingTitles(db, contentSealer: contentSealer, listingSealer: listingSealer)
         }
         if reached == 4 { try backfillSyncColumns(db) }
+        if reached == 5 { try backfillHorizon(db) }
       }
       let replicaID = try prepareMeta(
         db, contentSealer: contentSealer, listingSealer: listingSealer, paths: paths,

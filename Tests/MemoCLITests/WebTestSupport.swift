@@ -55,7 +55,7 @@ struct WebFixtures {
 
   /// Pulls everything `sink` lacks from `source`, as a sync does (without a network).
   static func pull(from source: MemoStore, into sink: MemoStore) throws {
-    let receiver = SyncSink(store: sink, peer: "peer", peerReplica: source.replicaID, deleteGuard: nil)
+    let receiver = try SyncSink(store: sink, peer: "peer", peerReplica: source.replicaID, deleteGuard: nil)
     let sender = try SyncSource(
       store: source, peerKnowledge: try sink.knowledge(), from: try receiver.startPosition()?.position ?? 0)
     while let batch = try sender.nextBatch() { _ = try receiver.apply(batch, now: 1) }

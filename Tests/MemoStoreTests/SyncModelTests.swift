@@ -66,7 +66,8 @@ final class ModelReplica {
   /// Forgets every memo and all sync state (the replica id stays).
   func reset() throws {
     try store.db.execute(
-      "DELETE FROM memos; DELETE FROM knowledge; DELETE FROM counters; DELETE FROM sync_peers; DELETE FROM sync_held")
+      "DELETE FROM memos; DELETE FROM knowledge; DELETE FROM counters; DELETE FROM sync_peers; DELETE FROM sync_held; "
+        + "DELETE FROM horizon; DELETE FROM sync_guard; DELETE FROM received_log")
   }
 }
 

@@ -132,7 +132,7 @@ final class SyncStoreTests: XCTestCase {
     _ = try sync(a, into: b)
     // b's data directory is replaced by an empty one: a new database, a new replica id.
     let wiped = try store()
-    let receiver = SyncSink(store: a, peer: "peer-b", peerReplica: wiped.replicaID, deleteGuard: MassDeleteGuard())
+    let receiver = try SyncSink(store: a, peer: "peer-b", peerReplica: wiped.replicaID, deleteGuard: MassDeleteGuard())
     XCTAssertNil(try receiver.startPosition(), "a new database is read from its start")
     XCTAssertEqual(try sync(wiped, into: a, guard: MassDeleteGuard()).applied, 0)
     XCTAssertEqual(try a.count(), 12, "an empty store has nothing to delete with")
