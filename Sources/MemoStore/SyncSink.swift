@@ -27,17 +27,23 @@ public final class SyncSink {
   let liveBefore: Int
   private var budget: ReplicaBudget
   private var held: Int
+  let maximumHeld: Int
   public private(set) var outcome = SyncMessage.Outcome()
 
-  /// `deleteGuard` nil: deletes are applied as they come (a person said so).
-  public init(store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?) throws {
+  /// `deleteGuard` nil: deletes are applied as they come (a person said so). The limits are
+  /// the documented ones (`SyncLimits`); tests make them small.
+  public init(
+    store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?,
+    maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer
+  ) throws {
     self.store = store
     self.peer = peer
     self.peerReplica = peerReplica
     self.deleteGuard = deleteGuard
+    self.maximumHeld = maximumHeld
     receiver = try store.receiver()
     liveBefore = try store.liveMemoCount()
-    budget = ReplicaBudget(known: try store.knownReplicas())
+    budget = ReplicaBudget(known: try store.knownReplicas(), maximum: maximumReplicas)
     held = try store.heldDeleteCount(peer)
   }
 
@@ -61,8 +67,8 @@ public final class SyncSink {
         case .known: break
         case .held:
           held += 1
-          guard held <= SyncLimits.maximumHeldPerPeer else {
-            throw SyncViolation(.tooManyHeld, "more than \(SyncLimits.maximumHeldPerPeer) removals held back")
+          guard held <= maximumHeld else {
+            throw SyncViolation(.tooManyHeld, "more than \(maximumHeld) removals held back")
           }
         case .stored(let conflict):
           outcome.applied += 1
