@@ -1,0 +1,104 @@
+import MemoCore
+
+/// A trusted device that misbehaves on purpose, for tests (MemoNodeTests, the sync model's
+/// hostile replica, and the lab's `memo-peer-hostile`): it speaks the sync protocol as
+/// correctly as needed to reach the step under test, then sends exactly the frames it is
+/// given, and reports how the other side answered. Never product code.
+public enum ScriptedSyncPeer {
+  /// How the other side answered the scripted frames.
+  public enum Answer: Equatable, Sendable {
+    /// `sync-refuse` with this reason (nil: one this version does not know, or none).
+    case refused(SyncMessage.RefuseReason?)
+    /// The acknowledgement of the last frame (the one after `sync-done` carries the outcome).
+    case acknowledged(SyncMessage.Ack)
+    /// The other side closed the channel without a word.
+    case closed
+  }
+
+  /// What the answerer said and sent before the scripted part.
+  public struct Answerer: Sendable {
+    public var hello: SyncMessage.Hello
+    /// Every revision it sent (its heads the asker lacked), to build on.
+    public var revisions: [SyncRevision]
+    public var donePosition: UInt64
+  }
+
+  /// The asker's side: sends `hello` (a raw payload, so it may be anything), then, if the
+  /// answerer answers with its own hello, acknowledges its batches and `sync-done` as a
+  /// correct asker would, and sends `script(answerer)`'s frames one at a time, reading the
+  /// answer to each batch or `sync-done`. Returns the first refusal, the last
+  /// acknowledgement, or `closed`.
+  public static func ask(
+    over channel: any FrameChannel, hello: [UInt8], script: (Answerer) -> [Frame]
+  ) throws(TransportError) -> Answer {
+    try channel.send(Frame(.syncHello, payload: hello))
+    guard let first = try channel.receive() else { return .closed }
+    guard first.kind == .syncHello, let answererHello = PeerMessage.decode(SyncMessage.Hello.self, from: first.payload)
+    else { return .refused(SyncMessage.decodeRefuse(first.payload)) }
+    var answerer = Answerer(hello: answererHello, revisions: [], donePosition: 0)
+    receiving: while true {
+      guard let frame = try channel.receive() else { return .closed }
+      switch frame.kind {
+      case .syncBatch:
+        guard let batch = try? SyncBatchCodec.decode(frame.payload) else { return .closed }
+        answerer.revisions += batch.revisions
+        try channel.send(Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: batch.position))))
+      case .syncDone:
+        guard let done = PeerMessage.decode(SyncMessage.Done.self, from: frame.payload) else { return .closed }
+        answerer.donePosition = done.position
+        try channel.send(
+          Frame(
+            .syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: done.position, outcome: .init()))))
+        break receiving
+      case .syncRefuse:
+        return .refused(SyncMessage.decodeRefuse(frame.payload))
+      default:
+        return .closed
+      }
+    }
+    var last = Answer.closed
+    for frame in script(answerer) {
+      try channel.send(frame)
+      guard frame.kind == .syncBatch || frame.kind == .syncDone else { continue }
+      guard let reply = try channel.receive() else { return .closed }
+      switch reply.kind {
+      case .syncRefuse: return .refused(SyncMessage.decodeRefuse(reply.payload))
+      case .syncAck:
+        guard let ack = PeerMessage.decode(SyncMessage.Ack.self, from: reply.payload) else { return .closed }
+        last = .acknowledged(ack)
+      default: return .closed
+      }
+    }
+    return last
+  }
+
+  /// The answerer's side: reads the asker's `sync-hello` and answers with `hello` (a raw
+  /// payload), then returns the asker's next frame's answer: its refusal, or `closed`.
+  public static func answer(over channel: any FrameChannel, hello: [UInt8]) throws(TransportError) -> Answer {
+    _ = try channel.receiveRequired("sync-hello")
+    try channel.send(Frame(.syncHello, payload: hello))
+    while let frame = try channel.receive() {
+      if frame.kind == .syncRefuse { return .refused(SyncMessage.decodeRefuse(frame.payload)) }
+    }
+    return .closed
+  }
+
+  /// A batch frame of `revisions` at `position`.
+  public static func batch(_ revisions: [SyncRevision], position: UInt64) -> Frame {
+    Frame(.syncBatch, payload: SyncBatchCodec.encode(.init(position: position, revisions: revisions)))
+  }
+
+  /// A `sync-done` frame claiming `knowledge` (encoded as given, even beyond every limit).
+  public static func done(position: UInt64, knowledge: [String: UInt64]) -> Frame {
+    Frame(.syncDone, payload: PeerMessage.encode(SyncMessage.Done(position: position, knowledge: VersionVector(knowledge))))
+  }
+
+  /// A `sync-hello` payload from `replica` with these fields as given (no checks).
+  public static func hello(
+    replica: String, knowledge: [String: UInt64] = [:], cursor: FeedPosition? = nil, pending: UInt64? = nil
+  ) -> [UInt8] {
+    var hello = SyncMessage.Hello(replica: replica, knowledge: VersionVector(), cursor: cursor, pending: pending)
+    hello.knowledge = knowledge
+    return PeerMessage.encode(hello)
+  }
+}
