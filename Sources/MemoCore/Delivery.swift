@@ -305,13 +305,18 @@ public enum DeliveryMessage {
   public static func decode(_ payload: [UInt8]) -> Content? { PeerMessage.decode(Content.self, from: payload) }
 }
 
-/// Parses `--expires` durations: a number with a unit, s, m, h or d (`90s`, `10m`, `2h`, `7d`).
+/// Parses durations (`send --expires`, `serve --sync-every`): a number with a unit, s, m, h
+/// or d (`90s`, `10m`, `2h`, `7d`), at most `maximum` seconds (a year): every caller turns
+/// the result into milliseconds on a 64-bit clock, which `1e300s` would overflow.
 public enum DurationText {
+  /// The longest duration accepted: 366 days.
+  public static let maximum: Double = 366 * 86400
+
   public static func seconds(_ text: String) -> Double? {
     let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
     guard let last = text.last else { return nil }
     let (number, unit) = units[last].map { (String(text.dropLast()), $0) } ?? (text, 1)
-    guard let value = Double(number), value > 0, value.isFinite else { return nil }
+    guard let value = Double(number), value > 0, value.isFinite, value * unit <= maximum else { return nil }
     return value * unit
   }
 }
