@@ -146,10 +146,11 @@ extension MemoStore {
   }
 
   /// Raises this replica's knowledge with what a peer claims, as far as
-  /// `SyncRules.adoptable` allows: never beyond the horizon, never this replica's own entry
-  /// (entries only grow).
+  /// `SyncRules.adoptable` allows: never beyond the horizon (or the knowledge already
+  /// held), never this replica's own entry (entries only grow).
   func learn(claimed: VersionVector) throws {
-    let adopted = SyncRules.adoptable(claimed, horizon: try horizon(), own: replicaID)
+    let bound = try horizon().merging(try knowledge())
+    let adopted = SyncRules.adoptable(claimed, horizon: bound, own: replicaID)
     try sql {
       let upsert = try db.prepare(
         "INSERT INTO knowledge (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)")
@@ -163,8 +164,10 @@ extension MemoStore {
 
   // MARK: - Horizon
 
-  /// Per replica, the highest sequence seen in any clock stored or held here, or in the
-  /// knowledge: the bound of what a peer's knowledge may raise ours to.
+  /// Per replica, the highest sequence of a revision this replica has seen itself — the dot
+  /// of a revision it stored or held (clock entries do not count: a revision names what it
+  /// has seen, which proves nothing about what this replica holds). The bound of what a
+  /// peer's knowledge may raise ours to.
   func horizon() throws -> VersionVector {
     try sql {
       let read = try db.prepare("SELECT origin, seq FROM horizon")
@@ -174,23 +177,19 @@ extension MemoStore {
     }
   }
 
-  /// Raises the horizon to cover `clock` (this replica's own entry excluded: its bound is
-  /// its own sequence). Runs inside the caller's transaction.
-  func raiseHorizon(_ clock: VersionVector) throws {
-    try sql {
-      try Self.raiseHorizon(db, clock, except: replicaID)
-    }
+  /// Raises the horizon to `dot` (this replica's own dots excluded: its bound is its own
+  /// sequence). Runs inside the caller's transaction.
+  func raiseHorizon(_ dot: Dot) throws {
+    guard dot.origin != replicaID else { return }
+    try sql { try Self.raiseHorizon(db, dot) }
   }
 
-  private static func raiseHorizon(_ db: SQLiteConnection, _ clock: VersionVector, except own: String?) throws {
+  private static func raiseHorizon(_ db: SQLiteConnection, _ dot: Dot) throws {
     try db.withCached(
       "INSERT INTO horizon (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)"
     ) { upsert in
-      for (origin, seq) in clock.entries where origin != own {
-        try upsert.bind([.text(origin), .integer(Int64(bitPattern: seq))])
-        _ = try upsert.step()
-        upsert.reset()
-      }
+      try upsert.bind([.text(dot.origin), .integer(Int64(bitPattern: dot.seq))])
+      _ = try upsert.step()
     }
   }
 
@@ -199,18 +198,18 @@ extension MemoStore {
     Set(try knowledge().entries.keys).union(try horizon().entries.keys)
   }
 
-  /// Schema 5: the horizon of the rows and held deletes already here, and of the knowledge.
-  /// Runs inside the migration's transaction; it only fills the new table.
+  /// Schema 5: the horizon of the rows and held removals already here (their dots), and of
+  /// the knowledge. Runs inside the migration's transaction; it only fills the new table.
   static func backfillHorizon(_ db: SQLiteConnection) throws {
-    for query in ["SELECT clock FROM memos WHERE clock IS NOT NULL", "SELECT clock FROM sync_held"] {
+    for query in [
+      "SELECT dot_origin, dot_seq FROM memos WHERE dot_origin IS NOT NULL AND dot_seq IS NOT NULL",
+      "SELECT dot_origin, dot_seq FROM sync_held", "SELECT origin, seq FROM knowledge",
+    ] {
       let read = try db.prepare(query)
       while try read.step() {
-        if let clock = VersionVector(encoded: read.blob(0)) { try raiseHorizon(db, clock, except: nil) }
+        try raiseHorizon(db, Dot(origin: read.text(0), seq: UInt64(bitPattern: read.int64(1))))
       }
     }
-    try db.execute(
-      "INSERT INTO horizon (origin, seq) SELECT origin, seq FROM knowledge WHERE true "
-        + "ON CONFLICT(origin) DO UPDATE SET seq = max(seq, excluded.seq)")
   }
 
   // MARK: - Storing heads

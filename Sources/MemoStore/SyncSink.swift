@@ -62,7 +62,7 @@ public final class SyncSink {
     var outcome = self.outcome
     try store.batch {
       for revision in batch.revisions {
-        try budget.admit(revision.head.clock)
+        try budget.admit(revision.head.dot.origin)
         switch try store.applyRemote(revision, holdingFor: deleteGuard == nil ? nil : peer, receiver: receiver) {
         case .known: break
         case .held:
@@ -144,7 +144,7 @@ extension MemoStore {
     guard copies <= SyncLimits.maximumConflictCopies || copies <= MemoHeads.copyCount(current) else {
       throw SyncViolation(.tooManyCopies, "memo \(revision.memo.short) would get \(copies) conflict copies")
     }
-    try raiseHorizon(revision.head.clock)
+    try raiseHorizon(revision.head.dot)
     try storeHead(Self.memo(from: revision), existing: existing, removing: removing)
     return .stored(conflict: Self.conflictCount(merged) > Self.conflictCount(current))
   }

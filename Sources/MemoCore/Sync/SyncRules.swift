@@ -173,7 +173,8 @@ public enum SyncRules {
 
   /// What a receiver adopts of the knowledge a sender claims at `sync-done`: per replica,
   /// no more than the highest sequence the receiver has seen from anyone (`horizon`: its
-  /// own knowledge and every clock it holds or held, this session's batches included);
+  /// own knowledge and the dot of every revision it stored or held, this session's
+  /// batches included);
   /// replicas it has seen nothing of are ignored; its own replica is never lowered or
   /// raised by a peer.
   public static func adoptable(_ claimed: VersionVector, horizon: VersionVector, own: String) -> VersionVector {
@@ -186,8 +187,8 @@ public enum SyncRules {
   }
 }
 
-/// The replicas a node tracks, and their cap (4,096): a batch whose clocks would bring the
-/// count over it is refused.
+/// The replicas a node tracks (those it has seen revisions of: its knowledge and horizon),
+/// and their cap (4,096): a batch whose revisions would bring the count over it is refused.
 public struct ReplicaBudget: Sendable {
   public private(set) var known: Set<String>
   public let maximum: Int
@@ -197,13 +198,13 @@ public struct ReplicaBudget: Sendable {
     self.maximum = maximum
   }
 
-  /// Counts the replicas of `clock` as known, or refuses when that would exceed the cap.
-  public mutating func admit(_ clock: VersionVector) throws(SyncViolation) {
-    let fresh = clock.entries.keys.filter { !known.contains($0) }
-    guard !fresh.isEmpty else { return }
-    guard known.count + fresh.count <= maximum else {
+  /// Counts the replica of a revision's dot as known, or refuses when that would exceed the
+  /// cap.
+  public mutating func admit(_ origin: String) throws(SyncViolation) {
+    guard !known.contains(origin) else { return }
+    guard known.count < maximum else {
       throw SyncViolation(.tooManyReplicas, "more than \(maximum) replicas in all")
     }
-    known.formUnion(fresh)
+    known.insert(origin)
   }
 }

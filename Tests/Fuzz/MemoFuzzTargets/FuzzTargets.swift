@@ -170,7 +170,7 @@ public enum FuzzTargets {
     for revision in batch.revisions {
       precondition((try? SyncRules.checkShape(revision)) != nil, "a decoded revision that fails its checks")
       precondition(revision.head.revision <= SyncLimits.maximumRevision)
-      _ = try? budget.admit(revision.head.clock)
+      _ = try? budget.admit(revision.head.dot.origin)
       guard (try? SyncRules.admit(revision, into: receiver)) == true else { continue }
       _ = MemoHeads.deletes(heads, incoming: revision.head)
       _ = MemoHeads.empties(heads, incoming: revision.head, winnerHasBody: true)
