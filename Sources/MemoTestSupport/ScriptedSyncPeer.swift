@@ -73,14 +73,51 @@ public enum ScriptedSyncPeer {
   }
 
   /// The answerer's side: reads the asker's `sync-hello` and answers with `hello` (a raw
-  /// payload), then returns the asker's next frame's answer: its refusal, or `closed`.
+  /// payload), then returns the asker's answer: its refusal, or `closed`.
   public static func answer(over channel: any FrameChannel, hello: [UInt8]) throws(TransportError) -> Answer {
-    _ = try channel.receiveRequired("sync-hello")
+    try answer(over: channel) { _ in (hello, []) }
+  }
+
+  /// The answerer's side, scripted: `script` gets the asker's `sync-hello` (nil when it does
+  /// not decode) and returns the hello to answer with and the frames to send after it (its
+  /// direction: batches and `sync-done`), each batch or `sync-done` waiting for its answer.
+  /// Then it plays the asker's direction as a correct answerer would (acknowledging every
+  /// batch and the `sync-done`) until the channel ends. Returns the first refusal, else the
+  /// last acknowledgement of its own frames, else `closed`.
+  public static func answer(
+    over channel: any FrameChannel, script: (SyncMessage.Hello?) -> (hello: [UInt8], frames: [Frame])
+  ) throws(TransportError) -> Answer {
+    let first = try channel.receiveRequired("sync-hello")
+    let (hello, frames) = script(PeerMessage.decode(SyncMessage.Hello.self, from: first.payload))
     try channel.send(Frame(.syncHello, payload: hello))
-    while let frame = try channel.receive() {
-      if frame.kind == .syncRefuse { return .refused(SyncMessage.decodeRefuse(frame.payload)) }
+    var last = Answer.closed
+    for frame in frames {
+      try channel.send(frame)
+      guard frame.kind == .syncBatch || frame.kind == .syncDone else { continue }
+      guard let reply = try channel.receive() else { return .closed }
+      switch reply.kind {
+      case .syncRefuse: return .refused(SyncMessage.decodeRefuse(reply.payload))
+      case .syncAck:
+        guard let ack = PeerMessage.decode(SyncMessage.Ack.self, from: reply.payload) else { return .closed }
+        last = .acknowledged(ack)
+      default: return .closed
+      }
     }
-    return .closed
+    while let frame = try channel.receive() {
+      switch frame.kind {
+      case .syncBatch:
+        guard let batch = try? SyncBatchCodec.decode(frame.payload) else { return last }
+        try channel.send(Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: batch.position))))
+      case .syncDone:
+        guard let done = PeerMessage.decode(SyncMessage.Done.self, from: frame.payload) else { return last }
+        try channel.send(
+          Frame(
+            .syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: done.position, outcome: .init()))))
+      case .syncRefuse: return .refused(SyncMessage.decodeRefuse(frame.payload))
+      default: return last
+      }
+    }
+    return last
   }
 
   /// A batch frame of `revisions` at `position`.
