@@ -160,9 +160,7 @@ public struct Pairing: Sendable {
 
   /// Refuses to start while the attempts limit holds, saying when pairing reopens.
   func checkAttempts() throws {
-    let now = clock()
-    guard let reopens = try attempts.load().reopens(at: now) else { return }
-    let minutes = max(1, Int((reopens - now + 59_999) / 60_000))
+    guard let minutes = try attempts.load().minutesUntilReopen(at: clock()) else { return }
     let error = PairingAttempts.tooManyError
     throw MemoPeerError(
       error.code, error.message,

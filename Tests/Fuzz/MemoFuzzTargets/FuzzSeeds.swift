@@ -68,7 +68,7 @@ extension FuzzTargets {
       "frame": [[5] + Frame(.hello, payload: hello).encoded() + Frame(.ping, payload: [1, 2]).encoded()],
       "peer-messages": [
         [0] + hello, [1] + PeerMessage.encode(PeerMessage.Goodbye(reason: "done")),
-        [2] + PeerMessage.encode(DeliveryMessage.Deliver(id: MemoID().rawValue, memo: content)),
+        [2] + PeerMessage.encode(DeliveryMessage.Deliver(id: "6a1f3c2e-5b7d-4e8f-9a0b-1c2d3e4f5a6b", memo: content)),
         [3] + PeerMessage.encode(DeliveryMessage.Receipt(id: "e1", stored: "inbox", duplicate: false)),
         [4] + PeerMessage.encode(DeliveryMessage.Refuse(id: "e1", reason: .inboxFull)),
         [5] + DeliveryMessage.encode(content),
@@ -103,6 +103,13 @@ extension FuzzTargets {
         [1] + Array("MPIK".utf8) + [3] + [UInt8](repeating: 5, count: 32 + 60),
       ],
       "consent-log": [consentLine + consentLine],
+      "state-files": [
+        [0] + Array(#"{"version":1,"failures":[1700000000000,1700000060000,1700000120000]}"#.utf8),
+        [1] + Array(
+          #"{"schema":1,"pid":1234,"state":"advertising","instance":"memo-peer-1a2b3c4d","port":7410,"interfaces":[],"updated":1700000000000}"#
+            .utf8),
+        [2] + Array(#"{"service_types":["_example._tcp"],"rotation_seconds":900,"notifications":false}"#.utf8),
+      ],
       "trust-store": [(try? encoder.encode(trust)).map(Array.init) ?? []],
       "web-api": [
         [0] + Array(#"{"title":"t","body":"milk","tags":["home"],"private":false}"#.utf8),

@@ -138,6 +138,29 @@ extension FuzzTargets {
     _ = PeerRecognizer(trust: list).peer(forTag: "0011223344556677", at: 1_800_000_000_000)
   }
 
+  /// The small state and config files (the first byte chooses): the pairing attempts (and
+  /// the arithmetic on their times), the daemon's status file and the config file.
+  static func stateFiles(_ data: [UInt8]) {
+    guard let selector = data.first else { return }
+    let bytes = Array(data.dropFirst())
+    switch selector % 3 {
+    case 0:
+      guard let attempts = try? PairingAttemptStore.parse(bytes, path: "fuzz") else { return }
+      for now in [Timestamp.min, 0, 1_800_000_000_000, Timestamp.max] {
+        _ = attempts.isBlocked(at: now)
+        if let minutes = attempts.minutesUntilReopen(at: now) { precondition(minutes >= 1) }
+        var copy = attempts
+        _ = copy.decide(paired: false, counts: true, at: now)
+      }
+    case 1:
+      guard let status = try? JSONDecoder().decode(ServeStatus.self, from: Data(bytes)) else { return }
+      _ = status.summary
+      _ = status.serviceText
+    default:
+      _ = try? NodeConfig.parse(bytes, path: "fuzz")
+    }
+  }
+
   /// The web page's request bodies, for every route (the first byte chooses).
   static func webAPI(_ data: [UInt8]) {
     guard let selector = data.first else { return }

@@ -25,6 +25,7 @@ public enum FuzzTargets {
     "key-files": keyFiles,
     "consent-log": consentLog,
     "trust-store": trustStore,
+    "state-files": stateFiles,
     "web-api": webAPI,
     "stored-clock": storedClock,
   ]
