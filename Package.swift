@@ -97,10 +97,18 @@ let package = Package(
     // lab tests, never a product.
     .executableTarget(
       name: "memo-peer-test-node", dependencies: ["MemoCLI"], path: "Tests/memo-peer-test-node", swiftSettings: strict),
+    // A misbehaving trusted device and a flooding stranger for the lab tests (issue 13): it
+    // speaks the protocol wrongly on purpose. Built with the tests; never a product, and
+    // nothing in memo-peer depends on it.
+    .executableTarget(
+      name: "memo-peer-hostile",
+      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "MemoTestSupport"],
+      path: "Tests/memo-peer-hostile", swiftSettings: strict),
     .testTarget(name: "MemoWebTests", dependencies: ["MemoWeb", "MemoCore", "MemoCrypto"], swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(
-      name: "LabTests", dependencies: ["memo-peer", "memo-peer-test-node", "MemoTestSupport", "MemoStore", "MemoCore"],
+      name: "LabTests",
+      dependencies: ["memo-peer", "memo-peer-test-node", "memo-peer-hostile", "MemoTestSupport", "MemoStore", "MemoCore"],
       swiftSettings: strict),
     .testTarget(
       name: "MemoCLITests", dependencies: ["MemoCLI", "MemoCore", "MemoStore", "memo-peer", "MemoTestSupport"],
