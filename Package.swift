@@ -108,7 +108,9 @@ let package = Package(
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(
       name: "LabTests",
-      dependencies: ["memo-peer", "memo-peer-test-node", "memo-peer-hostile", "MemoTestSupport", "MemoStore", "MemoCore"],
+      dependencies: [
+        "memo-peer", "memo-peer-test-node", "memo-peer-hostile", "MemoTestSupport", "MemoStore", "MemoCore",
+      ],
       swiftSettings: strict),
     .testTarget(
       name: "MemoCLITests", dependencies: ["MemoCLI", "MemoCore", "MemoStore", "memo-peer", "MemoTestSupport"],

@@ -111,7 +111,8 @@ extension MemoStore {
         let last = upsert.int64(0)
         guard count >= 1, last >= count, UInt64(last) <= SyncLimits.maximumSequence else {
           throw MemoPeerError(
-            .corruptDatabase, "the memo database's \(key == "feed" ? "change feed" : "sequence") counter is out of range",
+            .corruptDatabase,
+            "the memo database's \(key == "feed" ? "change feed" : "sequence") counter is out of range",
             hint: "export the memos (`memo-peer export`) and import them into a new node")
         }
         return UInt64(last) - UInt64(count) + 1

@@ -100,7 +100,9 @@ public final class SyncSink {
           }
         }
         for revision in removals {
-          if case .stored = try store.applyRemote(revision, holdingFor: nil, receiver: receiver) { outcome.applied += 1 }
+          if case .stored = try store.applyRemote(revision, holdingFor: nil, receiver: receiver) {
+            outcome.applied += 1
+          }
         }
         try store.dropHeldDeletes(peer)
         if deleteGuard != nil { try store.recordRemovals(removals.count, from: peer, now: now) }

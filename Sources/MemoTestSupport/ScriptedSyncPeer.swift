@@ -127,7 +127,8 @@ public enum ScriptedSyncPeer {
 
   /// A `sync-done` frame claiming `knowledge` (encoded as given, even beyond every limit).
   public static func done(position: UInt64, knowledge: [String: UInt64]) -> Frame {
-    Frame(.syncDone, payload: PeerMessage.encode(SyncMessage.Done(position: position, knowledge: VersionVector(knowledge))))
+    Frame(
+      .syncDone, payload: PeerMessage.encode(SyncMessage.Done(position: position, knowledge: VersionVector(knowledge))))
   }
 
   /// A `sync-hello` payload from `replica` with these fields as given (no checks).

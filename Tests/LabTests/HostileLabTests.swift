@@ -78,7 +78,8 @@ final class HostileLabTests: LabTestCase {
     }
     for reason in Set(refusals.map { $0.1.replacingOccurrences(of: "refused ", with: "") }) {
       XCTAssertTrue(
-        server.text.contains("sync with \(a.prefix(8)): refused its data: \(reason)"), "the log names a: \(server.text)")
+        server.text.contains("sync with \(a.prefix(8)): refused its data: \(reason)"), "the log names a: \(server.text)"
+      )
     }
 
     // Case 2: knowledge of 2^53 for every replica b knows, accepted but capped.

@@ -48,7 +48,9 @@ final class SyncLimitsTests: XCTestCase {
     }
     let fine = try hello(#"{"version": 1, "replica": "\#(theirs)", "knowledge": {}, "pending": 9007199254740992}"#)
     XCTAssertEqual(fine.pending, SyncLimits.maximumSequence)
-    assertRefused(.malformed) { _ = try hello(#"{"version": 1, "replica": "\#(theirs)", "knowledge": {}, "pending": -1}"#) }
+    assertRefused(.malformed) {
+      _ = try hello(#"{"version": 1, "replica": "\#(theirs)", "knowledge": {}, "pending": -1}"#)
+    }
     assertRefused(.version, { _ = try hello(#"{"version": 2, "replica": "x", "knowledge": {}}"#) })
     assertRefused(.malformed, { _ = try hello(#"{"version": 1, "replica": "not a replica", "knowledge": {}}"#) })
     assertRefused(.malformed, { _ = try hello("[]") })
@@ -99,7 +101,9 @@ final class SyncLimitsTests: XCTestCase {
     unnormalised.tags = ["Upper", "upper"]
     assertRefused(.invalidRevision, { _ = try decodeOne(unnormalised) })
     let flooded = Dictionary(uniqueKeysWithValues: (0...4096).map { (String(format: "%032x", $0), UInt64(1)) })
-    assertRefused(.tooManyReplicas) { _ = try decodeOne(revision(origin: String(format: "%032x", 0), seq: 1, clock: flooded)) }
+    assertRefused(.tooManyReplicas) {
+      _ = try decodeOne(revision(origin: String(format: "%032x", 0), seq: 1, clock: flooded))
+    }
   }
 
   func testOnlyTheReceiverMakesItsOwnRevisions() throws {
@@ -153,7 +157,8 @@ final class SyncLimitsTests: XCTestCase {
       id: memo, title: "t", body: "text", tags: [], created: 1, updated: 2, isPrivate: false, revision: 1,
       origin: theirs, dot: Dot(origin: theirs, seq: 4), clock: VersionVector([theirs: 4]))
     var content = DeliveryMessage.Content(
-      title: "t", body: "text", tags: [], isPrivate: false, sent: 5, revision: DeliveryMessage.SentRevision(memo: stored))
+      title: "t", body: "text", tags: [], isPrivate: false, sent: 5,
+      revision: DeliveryMessage.SentRevision(memo: stored))
     XCTAssertNoThrow(try DeliveryMessage.check(DeliveryMessage.Deliver(id: "some-id", memo: content)))
     assertRefused(.malformed) {
       try DeliveryMessage.check(DeliveryMessage.Deliver(id: String(repeating: "x", count: 65), memo: content))

@@ -58,7 +58,9 @@ final class SyncHostileModelTests: XCTestCase {
         return
       }
     }
-    print("hostile model: \(seeds.count) runs; " + tally.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+    print(
+      "hostile model: \(seeds.count) runs; "
+        + tally.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
     // The runs must reach what the test is for.
     for reason in ["own-origin", "future-clock", "out-of-range", "malformed", "too-many-replicas", "invalid-revision"] {
       XCTAssertGreaterThan(tally["refused \(reason)", default: 0], 0, "no mutation was refused as \(reason)")
@@ -122,7 +124,8 @@ struct HostileReplica {
       base.isEmpty
       ? SyncRevision(
         memo: MemoID(),
-        head: HeadSummary(dot: Dot(origin: fresh, seq: 1), clock: VersionVector([fresh: 1]), revision: 1, isDeleted: false),
+        head: HeadSummary(
+          dot: Dot(origin: fresh, seq: 1), clock: VersionVector([fresh: 1]), revision: 1, isDeleted: false),
         created: 1, updated: 1, isPrivate: false, title: "t", body: "from nowhere \(fresh.prefix(6))", tags: [])
       : base[random.below(base.count)]
     let beyond = SyncLimits.maximumSequence + 1 + UInt64(random.below(1000))
@@ -159,7 +162,8 @@ struct HostileReplica {
         name: "knowledge beyond 2^53", frames: [ScriptedSyncPeer.done(position: 0, knowledge: knowledge)],
         expected: .outOfRange)
     case 7:
-      let wide = Dictionary(uniqueKeysWithValues: (0...SyncLimits.maximumReplicas).map { (String(format: "%032x", $0), UInt64(1)) })
+      let wide = Dictionary(
+        uniqueKeysWithValues: (0...SyncLimits.maximumReplicas).map { (String(format: "%032x", $0), UInt64(1)) })
       return Mutation(
         name: "knowledge of 4,097 replicas", frames: [ScriptedSyncPeer.done(position: 0, knowledge: wide)],
         expected: .tooManyReplicas)
@@ -205,7 +209,9 @@ struct HostileReplica {
       first: { channel in
         try ScriptedSyncPeer.ask(over: channel, hello: hello) { answered in
           let sequence = answered.hello.knowledge[answered.hello.replica] ?? 0
-          guard let mutation = try? copy.mutation(receiver: answered.hello.replica, sequence: sequence) else { return [] }
+          guard let mutation = try? copy.mutation(receiver: answered.hello.replica, sequence: sequence) else {
+            return []
+          }
           planned = mutation
           return mutation.frames
         }
@@ -264,7 +270,8 @@ struct HostileReplica {
     switch (answer, expected) {
     case (.refused(let reason?), let expected?) where reason == expected: return "refused \(reason.rawValue)"
     case (.acknowledged, nil): return "harmless accepted"
-    default: throw ModelError("\(name): expected \(expected.map { "refused \($0.rawValue)" } ?? "accepted"), got \(answer)")
+    default:
+      throw ModelError("\(name): expected \(expected.map { "refused \($0.rawValue)" } ?? "accepted"), got \(answer)")
     }
   }
 }

@@ -45,7 +45,9 @@ final class SyncHostileStoreTests: XCTestCase {
     var clock = memo.clock
     clock.add(Dot(origin: origin, seq: seq))
     return SyncRevision(
-      memo: memo.id, head: HeadSummary(dot: Dot(origin: origin, seq: seq), clock: clock, revision: memo.revision + 1, isDeleted: deleted),
+      memo: memo.id,
+      head: HeadSummary(
+        dot: Dot(origin: origin, seq: seq), clock: clock, revision: memo.revision + 1, isDeleted: deleted),
       created: memo.created, updated: memo.updated + 1, isPrivate: false, title: deleted ? "" : memo.title,
       body: deleted ? "" : body, tags: deleted ? [] : memo.tags)
   }
@@ -53,7 +55,8 @@ final class SyncHostileStoreTests: XCTestCase {
   func fresh(_ index: Int, origin: String, seq: UInt64) -> SyncRevision {
     SyncRevision(
       memo: MemoID(),
-      head: HeadSummary(dot: Dot(origin: origin, seq: seq), clock: VersionVector([origin: seq]), revision: 1, isDeleted: false),
+      head: HeadSummary(
+        dot: Dot(origin: origin, seq: seq), clock: VersionVector([origin: seq]), revision: 1, isDeleted: false),
       created: 1, updated: 1, isPrivate: false, title: "junk \(index)", body: "junk", tags: [])
   }
 
@@ -78,7 +81,8 @@ final class SyncHostileStoreTests: XCTestCase {
     let source = try SyncSource(store: a, peerKnowledge: try b.knowledge(), from: 0)
     while let batch = try source.nextBatch() { _ = try receiving.apply(batch, now: 2) }
     let poison = VersionVector([
-      a.replicaID: SyncLimits.maximumSequence, made: SyncLimits.maximumSequence, b.replicaID: SyncLimits.maximumSequence,
+      a.replicaID: SyncLimits.maximumSequence, made: SyncLimits.maximumSequence,
+      b.replicaID: SyncLimits.maximumSequence,
     ])
     _ = try receiving.finish(SyncMessage.Done(position: source.position, knowledge: poison), now: 3)
     let knowledge = try b.knowledge()
@@ -122,7 +126,9 @@ final class SyncHostileStoreTests: XCTestCase {
     }
     // A clock that claims b's revision 50 (b made one): refused.
     refused(.futureClock) {
-      _ = try receiving.apply(.init(position: 1, revisions: [edit(memo, origin: made, seq: 2, body: "x")]).with(clock: [b.replicaID: 50]), now: 2)
+      _ = try receiving.apply(
+        .init(position: 1, revisions: [edit(memo, origin: made, seq: 2, body: "x")]).with(clock: [b.replicaID: 50]),
+        now: 2)
     }
     XCTAssertEqual(try b.count(), 1, "nothing of either batch")
     // b's own revision, forged with another text and a clock claiming more: never stored.
@@ -202,7 +208,8 @@ final class SyncHostileStoreTests: XCTestCase {
     let receiving = try sink(b)
     let emptied = memos.enumerated().map { edit($1, origin: made, seq: UInt64(1 + $0), body: "") }
     _ = try receiving.apply(.init(position: 1, revisions: emptied), now: 2)
-    XCTAssertEqual(try receiving.finish(SyncMessage.Done(position: 1, knowledge: VersionVector()), now: 3).heldDeletes, 12)
+    XCTAssertEqual(
+      try receiving.finish(SyncMessage.Done(position: 1, knowledge: VersionVector()), now: 3).heldDeletes, 12)
     XCTAssertEqual(Set(try b.allHeadRows().map(\.body)), Set((1...12).map { "text \($0)" }), "every body still there")
     XCTAssertEqual(try b.settleHeldDeletes(from: peer, apply: false, now: 4), 12, "keep")
     XCTAssertEqual(Set(try b.allHeadRows().map(\.body)), Set((1...12).map { "text \($0)" }))
@@ -232,7 +239,8 @@ final class SyncHostileStoreTests: XCTestCase {
     _ = try receiving.apply(.init(position: 1, revisions: concurrent), now: 2)
     XCTAssertEqual(try b.conflicts().first?.copies.count, 32)
     refused(.tooManyCopies) {
-      _ = try receiving.apply(.init(position: 2, revisions: [edit(memo, origin: made, seq: 1, body: "one more")]), now: 2)
+      _ = try receiving.apply(
+        .init(position: 2, revisions: [edit(memo, origin: made, seq: 1, body: "one more")]), now: 2)
     }
     XCTAssertEqual(try b.conflicts().first?.copies.count, 32)
   }
@@ -243,7 +251,9 @@ final class SyncHostileStoreTests: XCTestCase {
     let receiving = try sink(b, maximumHeld: 3)
     let tombstones = memos.enumerated().map { edit($1, origin: made, seq: UInt64(1 + $0), deleted: true) }
     _ = try receiving.apply(.init(position: 1, revisions: Array(tombstones.prefix(3))), now: 2)
-    refused(.tooManyHeld) { _ = try receiving.apply(.init(position: 2, revisions: Array(tombstones.suffix(2))), now: 2) }
+    refused(.tooManyHeld) {
+      _ = try receiving.apply(.init(position: 2, revisions: Array(tombstones.suffix(2))), now: 2)
+    }
     XCTAssertEqual(try b.heldDeleteCount(peer), 3)
   }
 
@@ -291,7 +301,8 @@ final class SyncHostileStoreTests: XCTestCase {
     // b's own memo, sent back with another text: never stored over b's.
     var echo = DeliveryMessage.SentRevision(memo: mine)
     echo.clock = [b.replicaID: 1, made: 3]
-    let forged = DeliveryMessage.Content(title: "mine", body: "forged", tags: [], isPrivate: false, sent: 2, revision: echo)
+    let forged = DeliveryMessage.Content(
+      title: "mine", body: "forged", tags: [], isPrivate: false, sent: 2, revision: echo)
     _ = try b.receiveDelivery(
       id: MemoID().rawValue, from: "SENDER", memo: forged, size: 10, policy: .accept, limits: ReceiveLimits(), now: 3)
     XCTAssertEqual(try b.memo(mine.id).body, "my text")

@@ -70,7 +70,9 @@ enum HostileCase {
       answer = try ScriptedSyncPeer.ask(over: channel, hello: plain) { answerer in
         var clock = answerer.hello.knowledge.mapValues { $0 + 1000 }
         clock[mine] = 2
-        return [ScriptedSyncPeer.batch([memo(origin: mine, seq: 1), memo(origin: mine, seq: 2, clock: clock)], position: 0)]
+        return [
+          ScriptedSyncPeer.batch([memo(origin: mine, seq: 1), memo(origin: mine, seq: 2, clock: clock)], position: 0)
+        ]
       }
     case "mass-delete":
       // 100 junk memos and a tombstone of every memo the daemon sent, in one sync.

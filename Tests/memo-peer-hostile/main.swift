@@ -55,7 +55,8 @@ case "ask":
   }
 case "flood":
   guard arguments.count == 6, let idle = Int(arguments[3]), let slow = Int(arguments[4]),
-    let seconds = Double(arguments[5]), (0...1000).contains(idle), (0...1000).contains(slow), (1...300).contains(seconds)
+    let seconds = Double(arguments[5]), (0...1000).contains(idle), (0...1000).contains(slow),
+    (1...300).contains(seconds)
   else { fail("flood needs IDLE SLOW SECONDS (at most 1000, 1000, 300)") }
   printJSON(Flood(host: host, port: port).run(idle: idle, slow: slow, seconds: seconds))
 default:

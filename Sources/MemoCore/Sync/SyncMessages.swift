@@ -261,7 +261,8 @@ public enum SyncBatchCodec {
     return Batch(position: position, revisions: revisions)
   }
 
-  static let truncated = SyncViolation(.malformed, "a sync-batch whose lengths overrun its bytes or whose text is not UTF-8")
+  static let truncated = SyncViolation(
+    .malformed, "a sync-batch whose lengths overrun its bytes or whose text is not UTF-8")
 
   private static func decodeRevision(_ reader: inout ByteReader) throws(SyncViolation) -> SyncRevision {
     guard let idText = reader.string(), let origin = reader.string(), let seq = reader.u64(),

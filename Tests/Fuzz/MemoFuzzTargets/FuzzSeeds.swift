@@ -23,7 +23,8 @@ extension FuzzTargets {
       title: "groceries", body: "milk\n", tags: ["home"], isPrivate: false, sent: 1_700_000_001_000,
       revision: DeliveryMessage.SentRevision(memo: stored))
     let live = SyncRevision(
-      memo: memo, head: HeadSummary(dot: Dot(origin: replica, seq: 4), clock: stored.clock, revision: 2, isDeleted: false),
+      memo: memo,
+      head: HeadSummary(dot: Dot(origin: replica, seq: 4), clock: stored.clock, revision: 2, isDeleted: false),
       created: stored.created, updated: stored.updated, isPrivate: false, title: "groceries", body: "milk\n",
       tags: ["home"])
     let tombstone = SyncRevision(
@@ -60,7 +61,8 @@ extension FuzzTargets {
       #"{"body":"milk\n","created":1700000000000,"id":"8e0f3d4a-1b2c-4d5e-8f90-123456789abc","origin":"x","private":false,"revision":2,"tags":["home"],"title":"groceries","updated":1700000000500}"#
         .utf8)
     let wrapped = WrappedKey(
-      formatVersion: WrappedKey.version, protection: .afterFirstUnlock, parameters: ScryptParameters(n: 1024, r: 8, p: 1),
+      formatVersion: WrappedKey.version, protection: .afterFirstUnlock,
+      parameters: ScryptParameters(n: 1024, r: 8, p: 1),
       salt: [UInt8](repeating: 1, count: WrappedKey.saltSize), idleTimeout: 0,
       keyID: [UInt8](repeating: 2, count: WrappedKey.keyIDSize),
       sealed: [UInt8](repeating: 3, count: AES256GCMKey.overhead + AES256GCMKey.keySize))
@@ -87,7 +89,9 @@ extension FuzzTargets {
         (try? TXTRecordBytes.encode(["v": "1", "tag": "0011223344556677"])) ?? [],
         (try? TXTRecordBytes.encode(["v": "1", "pair": "1", "name": "laptop"])) ?? [],
       ],
-      "avahi-records": [Array("v=1".utf8) + [0xFF] + Array("tag=0011223344556677".utf8) + [0xFF] + Array("fe80::1".utf8)],
+      "avahi-records": [
+        Array("v=1".utf8) + [0xFF] + Array("tag=0011223344556677".utf8) + [0xFF] + Array("fe80::1".utf8)
+      ],
       "archive": [
         MemoArchive.magic + [1, 1, 15, 8, 1] + [UInt8](repeating: 0, count: 16),
         archiveLine + [0x0A] + archiveLine + [0xFF] + archiveLine,
@@ -105,9 +109,10 @@ extension FuzzTargets {
       "consent-log": [consentLine + consentLine],
       "state-files": [
         [0] + Array(#"{"version":1,"failures":[1700000000000,1700000060000,1700000120000]}"#.utf8),
-        [1] + Array(
-          #"{"schema":1,"pid":1234,"state":"advertising","instance":"memo-peer-1a2b3c4d","port":7410,"interfaces":[],"updated":1700000000000}"#
-            .utf8),
+        [1]
+          + Array(
+            #"{"schema":1,"pid":1234,"state":"advertising","instance":"memo-peer-1a2b3c4d","port":7410,"interfaces":[],"updated":1700000000000}"#
+              .utf8),
         [2] + Array(#"{"service_types":["_example._tcp"],"rotation_seconds":900,"notifications":false}"#.utf8),
       ],
       "trust-store": [(try? encoder.encode(trust)).map(Array.init) ?? []],

@@ -95,7 +95,8 @@ public enum FuzzTargets {
   /// confirmed, and nothing ends it twice.
   static func pairing(_ data: [UInt8]) {
     guard let first = data.first else { return }
-    let key = PeerMessage.PairKey(discoveryKey: Data(repeating: 7, count: 32).base64EncodedString(), rotationSeconds: 900)
+    let key = PeerMessage.PairKey(
+      discoveryKey: Data(repeating: 7, count: 32).base64EncodedString(), rotationSeconds: 900)
     guard let own = DeviceID(bytes: [UInt8](repeating: 1, count: 32)),
       let peer = DeviceID(bytes: [UInt8](repeating: 2, count: 32))
     else { return }
@@ -164,7 +165,8 @@ public enum FuzzTargets {
   /// shape checks, and the receiver-side checks and merges run on it without trapping.
   static func syncBatch(_ data: [UInt8]) {
     guard let batch = try? SyncBatchCodec.decode(data) else { return }
-    precondition((try? SyncBatchCodec.decode(SyncBatchCodec.encode(batch))) == batch, "a batch that does not round-trip")
+    precondition(
+      (try? SyncBatchCodec.decode(SyncBatchCodec.encode(batch))) == batch, "a batch that does not round-trip")
     let receiver = SyncRules.Receiver(replica: String(repeating: "a", count: 32), sequence: 1000)
     var budget = ReplicaBudget(known: [], maximum: 64)
     var heads: [HeadSummary] = []
