@@ -218,6 +218,9 @@ extension MemoStore {
       return id
     }
     do {
+      // A delivered revision counts towards the replicas this node tracks, as a synced one.
+      var budget = ReplicaBudget(known: try knownReplicas())
+      try budget.admit(revision.head.dot.origin)
       _ = try applyRemote(revision, holdingFor: nil, receiver: try receiver())
     } catch let error as SyncViolation {
       throw Self.invalidDelivery(error)

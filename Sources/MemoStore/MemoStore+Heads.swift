@@ -128,12 +128,18 @@ extension MemoStore {
     }
   }
 
-  /// Per origin, the highest sequence number this replica has seen all of.
+  /// Per origin, the highest sequence number this replica has seen all of. Entries a peer
+  /// could plant before knowledge was checked (beyond 2^53, or past 4,096 replicas) are
+  /// left out: claiming less is always safe, and peers refuse a `sync-hello` with them.
   public func knowledge() throws -> VersionVector {
     try sql {
-      let read = try db.prepare("SELECT origin, seq FROM knowledge")
+      let read = try db.prepare("SELECT origin, seq FROM knowledge ORDER BY origin = ?1 DESC, origin")
+      try read.bind(1, replicaID)
       var entries: [String: UInt64] = [:]
-      while try read.step() { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
+      while try read.step(), entries.count < SyncLimits.maximumReplicas {
+        let seq = UInt64(bitPattern: read.int64(1))
+        if seq <= SyncLimits.maximumSequence { entries[read.text(0)] = seq }
+      }
       return VersionVector(entries)
     }
   }

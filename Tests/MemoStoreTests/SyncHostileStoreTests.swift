@@ -257,6 +257,33 @@ final class SyncHostileStoreTests: XCTestCase {
     XCTAssertEqual(try b.heldDeleteCount(peer), 3)
   }
 
+  /// A store poisoned before these checks existed (knowledge of 2^63 and of 5,000 made-up
+  /// replicas, a row with a revision counter of Int64.max) still syncs: what peers would
+  /// refuse is neither claimed nor sent, and the rest arrives.
+  func testAStorePoisonedBeforeTheChecksStillSyncs() throws {
+    let a = try store()
+    let b = try store()
+    let good = try a.create(MemoDraft(title: "good", body: "fine"), now: 1)
+    // Stored as an unchecked sync stored it (the checks of today would refuse it).
+    let poisoned = Memo(
+      id: MemoID(), title: "bad", body: "poisoned", tags: [], created: 1, updated: 1, isPrivate: false,
+      revision: .max, origin: made, dot: Dot(origin: made, seq: 1), clock: VersionVector([made: 1]))
+    try a.batch { try a.storeHead(poisoned, existing: [], removing: []) }
+    let node = nodes[0]
+    var values = ["('\(made)', 9223372036854775807)"]
+    values += (0..<5000).map { "('\(String(format: "%032x", $0))', 1)" }
+    try node.tamper("INSERT INTO knowledge (origin, seq) VALUES " + values.joined(separator: ", "))
+    let knowledge = try a.knowledge()
+    XCTAssertEqual(knowledge.entries.count, SyncLimits.maximumReplicas)
+    XCTAssertEqual(knowledge[made], 0, "beyond 2^53: left out")
+    XCTAssertEqual(knowledge[a.replicaID], 1, "its own entry is always there")
+    // b asks a: a's hello and batches pass b's checks; the poisoned row stays behind.
+    let run = runSync(b, as: nodes[1].device, with: node.answerer, batch: 4)
+    XCTAssertNoThrow(try run.report())
+    XCTAssertNoThrow(try run.answerer.get())
+    XCTAssertEqual(try b.allHeadRows().map(\.id), [good.id])
+  }
+
   // MARK: - Deliveries
 
   /// A peer may name an entry with any id of up to 64 bytes: accepting it stores the memo
