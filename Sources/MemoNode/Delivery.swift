@@ -184,9 +184,17 @@ public struct OutboxDelivery: Sendable {
       }
       switch answer.kind {
       case .receipt:
+        // A receipt that does not name this entry proves nothing about it: the peer broke
+        // the protocol, so the entry waits (and is offered again later) rather than being
+        // marked delivered or failed.
         guard let receipt = PeerMessage.decode(DeliveryMessage.Receipt.self, from: answer.payload),
           receipt.id == entry.id
-        else { fallthrough }
+        else {
+          try store.setOutboxState(entry.id, .waiting("the peer answered with a receipt for another entry"))
+          round.pending += 1
+          round.waitingFor = "protocol error"
+          return round
+        }
         try store.setOutboxState(entry.id, .delivered(clock()))
         round.delivered += 1
       case .refuse:

@@ -59,7 +59,7 @@ public final class LockWatch: Sendable {
         Thread.sleep(forTimeInterval: Self.interval)
       }
     }
-    thread.name = "memo-peer.lock-watch"
+    thread.name = "mp.lock-watch"  // Linux keeps at most 15 bytes
     thread.start()
   }
 

@@ -152,15 +152,23 @@ extension WebAssets {
       renderHeader();
     }
 
+    // Each search gets a number; an answer to an older one (overtaken while the server was
+    // slow) is dropped, so the list always shows the latest query's result.
+    let searchGeneration = 0;
+    /// Runs the current query; false when a newer one started meanwhile.
     async function runSearch() {
+      const generation = ++searchGeneration;
       if (!state.query.trim() && !state.tag) {
         state.results = null;
-        return;
+        return true;
       }
       const query = {};
       if (state.query.trim()) query.text = state.query;
       if (state.tag) query.tag = state.tag;
-      state.results = await api('POST', '/api/search', query);
+      const results = await api('POST', '/api/search', query);
+      if (generation !== searchGeneration) return false;
+      state.results = results;
+      return true;
     }
 
     // ---- The header -------------------------------------------------------------------------
@@ -221,7 +229,6 @@ extension WebAssets {
     function renderMemos() {
       const parts = [];
       if (locked()) parts.push(unlockForm());
-      const listed = state.results ? state.results.memos : state.list?.memos || [];
       const tags = [...new Set((state.list?.memos || []).flatMap((memo) => memo.tags || []))].sort();
       parts.push(el('div', { className: 'toolbar' },
         el('input', { id: 'search', type: 'search', placeholder: 'Search title, tags and text', autocomplete: 'off',
@@ -231,11 +238,18 @@ extension WebAssets {
           tags.map((tag) => el('option', { value: tag, selected: tag === state.tag }, '#' + tag))),
         el('button', { id: 'new-memo', type: 'button', className: 'primary', disabled: locked(), onclick: newMemo },
           'New memo')));
+      parts.push(el('div', { id: 'memo-results' }, memoResults()));
+      return parts;
+    }
+
+    /// The list under the toolbar: redrawn alone while the person types a search, so the
+    /// search field keeps its focus, caret and any keystrokes typed meanwhile.
+    function memoResults() {
+      const listed = state.results ? state.results.memos : state.list?.memos || [];
       if (!listed.length) {
-        parts.push(el('p', { className: 'empty' }, state.results ? 'No memo matches.' : 'No memos yet.'));
-        return parts;
+        return el('p', { className: 'empty' }, state.results ? 'No memo matches.' : 'No memos yet.');
       }
-      parts.push(el('ul', { className: 'list', id: 'memo-list' }, listed.map((memo) => {
+      return el('ul', { className: 'list', id: 'memo-list' }, listed.map((memo) => {
         const withheld = memo.redacted?.title;
         const title = withheld ? (memo.private ? '(private, locked)' : '(locked)') : memo.title;
         return el('li', {},
@@ -248,8 +262,18 @@ extension WebAssets {
               memo.conflict ? el('span', { className: 'flag' }, 'conflict') : null,
             el('span', { className: 'spacer' }),
             el('span', { className: 'time' }, localTime(memo.updated))));
-      })));
-      return parts;
+      }));
+    }
+
+    /// Shows a finished search: only the results, unless the page shows something else now
+    /// (then the whole view, which also respects the privacy screen).
+    function showResults() {
+      const results = $('memo-results');
+      if (results && state.view === 'memos' && !state.hidden && !state.signedOut) {
+        results.replaceChildren(memoResults());
+      } else {
+        render();
+      }
     }
 
     let searchTimer = null;
@@ -258,22 +282,16 @@ extension WebAssets {
       clearTimeout(searchTimer);
       searchTimer = setTimeout(async () => {
         try {
-          await runSearch();
-          const caret = $('search')?.selectionStart;
-          render();
-          const search = $('search');
-          if (search) {
-            search.focus();
-            if (caret !== undefined && caret !== null) search.setSelectionRange(caret, caret);
-          }
+          if (await runSearch()) showResults();
         } catch (error) { fail(error); }
       }, 250);
     }
 
     async function tagChosen(event) {
       state.tag = event.target.value;
-      try { await runSearch(); } catch (error) { fail(error); }
-      render();
+      try {
+        if (await runSearch()) showResults();
+      } catch (error) { fail(error); }
     }
 
     async function openMemo(id) {

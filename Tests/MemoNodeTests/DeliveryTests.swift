@@ -142,8 +142,10 @@ final class DeliveryTests: XCTestCase {
       })
     let round = try deliver(a, to: b, dialer: liar)
     XCTAssertEqual(round.delivered, 0)
-    // Treated as the peer finding the entry invalid (final), as before this suite existed.
-    XCTAssertEqual(try states(a), [.failed("peer refused: \(RefusalReason.invalid.explanation)")])
+    XCTAssertEqual(round.pending, 1)
+    XCTAssertEqual(round.waitingFor, "protocol error")
+    // A protocol error, not a refusal: the entry waits to be offered again, nothing is lost.
+    XCTAssertEqual(try states(a), [.waiting("the peer answered with a receipt for another entry")])
   }
 
   func testExpiredEntriesAreNeverSent() throws {
