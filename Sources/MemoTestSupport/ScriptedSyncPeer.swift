@@ -56,20 +56,28 @@ public enum ScriptedSyncPeer {
         return .closed
       }
     }
+    return try send(script(answerer), over: channel).answer
+  }
+
+  /// Sends `frames` one at a time, reading the answer to each batch and `sync-done`: the
+  /// first refusal or end (and `finished` false), else the last acknowledgement.
+  static func send(_ frames: [Frame], over channel: any FrameChannel) throws(TransportError) -> (
+    answer: Answer, finished: Bool
+  ) {
     var last = Answer.closed
-    for frame in script(answerer) {
+    for frame in frames {
       try channel.send(frame)
       guard frame.kind == .syncBatch || frame.kind == .syncDone else { continue }
-      guard let reply = try channel.receive() else { return .closed }
+      guard let reply = try channel.receive() else { return (.closed, false) }
       switch reply.kind {
-      case .syncRefuse: return .refused(SyncMessage.decodeRefuse(reply.payload))
+      case .syncRefuse: return (.refused(SyncMessage.decodeRefuse(reply.payload)), false)
       case .syncAck:
-        guard let ack = PeerMessage.decode(SyncMessage.Ack.self, from: reply.payload) else { return .closed }
+        guard let ack = PeerMessage.decode(SyncMessage.Ack.self, from: reply.payload) else { return (.closed, false) }
         last = .acknowledged(ack)
-      default: return .closed
+      default: return (.closed, false)
       }
     }
-    return last
+    return (last, true)
   }
 
   /// The answerer's side: reads the asker's `sync-hello` and answers with `hello` (a raw
@@ -90,19 +98,8 @@ public enum ScriptedSyncPeer {
     let first = try channel.receiveRequired("sync-hello")
     let (hello, frames) = script(PeerMessage.decode(SyncMessage.Hello.self, from: first.payload))
     try channel.send(Frame(.syncHello, payload: hello))
-    var last = Answer.closed
-    for frame in frames {
-      try channel.send(frame)
-      guard frame.kind == .syncBatch || frame.kind == .syncDone else { continue }
-      guard let reply = try channel.receive() else { return .closed }
-      switch reply.kind {
-      case .syncRefuse: return .refused(SyncMessage.decodeRefuse(reply.payload))
-      case .syncAck:
-        guard let ack = PeerMessage.decode(SyncMessage.Ack.self, from: reply.payload) else { return .closed }
-        last = .acknowledged(ack)
-      default: return .closed
-      }
-    }
+    let (last, finished) = try send(frames, over: channel)
+    guard finished else { return last }
     while let frame = try channel.receive() {
       switch frame.kind {
       case .syncBatch:

@@ -101,26 +101,6 @@ final class HostileLabTests: LabTestCase {
     XCTAssertTrue(server.process.isRunning)
   }
 
-  /// A trusted device's `ping` and `sync`, each timed around the command on its host.
-  func timed(_ host: String, _ arguments: [String]) throws -> (status: Int, milliseconds: Int, stderr: String) {
-    let quoted = arguments.map { "'\($0)'" }.joined(separator: " ")
-    let result = try Lab.exec(
-      host,
-      [
-        "-c",
-        "start=$(date +%s%N); \"$0\" \(quoted) >/dev/null; status=$?; "
-          + "echo \"elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 )) status=$status\" >&2",
-        Lab.binary,
-      ], tool: "sh")
-    let summary = try XCTUnwrap(result.stderr.split(separator: "\n").last { $0.hasPrefix("elapsed_ms=") })
-    let fields = Dictionary(
-      uniqueKeysWithValues: summary.split(separator: " ").map { field in
-        let parts = field.split(separator: "=")
-        return (String(parts[0]), Int(parts[1]) ?? -1)
-      })
-    return (fields["status"] ?? -1, fields["elapsed_ms"] ?? -1, result.stderr)
-  }
-
   /// `serve`'s resident memory (KiB) and open descriptors, from /proc.
   func usage(_ process: Background) -> (rssKiB: Int, descriptors: Int) {
     let pid = process.process.processIdentifier
@@ -149,7 +129,7 @@ final class HostileLabTests: LabTestCase {
     let sync = ["sync", "--peer", "host-b", "--timeout", "10"]
     var baseline: [Int] = []
     for arguments in [ping, sync, ping, sync] {
-      let run = try timed("a", arguments)
+      let run = try Lab.timed("a", arguments)
       XCTAssertEqual(run.status, 0, run.stderr)
       baseline.append(run.milliseconds)
     }
@@ -162,7 +142,7 @@ final class HostileLabTests: LabTestCase {
     var peak = quiet
     for round in 0..<4 {
       for arguments in [ping, sync] {
-        let run = try timed("a", arguments)
+        let run = try Lab.timed("a", arguments)
         XCTAssertEqual(run.status, 0, "round \(round) \(arguments[0]): \(run.stderr)")
         underFlood.append(run.milliseconds)
         let now = usage(server)
@@ -182,7 +162,7 @@ final class HostileLabTests: LabTestCase {
     // (listener, pipes, Avahi, the store): well under 100.
     XCTAssertLessThan(peak.descriptors, 100, "descriptors bounded")
     XCTAssertLessThan(peak.rssKiB - quiet.rssKiB, 64 * 1024, "memory bounded (grew \(peak.rssKiB - quiet.rssKiB) KiB)")
-    let after = try timed("a", ping)
+    let after = try Lab.timed("a", ping)
     XCTAssertEqual(after.status, 0, after.stderr)
   }
 }

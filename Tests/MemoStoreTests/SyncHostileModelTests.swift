@@ -29,10 +29,7 @@ import XCTest
 /// the count.
 final class SyncHostileModelTests: XCTestCase {
   func testTheHonestReplicasConvergeWhateverTheFourthSends() throws {
-    let environment = ProcessInfo.processInfo.environment
-    let seeds: [UInt64] =
-      environment["MEMO_PEER_HOSTILE_MODEL_SEED"].flatMap(UInt64.init).map { [$0] }
-      ?? Array(1...UInt64(environment["MEMO_PEER_HOSTILE_MODEL_RUNS"].flatMap(Int.init) ?? 100))
+    let seeds = ModelRun.seeds("MEMO_PEER_HOSTILE_MODEL", runs: 100)
     let honest = try (0..<3).map { _ in try ModelReplica() }
     let hostile = try ModelReplica()
     var tally: [String: Int] = [:]
@@ -50,9 +47,7 @@ final class SyncHostileModelTests: XCTestCase {
             run.log.append("hostile → \(outcome)")
           }
         }
-        try run.syncAllPairs()
-        try run.checkConverged()
-        try run.checkNoEditLost()
+        try run.settleAndCheck()
       } catch {
         XCTFail("seed \(seed): \(error)\n\(run.log.joined(separator: "\n"))")
         return
