@@ -24,12 +24,12 @@ import XCTest
 /// capped at what the receiver itself has seen, so such a lie can hide only revisions below
 /// that (docs/PROTOCOL.md, "What the checks do not cover").
 ///
-/// Seeded and bounded (100 runs of 24 honest steps by default, about 15 s):
+/// Seeded and bounded (60 runs of 24 honest steps by default, about 10 s):
 /// `MEMO_PEER_HOSTILE_MODEL_SEED` replays one run, `MEMO_PEER_HOSTILE_MODEL_RUNS` changes
 /// the count.
 final class SyncHostileModelTests: XCTestCase {
   func testTheHonestReplicasConvergeWhateverTheFourthSends() throws {
-    let seeds = ModelRun.seeds("MEMO_PEER_HOSTILE_MODEL", runs: 100)
+    let seeds = ModelRun.seeds("MEMO_PEER_HOSTILE_MODEL", runs: 60)
     let honest = try (0..<3).map { _ in try ModelReplica() }
     let hostile = try ModelReplica()
     var tally: [String: Int] = [:]
