@@ -23,8 +23,10 @@ public final class SyncSink {
   /// This replica and its sequence, as they were when the direction began (nothing this
   /// side makes during the sync is sent back in it).
   let receiver: SyncRules.Receiver
-  /// Live memos before the first batch: what the guard weighs removals against.
-  let liveBefore: Int
+  /// How many memos this direction's batches made live (new, or brought back) less those
+  /// it made not live: the live memos before the sync are the count now less this, read
+  /// only when the guard needs it.
+  private var liveChange = 0
   private var budget: ReplicaBudget
   private var held: Int
   let maximumHeld: Int
@@ -42,7 +44,6 @@ public final class SyncSink {
     self.deleteGuard = deleteGuard
     self.maximumHeld = maximumHeld
     receiver = try store.receiver()
-    liveBefore = try store.liveMemoCount()
     budget = ReplicaBudget(known: try store.knownReplicas(), maximum: maximumReplicas)
     held = try store.heldDeleteCount(peer)
   }
@@ -60,8 +61,12 @@ public final class SyncSink {
     var budget = self.budget
     var held = self.held
     var outcome = self.outcome
+    var liveChange = self.liveChange
     try store.batch {
       for revision in batch.revisions {
+        // The decoder checked the whole shape; the numbers are checked again here, cheaply,
+        // for a batch that reaches the store another way.
+        try SyncRules.checkNumbers(revision)
         try budget.admit(revision.head.dot.origin)
         switch try store.applyRemote(revision, holdingFor: deleteGuard == nil ? nil : peer, receiver: receiver) {
         case .known: break
@@ -70,9 +75,10 @@ public final class SyncSink {
           guard held <= maximumHeld else {
             throw SyncViolation(.tooManyHeld, "more than \(maximumHeld) removals held back")
           }
-        case .stored(let conflict):
+        case .stored(let conflict, let live):
           outcome.applied += 1
           if conflict { outcome.conflicts += 1 }
+          liveChange += live
         }
       }
       try store.setSyncCursor(peer, FeedPosition(replica: peerReplica, position: batch.position), now: now)
@@ -80,6 +86,7 @@ public final class SyncSink {
     self.budget = budget
     self.held = held
     self.outcome = outcome
+    self.liveChange = liveChange
     return batch.position
   }
 
@@ -92,6 +99,7 @@ public final class SyncSink {
       let removals = try store.heldDeletes(peer)
       if !removals.isEmpty {
         if let deleteGuard {
+          let liveBefore = try store.liveMemoCount() - liveChange
           let recent = try store.recentRemovals(from: peer, now: now)
           guard deleteGuard.allows(removals: removals.count, liveBefore: liveBefore, recentlyApplied: recent) else {
             outcome.heldDeletes = removals.count
@@ -119,20 +127,22 @@ public final class SyncSink {
 enum ApplyResult: Equatable {
   case known
   case held
-  /// `conflict`: it made a new conflict copy, or a delete lost to an edit.
-  case stored(conflict: Bool)
+  /// `conflict`: it made a new conflict copy, or a delete lost to an edit; `live`: +1 when
+  /// the memo became live (new, or brought back), -1 when it stopped being live, else 0.
+  case stored(conflict: Bool, live: Int)
 }
 
 extension MemoStore {
   /// Merges one head from a peer (`MemoHeads.merge`), after `SyncRules`: the receiver's own
   /// revisions are never stored, a clock beyond its sequence is refused, and no memo gets
   /// more than 32 conflict copies. With `holdingFor`, a removal (a delete of a live memo, an
-  /// edit that empties one) is held for that peer instead. Runs inside the caller's
-  /// transaction, O(heads of the memo) — at most 33 live heads and its tombstones.
+  /// edit that empties one) is held for that peer instead. The caller has checked the
+  /// revision's shape (`SyncRules.checkShape`: the batch decoder, the delivery's
+  /// `revision(of:)`, or when it was held). Runs inside the caller's transaction, O(heads of
+  /// the memo) — at most 33 live heads and its tombstones.
   func applyRemote(_ revision: SyncRevision, holdingFor peer: String?, receiver: SyncRules.Receiver) throws
     -> ApplyResult
   {
-    try SyncRules.checkShape(revision)
     guard try SyncRules.admit(revision, into: receiver) else { return .known }
     let existing = try heads(of: revision.memo)
     let current = existing.map(\.head)
@@ -148,7 +158,10 @@ extension MemoStore {
     }
     try raiseHorizon(revision.head.dot)
     try storeHead(Self.memo(from: revision), existing: existing, removing: removing)
-    return .stored(conflict: Self.conflictCount(merged) > Self.conflictCount(current))
+    let wasLive = MemoHeads.winner(current).map { !$0.isDeleted } ?? false
+    let isLive = MemoHeads.winner(merged).map { !$0.isDeleted } ?? false
+    return .stored(
+      conflict: Self.conflictCount(merged) > Self.conflictCount(current), live: (isLive ? 1 : 0) - (wasLive ? 1 : 0))
   }
 
   /// Whether the guard holds `revision`: a delete that would turn a live memo into a

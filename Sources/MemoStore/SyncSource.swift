@@ -50,7 +50,7 @@ public final class SyncSource {
       let revision = try store.syncRevision(row)
       // A row a peer would refuse (left by a sync before the checks existed: a number out of
       // range) is not sent, so it cannot stop every later sync; it stays here as it is.
-      guard (try? SyncRules.checkShape(revision)) != nil else { return true }
+      guard (try? SyncRules.checkNumbers(revision)) != nil else { return true }
       bytes += SyncBatchCodec.encodedSize(revision)
       revisions.append(revision)
       return revisions.count < maximumRevisions && bytes < maximumBytes

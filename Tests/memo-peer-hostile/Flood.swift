@@ -7,7 +7,7 @@ import Foundation
 /// A stranger on the LAN starving a node, for the lab's strangers test: idle TCP
 /// connections that never speak TLS, and slow TLS handshakes that trickle a ClientHello
 /// (a 16 KiB record that never completes) one byte every 200 ms; whatever the server
-/// closes is opened again, until the time is up. Bounded in connections and time.
+/// closes is opened again, until the time is up (or 20,000 connections were opened).
 struct Flood {
   let host: String
   let port: UInt16
@@ -19,6 +19,9 @@ struct Flood {
     var sent = 0
   }
 
+  /// Connections opened in one run at most (bounded in count as well as time).
+  static let maximumOpened = 20_000
+
   /// The start of a TLS handshake record of 16 KiB, then filler: the server waits for the rest.
   static let helloStart: [UInt8] = [0x16, 0x03, 0x01, 0x40, 0x00, 0x01, 0x00, 0x3F, 0xFC, 0x03, 0x03]
 
@@ -29,7 +32,7 @@ struct Flood {
     var failedConnects = 0
     var links: [Link] = []
     func open(slow: Bool) -> Link? {
-      guard Date() < deadline else { return nil }
+      guard Date() < deadline, opened < Self.maximumOpened else { return nil }
       guard let fd = dial() else {
         failedConnects += 1
         return nil
@@ -64,7 +67,7 @@ struct Flood {
         if let fresh = open(slow: links[index].slow) { links[index] = fresh }
       }
       links.removeAll { $0.fd < 0 }
-      if links.isEmpty, Date() < deadline {
+      if links.isEmpty, Date() < deadline, opened < Self.maximumOpened {
         // The server refuses everything: wait a little before the next round of connects.
         Thread.sleep(forTimeInterval: 0.1)
         for index in 0..<(idle + slow) {

@@ -107,6 +107,24 @@ public enum SyncRules {
   /// and nothing later of its own replica), numbers in range, and content as a store writes
   /// it (normalised; a tombstone carries none).
   public static func checkShape(_ revision: SyncRevision) throws(SyncViolation) {
+    try checkNumbers(revision)
+    if revision.head.isDeleted {
+      guard revision.title.isEmpty, revision.body.isEmpty, revision.tags.isEmpty else {
+        throw SyncViolation(.invalidRevision, "a tombstone with content")
+      }
+    } else {
+      let draft = MemoDraft(
+        title: revision.title, body: revision.body, tags: revision.tags, isPrivate: revision.isPrivate)
+      guard (try? MemoRules.validated(draft)) == draft else {
+        throw SyncViolation(.invalidRevision, "content that is not normalised or not valid")
+      }
+    }
+  }
+
+  /// The shape's numbers and names alone (dot, clock, revision counter, times): what a
+  /// sender checks of its own rows before sending them (their content was validated when
+  /// they were stored).
+  public static func checkNumbers(_ revision: SyncRevision) throws(SyncViolation) {
     let head = revision.head
     try checkReplica(head.dot.origin, "a dot's replica")
     guard SyncLimits.isSequence(head.dot.seq) else {
@@ -125,17 +143,6 @@ public enum SyncRules {
     try checkRevisionNumber(head.revision)
     try checkTimestamp(revision.created, "created")
     try checkTimestamp(revision.updated, "updated")
-    if head.isDeleted {
-      guard revision.title.isEmpty, revision.body.isEmpty, revision.tags.isEmpty else {
-        throw SyncViolation(.invalidRevision, "a tombstone with content")
-      }
-    } else {
-      let draft = MemoDraft(
-        title: revision.title, body: revision.body, tags: revision.tags, isPrivate: revision.isPrivate)
-      guard (try? MemoRules.validated(draft)) == draft else {
-        throw SyncViolation(.invalidRevision, "content that is not normalised or not valid")
-      }
-    }
   }
 
   /// What the receiver knows of itself: its replica id and its last sequence number.
