@@ -7,7 +7,7 @@ RELEASE_BIN := .build/release/memo-peer
 # command) with lld (GNU ld warns about mktemp inside the static Foundation).
 RELEASE_FLAGS := -c release --static-swift-stdlib -Xswiftc -use-ld=lld
 
-.PHONY: deps build test lint format demo bench install deb deb-check clean
+.PHONY: deps build test lint format demo bench fuzz install deb deb-check clean
 
 deps:
 	@scripts/deps.sh
@@ -25,6 +25,11 @@ format:
 test: deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --disable-swift-testing
+
+# Every fuzz target (Tests/Fuzz) for FUZZ_SECONDS each, one after the other; a crash fails.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	SWIFT=$(SWIFT) scripts/fuzz.sh $(FUZZ_SECONDS)
 
 demo: build
 	scripts/demo.sh $(RELEASE_BIN)
@@ -63,4 +68,4 @@ deb-check: deps
 	scripts/deb-test.sh dist/memo-peer_*_*.deb
 
 clean:
-	rm -rf .build .build-deb dist
+	rm -rf .build .build-deb .build-fuzz dist

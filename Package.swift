@@ -1,5 +1,6 @@
 // swift-tools-version:6.0
 // memo-peer: private, local-network memo sharing. See docs/ and ../shared/DESIGN.md.
+import Foundation
 import PackageDescription
 
 /// Errors on warnings everywhere, so "builds without warnings" is enforced by the build itself.
@@ -96,14 +97,41 @@ let package = Package(
     // lab tests, never a product.
     .executableTarget(
       name: "memo-peer-test-node", dependencies: ["MemoCLI"], path: "Tests/memo-peer-test-node", swiftSettings: strict),
+    // A misbehaving trusted device and a flooding stranger for the lab tests (issue 13): it
+    // speaks the protocol wrongly on purpose. Built with the tests; never a product, and
+    // nothing in memo-peer depends on it.
+    .executableTarget(
+      name: "memo-peer-hostile",
+      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "MemoTestSupport"],
+      path: "Tests/memo-peer-hostile", swiftSettings: strict),
     .testTarget(name: "MemoWebTests", dependencies: ["MemoWeb", "MemoCore", "MemoCrypto"], swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(
-      name: "LabTests", dependencies: ["memo-peer", "memo-peer-test-node", "MemoTestSupport", "MemoStore", "MemoCore"],
+      name: "LabTests",
+      dependencies: [
+        "memo-peer", "memo-peer-test-node", "memo-peer-hostile", "MemoTestSupport", "MemoStore", "MemoCore",
+      ],
       swiftSettings: strict),
     .testTarget(
       name: "MemoCLITests", dependencies: ["MemoCLI", "MemoCore", "MemoStore", "memo-peer", "MemoTestSupport"],
       swiftSettings: strict),
+    // Every decoder of outside bytes as a fuzz target (Tests/Fuzz/README.md); debug builds
+    // only (it reaches internal decoders through @testable import).
+    .target(
+      name: "MemoFuzzTargets",
+      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoWeb"],
+      path: "Tests/Fuzz/MemoFuzzTargets", swiftSettings: strict),
+    // The committed corpus and every crash libFuzzer found, through the same targets.
+    .testTarget(name: "FuzzRegressionTests", dependencies: ["MemoFuzzTargets"], swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]
 )
+
+// `make fuzz` only (MEMO_PEER_FUZZ=1, `swift build --sanitize=fuzzer` into .build-fuzz): the
+// libFuzzer binary has no `main` of its own, so it cannot link in an ordinary build.
+if ProcessInfo.processInfo.environment["MEMO_PEER_FUZZ"] == "1" {
+  package.targets.append(
+    .executableTarget(
+      name: "memo-peer-fuzz", dependencies: ["MemoFuzzTargets"], path: "Tests/Fuzz/memo-peer-fuzz",
+      swiftSettings: strict))
+}

@@ -4,6 +4,8 @@
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 int memo_kdf_scrypt(const unsigned char *passphrase, size_t passphrase_len,
                     const unsigned char *salt, size_t salt_len,
@@ -60,4 +62,9 @@ int memo_ssl_ctx_tls13_without_resumption(SSL_CTX *ctx) {
   SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
   if (SSL_CTX_set_num_tickets(ctx, 0) != 1) return 0;
   return 1;
+}
+
+int memo_ssl_error_is_unexpected_eof(void) {
+    unsigned long error = ERR_peek_error();
+    return error != 0 && ERR_GET_LIB(error) == ERR_LIB_SSL && ERR_GET_REASON(error) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
 }

@@ -44,7 +44,8 @@ enum DeliveryCommands {
     if let text = context.arguments.value("expires") {
       guard let seconds = DurationText.seconds(text) else {
         throw ArgumentParser.usage(
-          "--expires needs a duration such as 90s, 10m, 2h or 7d", suggestion: nil, command: "send")
+          "--expires needs a duration of at most 366 days, such as 90s, 10m, 2h or 7d", suggestion: nil,
+          command: "send")
       }
       expires = context.now + Timestamp(seconds * 1000)
     }

@@ -185,7 +185,8 @@ enum NetworkCommands {
     let syncEvery = try context.arguments.value("sync-every").map { text -> Double in
       guard let seconds = DurationText.seconds(text), seconds >= 1 else {
         throw ArgumentParser.usage(
-          "--sync-every needs a duration of at least 1 s, such as 90s, 10m or 1h", suggestion: nil, command: "serve")
+          "--sync-every needs a duration from 1 s to 366 days, such as 90s, 10m or 1h", suggestion: nil,
+          command: "serve")
       }
       return seconds
     }

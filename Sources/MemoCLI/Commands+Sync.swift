@@ -16,13 +16,14 @@ enum SyncCommands {
       Finds every trusted device (or only PEER) on the local network by its rotating tag, all
       at once (up to four at a time), connects with its pinned key and exchanges only what
       the other lacks: new memos, edits, deletes. Concurrent edits of one memo keep both (a
-      conflict copy, see `conflicts`); an edit beats a concurrent delete. A sync that would
-      delete more than half of this node's memos (and at least 10) is held back: nothing is
-      deleted until you choose
-      --allow-deletes (delete them here too) or --keep-deleted (keep them; they come back on
-      the peer). A sync cut off at any point resumes where it stopped. On a terminal a
-      progress line shows long syncs. Exit status 20 when deletes were held back, 17 when a
-      device could not be reached.
+      conflict copy, see `conflicts`); an edit beats a concurrent delete. Deletes (and edits
+      that empty a memo) from one device that would remove more than half of the memos this
+      node had (and at least 10), counted over 24 hours, are held back: nothing is deleted
+      until you choose --allow-deletes (delete them here too) or --keep-deleted (keep them;
+      they come back on the peer). A sync cut off at any point resumes where it stopped. On
+      a terminal a progress line shows long syncs. Exit status 20 when deletes were held
+      back, 17 when a device could not be reached, 21 when a device sent data that breaks
+      the protocol (nothing of it is stored; the message names the device).
       """,
     options: [
       OptionSpec("peer", value: "PEER", "sync only with this trusted device (name or device-ID prefix)"),
@@ -132,7 +133,7 @@ enum SyncCommands {
       let name = held.peer.displayName
       throw MemoPeerError(
         .syncHeld,
-        "\(held.report?.received.heldDeletes ?? 0) deletes from \(name) were held back: they would delete that many of your \(held.report?.received.liveMemos ?? 0) memos; nothing was deleted",
+        "\(held.report?.received.heldDeletes ?? 0) deletes (or edits emptying memos) from \(name) were held back: they would remove that many of your \(held.report?.received.liveMemos ?? 0) memos; nothing was deleted",
         hint: "if \(name) deleted them on purpose: `memo-peer sync --peer \(name) --allow-deletes`; "
           + "to keep them (and bring them back on \(name)): `memo-peer sync --peer \(name) --keep-deleted`")
     }

@@ -44,6 +44,14 @@ enum Manual {
       meaning:
         "a sync held back deletes that would remove most memos: `sync --peer P --allow-deletes` or --keep-deleted"
     ),
+    ExitStatus(
+      status: 21,
+      meaning:
+        "a trusted device sent sync data that breaks the protocol (or refused this device's): nothing of it was stored"
+    ),
+    ExitStatus(
+      status: 22,
+      meaning: "the memo is sealed for the members of a notebook this device only relays: read it on a member"),
   ]
 
   /// A variable memo-peer reads, and what for.

@@ -47,17 +47,22 @@ final class WebBackend: WebAPI {
       return .json(
         200,
         encoding: OutputFormat.MemoListJSON(
-          memos: try store.listing().map { .init($0) }, locked: !store.lockState.canReadContent))
+          memos: try store.listing().map { .init($0, names: names(store)) }, locked: !store.lockState.canReadContent))
     case .search(let query):
       return .json(200, encoding: try search(query))
     case .createMemo(let draft):
       let store = try unlockedStore()
-      return .json(201, encoding: OutputFormat.MemoJSON(memo: .init(try store.create(draft, now: clock()).summary)))
+      return .json(
+        201,
+        encoding: OutputFormat.MemoJSON(memo: .init(try store.create(draft, now: clock()).summary, names: names(store)))
+      )
     case .showMemo(let text):
       let store = try open()
       let memo = try store.memo(try store.resolve(text))
       return .json(
-        200, encoding: OutputFormat.MemoJSON(memo: .init(memo.summary, body: memo.body, conflictOf: memo.conflictOf)))
+        200,
+        encoding: OutputFormat.MemoJSON(
+          memo: .init(memo.summary, body: memo.body, conflictOf: memo.conflictOf, names: names(store))))
     case .editMemo(let text, let edit):
       return try self.edit(text, edit)
     case .deleteMemo(let text):
@@ -71,8 +76,9 @@ final class WebBackend: WebAPI {
       return .json(
         200, encoding: DeliveryCommands.InboxJSON(try store.inboxEntries(), names: try PeerNames(paths: paths)))
     case .acceptInbox(let id):
-      let memo = try unlockedStore().acceptInboxEntry(id)
-      return .json(200, encoding: OutputFormat.MemoJSON(memo: .init(memo.summary)))
+      let store = try unlockedStore()
+      let memo = try store.acceptInboxEntry(id)
+      return .json(200, encoding: OutputFormat.MemoJSON(memo: .init(memo.summary, names: names(store))))
     case .dropInbox(let id):
       let entry = try unlockedStore().dropInboxEntry(id)
       return .json(200, encoding: DeliveryCommands.DroppedJSON(dropped: entry.id))
@@ -123,6 +129,9 @@ final class WebBackend: WebAPI {
 
   /// `search --json` for text (with a tag, only memos that have it); `list --tag --json`
   /// for a tag alone.
+  /// Notebook names (and device names), as the commands' `--json` gives them.
+  private func names(_ store: MemoStore) -> OutputFormat.Names { OutputFormat.Names(store: store, paths: paths) }
+
   private func search(_ query: MemoQuery) throws -> OutputFormat.MemoListJSON {
     let store = try unlockedStore()
     let tag = try query.tag.map { tag -> String in
@@ -132,10 +141,11 @@ final class WebBackend: WebAPI {
       return normalized
     }
     guard let text = query.text?.trimmingWhitespace, !text.isEmpty else {
-      return OutputFormat.MemoListJSON(memos: try store.listing(tag: tag).map { .init($0) }, locked: false)
+      return OutputFormat.MemoListJSON(
+        memos: try store.listing(tag: tag).map { .init($0, names: names(store)) }, locked: false)
     }
     let found = try store.search(text).filter { memo in tag.map { memo.tags.contains($0) } ?? true }
-    return OutputFormat.MemoListJSON(memos: found.map { .init($0) })
+    return OutputFormat.MemoListJSON(memos: found.map { .init($0, names: names(store)) })
   }
 
   private func edit(_ text: String, _ edit: MemoEdit) throws -> HTTPResponse {
@@ -147,13 +157,13 @@ final class WebBackend: WebAPI {
         guard store.lockState.canReadContent else {
           return .json(200, encoding: PinnedJSON(memo: id.rawValue, pinned: pinned))
         }
-        return .json(200, encoding: OutputFormat.MemoJSON(memo: .init(try store.memo(id).summary)))
+        return .json(200, encoding: OutputFormat.MemoJSON(memo: .init(try store.memo(id).summary, names: names(store))))
       }
     }
     guard store.lockState.canReadContent else { throw MemoStore.lockedError }
     try store.checkChangeable(id)
     let memo = try MemoCommands.save(edit.change, to: id, in: store, now: clock(), expectedRevision: edit.revision)
-    return .json(200, encoding: OutputFormat.MemoJSON(memo: .init(memo.summary)))
+    return .json(200, encoding: OutputFormat.MemoJSON(memo: .init(memo.summary, names: names(store))))
   }
 
   /// Records a person's click on the page's consent prompt, with the same usage text as the

@@ -14,14 +14,20 @@ public enum Advertisement {
   /// Bytes of the HMAC kept for the tag (64 bits, as 16 hex digits).
   public static let tagBytes = 8
 
-  /// The period number at `time`: whole rotation periods since the Unix epoch.
+  /// The period number at `time`: whole rotation periods since the Unix epoch. A rotation
+  /// outside `rotationRange` (a damaged trust store) is taken as its nearest bound, so the
+  /// arithmetic here never overflows.
   public static func period(at time: Timestamp, rotationSeconds: Int64) -> UInt64 {
-    UInt64(max(0, time) / 1000 / max(1, rotationSeconds))
+    UInt64(max(0, time) / 1000 / clamped(rotationSeconds))
   }
 
   /// When the period containing `time` ends, in milliseconds since the epoch.
   public static func periodEnd(at time: Timestamp, rotationSeconds: Int64) -> Timestamp {
-    Timestamp(period(at: time, rotationSeconds: rotationSeconds) + 1) * max(1, rotationSeconds) * 1000
+    Timestamp(period(at: time, rotationSeconds: rotationSeconds) + 1) * clamped(rotationSeconds) * 1000
+  }
+
+  private static func clamped(_ rotation: Int64) -> Int64 {
+    min(max(rotation, rotationRange.lowerBound), rotationRange.upperBound)
   }
 
   /// HMAC input for the tag of a period: `"memo-peer/1 tag"` ‖ period (u64 big-endian).

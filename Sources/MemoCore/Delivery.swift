@@ -26,7 +26,9 @@ public enum RefusalReason: String, Codable, Sendable, CaseIterable {
     switch self {
     case .policy: "the peer refuses memos from this device"
     case .tooLarge: "the memo is larger than the peer accepts"
-    case .inboxFull: "the peer's inbox is full (entries from this device await accept or drop there)"
+    case .inboxFull:
+      "the peer's inbox is full (entries from this device await accept or drop there), "
+        + "or it took as many memos from this device today as it takes"
     case .invalid: "the peer found the memo invalid"
     }
   }
@@ -42,10 +44,14 @@ public struct ReceiveLimits: Sendable, Equatable {
   public var maximumSize: Int
   /// Most inbox entries waiting from one sender.
   public var maximumInboxPerPeer: Int
+  /// Most memos stored from one sender under the `accept` policy within 24 hours: the
+  /// policy skips the inbox, not the bound on what one device can add.
+  public var maximumAcceptedPerDay: Int
 
-  public init(maximumSize: Int = 128 * 1024, maximumInboxPerPeer: Int = 1000) {
+  public init(maximumSize: Int = 128 * 1024, maximumInboxPerPeer: Int = 1000, maximumAcceptedPerDay: Int = 1000) {
     self.maximumSize = maximumSize
     self.maximumInboxPerPeer = maximumInboxPerPeer
+    self.maximumAcceptedPerDay = maximumAcceptedPerDay
   }
 }
 
@@ -58,12 +64,12 @@ public enum ReceiveDecision: Equatable, Sendable {
   /// The receiver's decision for one new entry (a retransmission of an entry already stored
   /// is answered with a receipt before this is asked).
   public static func decide(
-    policy: ReceivePolicy?, size: Int, waitingFromSender: Int, limits: ReceiveLimits
+    policy: ReceivePolicy?, size: Int, waitingFromSender: Int, acceptedRecently: Int = 0, limits: ReceiveLimits
   ) -> ReceiveDecision {
     let policy = policy ?? .ask
     if policy == .refuse { return .refuse(.policy) }
     if size > limits.maximumSize { return .refuse(.tooLarge) }
-    if policy == .accept { return .memos }
+    if policy == .accept { return acceptedRecently >= limits.maximumAcceptedPerDay ? .refuse(.inboxFull) : .memos }
     return waitingFromSender >= limits.maximumInboxPerPeer ? .refuse(.inboxFull) : .inbox
   }
 }
@@ -266,18 +272,51 @@ public enum DeliveryMessage {
     }
   }
 
+  /// The memo's place in replication, as the sync revision the receiver merges: nil when the
+  /// sender did not say (sent from stdin, or queued before sync existed). Checked as a sync
+  /// revision is (`SyncRules.checkShape`): a sent revision is merged like one.
+  public static func revision(of content: Content) throws(SyncViolation) -> SyncRevision? {
+    guard let sent = content.revision, sent.dotSeq > 0 else { return nil }
+    guard let memo = MemoID(canonical: sent.memo) else { throw SyncViolation(.malformed, "a memo id that is not one") }
+    let clock = try SyncRules.checkedVector(sent.clock, "a sent revision's clock")
+    let revision = SyncRevision(
+      memo: memo,
+      head: HeadSummary(
+        dot: Dot(origin: sent.dotOrigin, seq: sent.dotSeq), clock: clock, revision: sent.revision, isDeleted: false),
+      created: sent.created, updated: sent.updated, isPrivate: content.isPrivate, title: content.title,
+      body: content.body, tags: content.tags)
+    try SyncRules.checkShape(revision)
+    return revision
+  }
+
+  /// The numbers of a `deliver` payload: an entry id of 1–64 bytes, a sending time in range,
+  /// and a sent revision as `revision(of:)` checks it. The content itself is validated by
+  /// the store (`MemoRules`).
+  public static func check(_ deliver: Deliver) throws(SyncViolation) {
+    guard !deliver.id.isEmpty, deliver.id.utf8.count <= 64 else {
+      throw SyncViolation(.malformed, "an entry id that is empty or longer than 64 bytes")
+    }
+    try SyncRules.checkTimestamp(deliver.memo.sent, "sent")
+    _ = try revision(of: deliver.memo)
+  }
+
   /// The sealed form of a queued memo and the size the receiver checks.
   public static func encode(_ content: Content) -> [UInt8] { PeerMessage.encode(content) }
   public static func decode(_ payload: [UInt8]) -> Content? { PeerMessage.decode(Content.self, from: payload) }
 }
 
-/// Parses `--expires` durations: a number with a unit, s, m, h or d (`90s`, `10m`, `2h`, `7d`).
+/// Parses durations (`send --expires`, `serve --sync-every`): a number with a unit, s, m, h
+/// or d (`90s`, `10m`, `2h`, `7d`), at most `maximum` seconds (a year): every caller turns
+/// the result into milliseconds on a 64-bit clock, which `1e300s` would overflow.
 public enum DurationText {
+  /// The longest duration accepted: 366 days.
+  public static let maximum: Double = 366 * 86400
+
   public static func seconds(_ text: String) -> Double? {
     let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600, "d": 86400]
     guard let last = text.last else { return nil }
     let (number, unit) = units[last].map { (String(text.dropLast()), $0) } ?? (text, 1)
-    guard let value = Double(number), value > 0, value.isFinite else { return nil }
+    guard let value = Double(number), value > 0, value.isFinite, value * unit <= maximum else { return nil }
     return value * unit
   }
 }

@@ -73,6 +73,10 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case conflict
     /// The mass-delete guard held back a sync's deletes: a person decides.
     case syncHeld = "sync-held"
+    /// A trusted device sent data that breaks the protocol's rules (docs/PROTOCOL.md,
+    /// "Refusals"), or refused this device's as such: the sync stopped, nothing of the bad
+    /// batch was stored. The message names the device and the kind of data.
+    case protocolViolation = "protocol-violation"
     /// The memo belongs to a notebook this device only relays: it holds the memo's sealed
     /// revisions and no key to open them. Its members can read it.
     case sealed
@@ -123,6 +127,7 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
     case .locked: 18
     case .conflict: 19
     case .syncHeld: 20
+    case .protocolViolation: 21
     case .sealed: 22
     }
   }

@@ -12,6 +12,19 @@ public enum MemoRules {
   /// Longest tag, in characters.
   public static let maxTagCharacters = 64
 
+  /// The revision counter of a new revision: one more than the highest of `values`, refused
+  /// past 2^53 (`SyncLimits.maximumRevision`, which peers check), so a counter taken from a
+  /// peer or a damaged file never overflows.
+  public static func nextRevision(after values: Int64...) throws -> Int64 {
+    let highest = values.max() ?? 0
+    guard highest >= 0, highest < SyncLimits.maximumRevision else {
+      throw MemoPeerError(
+        .invalidInput, "the memo's revision counter is out of range (\(highest)), so it cannot be changed",
+        hint: "copy its text into a new memo (`memo-peer new`) and delete this one")
+    }
+    return highest + 1
+  }
+
   /// Checks and normalises a draft: derives a missing title from the body, normalises
   /// tags, enforces limits. Errors never quote the memo's text.
   public static func validated(_ draft: MemoDraft) throws -> MemoDraft {

@@ -326,8 +326,14 @@ public struct PairingAttempts: Codable, Sendable, Equatable {
 
   public init(failures: [Timestamp] = []) { self.failures = failures.sorted() }
 
-  /// Failures within the window before `now` (a clock set back keeps them).
-  public func recent(at now: Timestamp) -> [Timestamp] { failures.filter { now - $0 < Self.window } }
+  /// Failures within the window before `now` (a clock set back keeps them). The times come
+  /// from a file: differences too large for 64 bits mean far past or far future, never a trap.
+  public func recent(at now: Timestamp) -> [Timestamp] {
+    failures.filter { failure in
+      let (age, overflow) = now.subtractingReportingOverflow(failure)
+      return overflow ? failure > now : age < Self.window
+    }
+  }
 
   /// Whether pairing is refused now.
   public func isBlocked(at now: Timestamp) -> Bool { recent(at: now).count >= Self.limit }
@@ -336,7 +342,16 @@ public struct PairingAttempts: Codable, Sendable, Equatable {
   public func reopens(at now: Timestamp) -> Timestamp? {
     let recent = recent(at: now)
     guard recent.count >= Self.limit else { return nil }
-    return recent[recent.count - Self.limit] + Self.window
+    let (reopens, overflow) = recent[recent.count - Self.limit].addingReportingOverflow(Self.window)
+    return overflow ? Timestamp.max : reopens
+  }
+
+  /// Whole minutes until pairing reopens (at least 1), for a person; nil when it is open.
+  public func minutesUntilReopen(at now: Timestamp) -> Int? {
+    guard let reopens = reopens(at: now) else { return nil }
+    let (wait, overflow) = reopens.subtractingReportingOverflow(now)
+    guard !overflow else { return Int.max / 60_000 }
+    return Int(max(1, (wait / 60_000) + (wait % 60_000 > 0 ? 1 : 0)))
   }
 
   /// Records a counted failure; old ones are forgotten.

@@ -11,8 +11,11 @@ public enum PeerMessage {
     /// The sender's advertisement rotation period, needed to recompute its tags.
     public var rotationSeconds: Int64?
 
+    /// The protocol this version speaks; a peer's hello with another is refused.
+    public static let protocolVersion = 1
+
     public init(discoveryKey: String, rotationSeconds: Int64) {
-      protocolVersion = 1
+      protocolVersion = Self.protocolVersion
       self.discoveryKey = discoveryKey
       self.rotationSeconds = rotationSeconds
     }
@@ -80,6 +83,22 @@ public enum PeerMessage {
   public struct Goodbye: Codable, Equatable, Sendable {
     public var reason: String
     public init(reason: String) { self.reason = reason }
+  }
+
+  /// The checks of a peer's `hello`: the protocol this node speaks (1), a 32-byte
+  /// discovery key, and a rotation in `Advertisement.rotationRange` (1–604,800 s; a
+  /// larger one would overflow the tag arithmetic when the device is recognised).
+  public static func check(_ hello: Hello) throws(TransportError) {
+    guard hello.protocolVersion == Hello.protocolVersion else {
+      throw TransportError(
+        .protocolViolation, "the peer speaks protocol \(hello.protocolVersion), this node \(Hello.protocolVersion)")
+    }
+    guard isValidDiscoveryKey(hello.discoveryKey) else {
+      throw TransportError(.protocolViolation, "a hello without a valid discovery key")
+    }
+    if let rotation = hello.rotationSeconds, !Advertisement.rotationRange.contains(rotation) {
+      throw TransportError(.protocolViolation, "a hello whose rotation is outside 1–604800 s")
+    }
   }
 
   public static func encode(_ value: some Encodable) -> [UInt8] {

@@ -25,6 +25,12 @@ public enum SealingContext {
     make(["inbox", id, sender])
   }
 
+  /// An edit from a peer held back by the mass-delete guard, bound to the peer and the
+  /// revision it came as (schema 5).
+  public static func heldRevision(peer: String, memo: String, origin: String, seq: UInt64) -> [UInt8] {
+    make(["held", peer, memo, origin, String(seq)])
+  }
+
   /// A known value sealed at creation: opening it proves the device key matches the store.
   public static let keyCheck: [UInt8] = make(["key-check"])
 

@@ -16,9 +16,32 @@ public struct ScryptParameters: Sendable, Equatable {
     self.p = p
   }
 
-  /// Refuses parameters a hostile archive could use to exhaust memory or time.
+  /// The most memory a key file or archive may ask scrypt for: 128 · N · r · p bytes at
+  /// most 256 MiB (eight times the standard cost), so a file written by another program
+  /// cannot make memo-peer allocate gigabytes or run for minutes.
+  public static let maximumMemory: UInt64 = 256 << 20
+
+  /// The memory scrypt needs for these parameters, 128 · N · r · p bytes; nil when that does
+  /// not even fit in 64 bits.
+  public var memoryBytes: UInt64? {
+    let (nr, overflowNR) = n.multipliedReportingOverflow(by: UInt64(r))
+    let (nrp, overflowP) = nr.multipliedReportingOverflow(by: UInt64(p))
+    let (bytes, overflowBytes) = nrp.multipliedReportingOverflow(by: 128)
+    return overflowNR || overflowP || overflowBytes ? nil : bytes
+  }
+
+  /// Refuses parameters a hostile archive or key file could use to exhaust memory or time:
+  /// N a power of two from 2, r and p from 1, and at most `maximumMemory`.
   public var isAcceptable: Bool {
-    n >= 2 && n & (n - 1) == 0 && n <= 1 << 20 && r >= 1 && r <= 32 && p >= 1 && p <= 16
+    guard n >= 2, n & (n - 1) == 0, r >= 1, p >= 1, let memory = memoryBytes else { return false }
+    return memory <= Self.maximumMemory
+  }
+
+  /// Why these parameters are refused, for a person (`source` names the file).
+  public func refusal(_ source: String) -> String {
+    let memory = memoryBytes.map { "\($0 >> 20) MiB" } ?? "more memory than exists"
+    return "\(source) asks scrypt for \(memory) (N = \(n), r = \(r), p = \(p)); memo-peer allows at most "
+      + "\(Self.maximumMemory >> 20) MiB"
   }
 }
 

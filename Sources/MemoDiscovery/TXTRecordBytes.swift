@@ -22,8 +22,10 @@ enum TXTRecordBytes {
     return Array(UnsafeRawBufferPointer(start: bytes, count: length))
   }
 
+  /// The keys and values of a TXT record; a record longer than dns_sd's 16-bit length can
+  /// describe (no real one is) reads as empty rather than being cut.
   static func decode(_ bytes: [UInt8]) -> [String: String] {
-    guard !bytes.isEmpty else { return [:] }
+    guard !bytes.isEmpty, bytes.count <= Int(UInt16.max) else { return [:] }
     var result: [String: String] = [:]
     bytes.withUnsafeBytes { raw in
       let count = TXTRecordGetCount(UInt16(raw.count), raw.baseAddress)

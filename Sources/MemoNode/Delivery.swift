@@ -32,6 +32,14 @@ public final class DeliveryReceiver {
   public func answer(_ payload: [UInt8], from peer: DeviceID) -> Frame? {
     guard let deliver = PeerMessage.decode(DeliveryMessage.Deliver.self, from: payload) else { return nil }
     let logger = store.logger
+    do throws(SyncViolation) {
+      try DeliveryMessage.check(deliver)
+    } catch {
+      logger.warning(
+        "delivery from \(peer.short, privacy: .public) refused: \(error.reason.rawValue, privacy: .public) (\(error.detail, privacy: .public))"
+      )
+      return Frame(.refuse, payload: PeerMessage.encode(DeliveryMessage.Refuse(id: deliver.id, reason: .invalid)))
+    }
     do {
       let store = try opened ?? self.store.open()
       opened = store

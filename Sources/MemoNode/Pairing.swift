@@ -47,10 +47,12 @@ enum PairingExchange {
       now: now, confirm: confirm)
   }
 
-  /// The exchange over any frame channel (an in-memory one in tests).
+  /// The exchange over any frame channel (an in-memory one in tests). `beforeCode`: how long
+  /// each frame may take before a code is shown.
   static func run(
     channel connection: any FrameChannel, role: PairingMachine.Role, identity: NodeIdentity, displayName: String,
-    peerName: String?, trust: TrustStore, now: @Sendable () -> Timestamp, confirm: (PairingOffer) throws -> Bool
+    peerName: String?, trust: TrustStore, now: @Sendable () -> Timestamp, beforeCode: Double = beforeCodeSeconds,
+    confirm: (PairingOffer) throws -> Bool
   ) -> Outcome {
     defer { connection.close() }
     guard let peerID = connection.peer else {
@@ -111,12 +113,19 @@ enum PairingExchange {
         continue
       }
       do {
-        actions = try connection.receive().map { machine.handle(.frame($0)) } ?? machine.handle(.closed)
+        // Until a code is shown no person is involved: the other side's frames come at once,
+        // so a stranger that connects and says nothing holds the window's one connection
+        // for seconds, not for the minutes people get to compare codes.
+        let deadline: Deadline? = machine.codeShown ? nil : .after(seconds: beforeCode)
+        actions = try connection.receive(before: deadline).map { machine.handle(.frame($0)) } ?? machine.handle(.closed)
       } catch {
         actions = machine.handle(.closed)
       }
     }
   }
+
+  /// How long each frame may take before a code is shown (no person waits on them).
+  static let beforeCodeSeconds = 10.0
 
   /// Connection limits for pairing: people take their time to compare codes; every pairing
   /// frame is small.
@@ -151,9 +160,7 @@ public struct Pairing: Sendable {
 
   /// Refuses to start while the attempts limit holds, saying when pairing reopens.
   func checkAttempts() throws {
-    let now = clock()
-    guard let reopens = try attempts.load().reopens(at: now) else { return }
-    let minutes = max(1, Int((reopens - now + 59_999) / 60_000))
+    guard let minutes = try attempts.load().minutesUntilReopen(at: clock()) else { return }
     let error = PairingAttempts.tooManyError
     throw MemoPeerError(
       error.code, error.message,

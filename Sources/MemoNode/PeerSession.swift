@@ -18,9 +18,10 @@ public enum PeerSession {
           PeerMessage.Hello(
             discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds))))
     let frame = try channel.receiveRequired("hello", before: deadline)
-    guard frame.kind == .hello, let hello = PeerMessage.decode(PeerMessage.Hello.self, from: frame.payload),
-      PeerMessage.isValidDiscoveryKey(hello.discoveryKey)
-    else { throw TransportError(.protocolViolation, "expected hello, got \(frame.kind)") }
+    guard frame.kind == .hello, let hello = PeerMessage.decode(PeerMessage.Hello.self, from: frame.payload) else {
+      throw TransportError(.protocolViolation, "expected hello, got \(frame.kind)")
+    }
+    try PeerMessage.check(hello)
     return hello
   }
 

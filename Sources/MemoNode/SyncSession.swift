@@ -54,6 +54,26 @@ public enum SyncSession {
       hint: "run `memo-peer sync` again; it resumes after the last batch stored")
   }
 
+  /// The peer ended the sync with `sync-refuse` (nil: a reason this version does not know).
+  struct PeerRefusal: Error {
+    let reason: SyncMessage.RefuseReason?
+  }
+
+  static func refuse(_ reason: SyncMessage.RefuseReason) -> Frame {
+    Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: reason)))
+  }
+
+  /// This side refused what `peerName` sent: which device sent what kind of bad data.
+  static func badData(_ peerName: String, _ violation: SyncViolation) -> MemoPeerError {
+    guard violation.reason != .version else { return refusal(peerName, .version) }
+    return MemoPeerError(
+      .protocolViolation,
+      "\(peerName) sent \(violation.reason.badData); the sync stopped and nothing of that batch was stored",
+      hint: "memo-peer on \(peerName) may be damaged or outdated: update it there (`memo-peer doctor` there); "
+        + "this device's memos are unchanged",
+      diagnostics: violation.detail)
+  }
+
   /// The asker's side. `deleteGuard` nil applies deletes without asking (`--allow-deletes`).
   /// Only the notebooks this device shares with the peer move (`SyncPlan`).
   public static func ask(
@@ -66,20 +86,16 @@ public enum SyncSession {
     do {
       try connection.send(Frame(.syncHello, payload: PeerMessage.encode(hello)))
       let frame = try connection.receiveRequired("sync-hello")
-      if frame.kind == .syncRefuse {
-        throw refusal(peerName, PeerMessage.decode(SyncMessage.Refuse.self, from: frame.payload)?.reason)
-      }
-      guard frame.kind == .syncHello, let answer = PeerMessage.decode(SyncMessage.Hello.self, from: frame.payload)
-      else { throw TransportError(.protocolViolation, "expected sync-hello, got \(frame.kind)") }
-      guard answer.version == SyncMessage.version else { throw olderPeer(peerName, version: answer.version) }
-      guard let offers = NotebookOffers.check(answer.notebooks ?? []) else {
-        throw TransportError(.protocolViolation, "a sync-hello whose notebooks are malformed")
-      }
+      if frame.kind == .syncRefuse { throw PeerRefusal(reason: SyncMessage.decodeRefuse(frame.payload)) }
+      guard frame.kind == .syncHello else { throw SyncViolation(.unexpectedFrame, "\(frame.kind) for sync-hello") }
+      let answer = try SyncMessage.decodeHello(frame.payload)
+      let offers = try NotebookOffers.check(answer.notebooks ?? [])
       let plan = try store.plan(with: peer, offers: offers, restrictSending: true, now: clock())
       var report = Report()
       report.declined = plan.declined
-      let sink = SyncSink(
+      let sink = try SyncSink(
         store: store, peer: peer, peerReplica: answer.replica, deleteGuard: deleteGuard, plan: plan)
+      // At most 2^53 (checked): exact as an Int.
       report.received = try receive(
         into: sink, over: connection, clock: clock, estimate: Int(answer.pending ?? 0), progress: progress)
       let source = try SyncSource(
@@ -89,22 +105,20 @@ public enum SyncSession {
         progress: progress)
       report.sentRevisions = source.sent
       return report
+    } catch let violation as SyncViolation {
+      try? connection.send(refuse(violation.reason))
+      throw badData(peerName, violation)
+    } catch let refused as PeerRefusal {
+      throw refusal(peerName, refused.reason)
     } catch let error as TransportError {
       throw failure(peerName, error)
     }
   }
 
-  /// A peer that answered with a hello of another version (it refuses ours with `version`).
-  static func olderPeer(_ peerName: String, version: Int) -> MemoPeerError {
-    MemoPeerError(
-      .connection,
-      "\(peerName) speaks sync version \(version); this device speaks \(SyncMessage.version) (notebooks)",
-      hint: "update memo-peer on \(peerName)")
-  }
-
-  /// Why the answerer refused, for a person.
-  static func refusal(_ peerName: String, _ reason: String?) -> MemoPeerError {
-    switch reason.flatMap(SyncMessage.RefuseReason.init(rawValue:)) {
+  /// Why the peer refused, for a person: it will not sync now (locked, version, storage), or
+  /// it refused the data this device sent.
+  static func refusal(_ peerName: String, _ reason: SyncMessage.RefuseReason?) -> MemoPeerError {
+    switch reason {
     case .locked:
       return MemoPeerError(
         .locked, "\(peerName) is locked: its memos cannot be synced until it is unlocked there",
@@ -114,80 +128,87 @@ public enum SyncSession {
         .connection,
         "\(peerName) runs a memo-peer that speaks another sync version (this one speaks \(SyncMessage.version): notebooks)",
         hint: "update memo-peer on \(peerName) (and on this device, if it is the older one)")
-    default:
+    case .storage:
       return MemoPeerError(
         .connection, "\(peerName) could not open its memo store for the sync",
         hint: "`memo-peer doctor` on \(peerName) tells what is wrong there")
+    case nil:
+      return MemoPeerError(
+        .connection, "\(peerName) refused the sync for a reason this memo-peer does not know",
+        hint: "update memo-peer on both devices")
+    case let reason?:
+      return MemoPeerError(
+        .protocolViolation,
+        "\(peerName) refused this device's sync data as \(reason.badData); nothing of it was stored there",
+        hint: "`memo-peer doctor` here checks this device's store; update memo-peer on both devices")
     }
   }
 
   /// The answerer's side, from the asker's `sync-hello` on. The answerer cannot ask a
-  /// person, so the mass-delete guard always applies here; held deletes are reported.
+  /// person, so the mass-delete guard always applies here; held removals are reported. Data
+  /// that breaks a rule is refused with `sync-refuse` (nothing of it is stored), logged with
+  /// the device and the kind of data, and ends the channel; the daemon goes on serving.
   public static func answer(
     _ hello: Frame, over connection: any FrameChannel, peer: String, store: () throws -> MemoStore,
     batch: BatchLimits = BatchLimits(), clock: @Sendable () -> Timestamp, logger: Logger
   ) throws(TransportError) {
-    guard let asked = PeerMessage.decode(SyncMessage.Hello.self, from: hello.payload) else {
-      throw TransportError(.protocolViolation, "malformed sync-hello")
-    }
-    guard asked.version == SyncMessage.version else {
-      logger.info(
-        "refused a sync of version \(asked.version, privacy: .public) from \(String(peer.prefix(8)), privacy: .public): the other device must update memo-peer"
+    let who = String(peer.prefix(8))
+    do {
+      try answerChecked(hello, over: connection, peer: peer, store: store, batch: batch, clock: clock, logger: logger)
+    } catch let violation as SyncViolation {
+      try? connection.send(refuse(violation.reason))
+      logger.warning(
+        "sync with \(who, privacy: .public): refused its data: \(violation.reason.rawValue, privacy: .public) (\(violation.detail, privacy: .public))"
       )
-      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .version))))
-      return
+      throw TransportError(.protocolViolation, "refused the peer's sync data: \(violation.reason.rawValue)")
+    } catch let refused as PeerRefusal {
+      let reason = refused.reason?.rawValue ?? "unknown"
+      logger.warning("sync with \(who, privacy: .public): it refused this node's data: \(reason, privacy: .public)")
+      throw TransportError(.protocolViolation, "the peer refused this node's sync data: \(reason)")
+    } catch let error as TransportError {
+      throw error
+    } catch {
+      // A store failure ends the sync: the asker is told, and retries later; every committed
+      // batch stays.
+      logger.error(error, while: "syncing")
+      try? connection.send(refuse(.storage))
+      throw TransportError(.protocolViolation, "the sync stopped on a storage error")
     }
-    guard let offers = NotebookOffers.check(asked.notebooks ?? []) else {
-      throw TransportError(.protocolViolation, "a sync-hello whose notebooks are malformed")
-    }
+  }
+
+  private static func answerChecked(
+    _ hello: Frame, over connection: any FrameChannel, peer: String, store: () throws -> MemoStore,
+    batch: BatchLimits, clock: @Sendable () -> Timestamp, logger: Logger
+  ) throws {
+    let asked = try SyncMessage.decodeHello(hello.payload)
     let opened: MemoStore
     do {
       opened = try store()
     } catch {
       logger.error(error, while: "opening the store for a sync")
       let reason: SyncMessage.RefuseReason = (error as? MemoPeerError)?.code == .locked ? .locked : .storage
-      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: reason))))
+      try connection.send(refuse(reason))
       return
     }
     guard opened.canReadContent else {
-      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .locked))))
+      try connection.send(refuse(.locked))
       return
     }
-    let source: SyncSource
-    let plan: SyncPlan
-    do {
-      plan = try opened.plan(with: peer, offers: offers, restrictSending: false, now: clock())
-      source = try SyncSource(
-        store: opened, plan: plan.sending, maximumRevisions: batch.revisions, maximumBytes: batch.bytes)
-      try connection.send(
-        Frame(
-          .syncHello,
-          payload: PeerMessage.encode(
-            SyncMessage.Hello(
-              replica: opened.replicaID, knowledge: VersionVector(), cursor: nil,
-              pending: UInt64(try source.estimate()), notebooks: try opened.offers(for: peer)))))
-    } catch let error as TransportError {
-      throw error
-    } catch {
-      logger.error(error, while: "starting a sync")
-      try connection.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .storage))))
-      return
-    }
-    let sent: SyncMessage.Outcome
-    let received: SyncMessage.Outcome
-    do {
-      sent = try send(source, over: connection, peer: peer, plan: plan, clock: clock, estimate: 0, progress: nil)
-      let sink = SyncSink(
-        store: opened, peer: peer, peerReplica: asked.replica, deleteGuard: MassDeleteGuard(), plan: plan)
-      received = try receive(into: sink, over: connection, clock: clock, estimate: 0, progress: nil)
-    } catch let error as TransportError {
-      throw error
-    } catch {
-      // A store failure (or a revision this store refuses) ends the sync: the asker sees the
-      // connection close and retries later; every committed batch stays.
-      logger.error(error, while: "syncing")
-      throw TransportError(.protocolViolation, "the sync stopped on a storage error")
-    }
+    let offers = try NotebookOffers.check(asked.notebooks ?? [])
+    let plan = try opened.plan(with: peer, offers: offers, restrictSending: false, now: clock())
+    let source = try SyncSource(
+      store: opened, plan: plan.sending, maximumRevisions: batch.revisions, maximumBytes: batch.bytes)
+    try connection.send(
+      Frame(
+        .syncHello,
+        payload: PeerMessage.encode(
+          SyncMessage.Hello(
+            replica: opened.replicaID, knowledge: VersionVector(), cursor: nil,
+            pending: UInt64(try source.estimate()), notebooks: try opened.offers(for: peer)))))
+    let sent = try send(source, over: connection, peer: peer, plan: plan, clock: clock, estimate: 0, progress: nil)
+    let sink = try SyncSink(
+      store: opened, peer: peer, peerReplica: asked.replica, deleteGuard: MassDeleteGuard(), plan: plan)
+    let received = try receive(into: sink, over: connection, clock: clock, estimate: 0, progress: nil)
     logger.info(
       "sync with \(String(peer.prefix(8)), privacy: .public): sent \(source.sent, privacy: .public), applied \(received.applied, privacy: .public), conflicts \(received.conflicts, privacy: .public), held deletes \(received.heldDeletes, privacy: .public); peer applied \(sent.applied, privacy: .public)"
     )
@@ -203,15 +224,17 @@ public enum SyncSession {
   ) throws -> SyncMessage.Outcome {
     var inFlight = 0
     var acked: UInt64 = 0
-    func readAck() throws(TransportError) -> SyncMessage.Ack {
+    var sentUpTo = source.position
+    func readAck() throws -> SyncMessage.Ack {
       guard let frame = try connection.receive() else { throw TransportError(.closed, "closed during sync") }
-      guard frame.kind == .syncAck, let ack = PeerMessage.decode(SyncMessage.Ack.self, from: frame.payload) else {
-        throw TransportError(.protocolViolation, "expected sync-ack, got \(frame.kind)")
-      }
+      if frame.kind == .syncRefuse { throw PeerRefusal(reason: SyncMessage.decodeRefuse(frame.payload)) }
+      guard frame.kind == .syncAck else { throw SyncViolation(.unexpectedFrame, "\(frame.kind) for sync-ack") }
+      let ack = try SyncMessage.decodeAck(frame.payload, sentUpTo: sentUpTo)
       acked = max(acked, ack.position)
       return ack
     }
     while let batch = try source.nextBatch() {
+      sentUpTo = batch.position
       try connection.send(Frame(.syncBatch, payload: SyncRecordBatch.encode(batch)))
       inFlight += 1
       progress?(Progress(receiving: false, done: source.sent, estimate: estimate))
@@ -220,6 +243,7 @@ public enum SyncSession {
         inFlight -= 1
       }
     }
+    sentUpTo = max(sentUpTo, source.position)
     try connection.send(
       Frame(
         .syncDone,
@@ -244,23 +268,21 @@ public enum SyncSession {
     while let frame = try connection.receive() {
       switch frame.kind {
       case .syncBatch:
-        guard let batch = SyncRecordBatch.decode(frame.payload) else {
-          throw TransportError(.protocolViolation, "malformed sync-batch")
-        }
+        let batch = try SyncRecordBatch.decode(frame.payload)
         let position = try sink.apply(batch, now: clock())
         received += batch.records.count
         progress?(Progress(receiving: true, done: received, estimate: estimate))
         try connection.send(Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: position))))
       case .syncDone:
-        guard let done = PeerMessage.decode(SyncMessage.Done.self, from: frame.payload) else {
-          throw TransportError(.protocolViolation, "malformed sync-done")
-        }
+        let done = try SyncMessage.decodeDone(frame.payload)
         let outcome = try sink.finish(done, now: clock())
         try connection.send(
           Frame(.syncAck, payload: PeerMessage.encode(SyncMessage.Ack(position: done.position, outcome: outcome))))
         return outcome
+      case .syncRefuse:
+        throw PeerRefusal(reason: SyncMessage.decodeRefuse(frame.payload))
       default:
-        throw TransportError(.protocolViolation, "unexpected \(frame.kind) frame during sync")
+        throw SyncViolation(.unexpectedFrame, "\(frame.kind) during a sync")
       }
     }
     throw TransportError(.closed, "closed during sync")

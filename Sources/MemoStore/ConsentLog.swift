@@ -22,7 +22,12 @@ public struct ConsentLog: Sendable {
   public func records() throws -> [ConsentRecord] {
     guard PrivateFiles.exists(path) else { return [] }
     try PrivateFiles.checkPrivate(path, role: "consent log", expectedMode: "600")
-    let bytes = try PrivateFiles.read(path, limit: 16 << 20)
+    return try Self.parse(try PrivateFiles.read(path, limit: 16 << 20), path: path)
+  }
+
+  /// The records of a log's bytes (the decoder the fuzz targets run): an unterminated last
+  /// line is ignored, any other damage is an error naming `path` and the line.
+  static func parse(_ bytes: [UInt8], path: String) throws -> [ConsentRecord] {
     var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
     if let last = lines.last, bytes.last != 0x0A || last.isEmpty { lines.removeLast() }
     let decoder = JSONDecoder()

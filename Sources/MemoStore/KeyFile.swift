@@ -70,6 +70,12 @@ public struct KeyFile: Sendable {
     try PrivateFiles.checkPrivate(path, role: role, expectedMode: "600")
     var bytes = try PrivateFiles.readSecret(path, limit: 4096)
     defer { PrivateFiles.wipe(&bytes) }
+    return try parse(bytes)
+  }
+
+  /// What the file's bytes hold, or an error naming the file: the decoder the fuzz targets
+  /// run (`contents()` reads the file first).
+  func parse(_ bytes: [UInt8]) throws -> Contents {
     guard bytes.count >= 6, Array(bytes[0..<4]) == magic else {
       throw MemoPeerError(
         .wrongKey, "\(path) is not a memo-peer \(role)",
@@ -87,7 +93,7 @@ public struct KeyFile: Sendable {
       return .sealed(sealed)
     }
     if [WrappedKey.legacyVersion, WrappedKey.version].contains(bytes[4]), magic == Array("MPDK".utf8) {
-      guard let wrapped = WrappedKey.decode(bytes, magic: magic) else {
+      guard let wrapped = try WrappedKey.decode(bytes, magic: magic, source: path) else {
         throw MemoPeerError(
           .wrongKey, "\(path) is damaged (its wrapped key cannot be parsed)",
           hint: "restore the key file from a backup of this device")

@@ -109,7 +109,9 @@ public enum MarkdownFiles {
         hint: "split it into several files")
     }
     let text = try MemoRules.decodeUTF8(bytes, source: path)
-    let modified = Timestamp(info.st_mtim.tv_sec) * 1000 + Timestamp(info.st_mtim.tv_nsec / 1_000_000)
+    // A modification time set far into the future (touch -d) stays within what peers accept.
+    let seconds = min(max(Timestamp(info.st_mtim.tv_sec), 0), SyncLimits.timestamps.upperBound / 1000 - 1)
+    let modified = seconds * 1000 + Timestamp(info.st_mtim.tv_nsec / 1_000_000)
     let memo = try MarkdownMemo.parse(text, source: path, modified: modified)
     do {
       _ = try MemoRules.validated(

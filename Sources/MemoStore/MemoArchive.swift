@@ -128,6 +128,14 @@ public final class MemoArchiveReader {
   public init(bytes: [UInt8], source: String, passphrase: SecureBytes) throws {
     self.bytes = bytes
     self.source = source
+    let parameters = try Self.parameters(bytes, source: source)
+    header = Array(bytes[0..<MemoArchive.headerSize])
+    key = try MemoArchive.deriveKey(passphrase, salt: Array(bytes[13..<MemoArchive.headerSize]), parameters: parameters)
+  }
+
+  /// Checks the header (magic, format, KDF) and returns its scrypt costs, refusing any above
+  /// `ScryptParameters.maximumMemory` before anything is derived.
+  static func parameters(_ bytes: [UInt8], source: String) throws -> ScryptParameters {
     guard bytes.count >= MemoArchive.headerSize, Array(bytes[0..<8]) == MemoArchive.magic else {
       throw MemoPeerError(.archive, "\(source) is not a memo-peer archive", hint: "export one with `memo-peer export`")
     }
@@ -140,10 +148,22 @@ public final class MemoArchiveReader {
     let parameters = ScryptParameters(
       n: log2N < 64 ? 1 << UInt64(log2N) : 0, r: UInt32(bytes[11]), p: UInt32(bytes[12]))
     guard parameters.isAcceptable else {
-      throw MemoPeerError(.archive, "\(source) asks for key-derivation costs outside the accepted range")
+      throw MemoPeerError(
+        .archive, parameters.refusal(source), hint: "an archive memo-peer wrote never asks for more: it is damaged")
     }
-    header = Array(bytes[0..<MemoArchive.headerSize])
-    key = try MemoArchive.deriveKey(passphrase, salt: Array(bytes[13..<MemoArchive.headerSize]), parameters: parameters)
+    return parameters
+  }
+
+  /// A reader with its key already derived: the fuzz targets walk chunks sealed under a
+  /// fixed key without paying for scrypt on every input.
+  init(bytes: [UInt8], source: String, key: AES256GCMKey) throws {
+    guard bytes.count >= MemoArchive.headerSize else {
+      throw MemoPeerError(.archive, "\(source) is not a memo-peer archive")
+    }
+    self.bytes = bytes
+    self.source = source
+    self.header = Array(bytes[0..<MemoArchive.headerSize])
+    self.key = key
   }
 
   /// Calls `body` for every memo, in archive order.
@@ -175,8 +195,11 @@ public final class MemoArchiveReader {
         throw isLast ? truncated() : damaged()
       }
       for line in plaintext.split(separator: 0x0A) {
+        // Numbers as peers accept them (a memo imported with others would stop every sync).
         guard let record = try? decoder.decode(MemoArchive.Record.self, from: Data(line)),
-          let id = MemoID(record.id), record.revision >= 1
+          let id = MemoID(record.id), record.revision >= 1, record.revision <= SyncLimits.maximumRevision,
+          SyncLimits.timestamps.contains(record.created), SyncLimits.timestamps.contains(record.updated),
+          record.origin.utf8.count <= 64
         else { throw damaged() }
         try body(
           Memo(

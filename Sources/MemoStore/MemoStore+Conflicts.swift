@@ -91,7 +91,7 @@ extension MemoStore {
           .notFound, "memo \(memoID.short) has no conflict", hint: "`memo-peer conflicts` lists the conflicts")
       }
       var next = memo
-      next.revision = max(memo.revision, copy?.revision ?? 0) + 1
+      next.revision = try MemoRules.nextRevision(after: memo.revision, copy?.revision ?? 0)
       next.updated = max(now, memo.updated)
       if let copy, choice == .b {
         next.title = copy.title

@@ -156,7 +156,9 @@ extension MemoStore {
         _ = try count.step()
         return Int(count.int64(0))
       }
-      let decision = ReceiveDecision.decide(policy: policy, size: size, waitingFromSender: waiting, limits: limits)
+      let decision = ReceiveDecision.decide(
+        policy: policy, size: size, waitingFromSender: waiting,
+        acceptedRecently: policy == .accept ? try acceptedRecently(from: sender, now: now) : 0, limits: limits)
       let place: String
       switch decision {
       case .refuse(let reason): return .refused(reason)
@@ -167,7 +169,8 @@ extension MemoStore {
           QueuedPayload(id: id, peer: sender, payload: DeliveryMessage.encode(memo), time: now), in: .inbox)
         place = "inbox"
       case .memos:
-        try storeDelivered(memo, entryID: id, from: sender)
+        _ = try storeDelivered(memo, entryID: id, from: sender)
+        try logAccepted(from: sender, now: now)
         place = "memos"
       }
       try sql {
@@ -188,34 +191,54 @@ extension MemoStore {
 
   /// Moves an inbox entry into the memos, keeping its id, its sender (as origin) and the
   /// time it was sent. One transaction: the entry is in the inbox or in the memos, never both.
+  /// Returns the memo as stored (under the id `storeDelivered` chose).
   @discardableResult
   public func acceptInboxEntry(_ text: String) throws -> Memo {
     let entry = try resolveInboxEntry(text)
-    try batch {
-      try storeDelivered(entry.memo, entryID: entry.id, from: entry.sender)
+    let id = try batch {
+      let id = try storeDelivered(entry.memo, entryID: entry.id, from: entry.sender)
       try deleteInboxRow(entry.id)
+      return id
     }
-    let id = entry.memo.revision.flatMap { MemoID(canonical: $0.memo) } ?? MemoID(canonical: entry.id) ?? MemoID()
     return try loadRow(id) ?? Self.memo(id, entry.memo, from: entry.sender)
   }
 
-  /// Stores a delivered memo: as the sent memo's own revision when it says which (so the
-  /// two devices hold one memo with one history), else as a new memo named by the entry id.
-  /// Runs inside the caller's transaction.
-  private func storeDelivered(_ content: DeliveryMessage.Content, entryID: String, from sender: String) throws {
-    guard let sent = content.revision, let memo = MemoID(canonical: sent.memo), sent.dotSeq > 0 else {
-      _ = try importMemo(Self.memo(MemoID(canonical: entryID) ?? MemoID(), content, from: sender))
-      return
+  /// Stores a delivered memo and returns its id: as the sent memo's own revision when it
+  /// says which (so the two devices hold one memo with one history), else as a new memo
+  /// named by the entry id (`deliveredMemoID`). Runs inside the caller's transaction. A
+  /// revision that breaks a sync rule is refused as invalid input.
+  private func storeDelivered(_ content: DeliveryMessage.Content, entryID: String, from sender: String) throws
+    -> MemoID
+  {
+    let revision: SyncRevision?
+    do { revision = try DeliveryMessage.revision(of: content) } catch { throw Self.invalidDelivery(error) }
+    guard let revision else {
+      let id = Self.deliveredMemoID(entryID: entryID, sender: sender)
+      _ = try importMemo(Self.memo(id, content, from: sender))
+      return id
     }
-    let dot = Dot(origin: sent.dotOrigin, seq: sent.dotSeq)
-    let clock = VersionVector(sent.clock)
-    guard clock.contains(dot) else { throw Self.invalidRevision }
-    _ = try applyRemote(
-      SyncRevision(
-        memo: memo, head: HeadSummary(dot: dot, clock: clock, revision: sent.revision, isDeleted: false),
-        created: sent.created, updated: sent.updated, isPrivate: content.isPrivate, title: content.title,
-        body: content.body, tags: content.tags),
-      holdingDeletesFor: nil)
+    do {
+      // A delivered revision counts towards the replicas this node tracks, as a synced one.
+      var budget = ReplicaBudget(known: try knownReplicas())
+      try budget.admit(revision.head.dot.origin)
+      _ = try applyRemote(revision, holdingFor: nil, receiver: try receiver())
+    } catch let error as SyncViolation {
+      throw Self.invalidDelivery(error)
+    }
+    return revision.memo
+  }
+
+  static func invalidDelivery(_ violation: SyncViolation) -> MemoPeerError {
+    MemoPeerError(
+      .invalidInput, "the delivered memo's place in its history is not valid (\(violation.reason.badData))",
+      hint: "update memo-peer on the sending device", diagnostics: violation.detail)
+  }
+
+  /// The memo id of a delivery that names no revision: the entry id when it is a UUID (as
+  /// every memo-peer sender makes them), else one derived from the sender and the entry id
+  /// (a peer may send any id of up to 64 bytes): the same on every path that stores it.
+  static func deliveredMemoID(entryID: String, sender: String) -> MemoID {
+    MemoID(canonical: entryID) ?? hashedID("memo-peer/1\0delivered\0\(sender)\0\(entryID)")
   }
 
   /// Removes an inbox entry; a retransmission of it is still recognised (and not stored).
@@ -263,6 +286,30 @@ extension MemoStore {
   }
 
   static func receivedKey(_ id: String) -> String { "received:" + id }
+
+  /// Memos stored from `sender` under the `accept` policy within the last 24 hours.
+  private func acceptedRecently(from sender: String, now: Timestamp) throws -> Int {
+    try sql {
+      let count = try db.prepare("SELECT count(*) FROM received_log WHERE sender = ? AND time > ?")
+      let cutoff = now > Int64.min + SyncLimits.guardWindow ? now - SyncLimits.guardWindow : Int64.min
+      try count.bind([.text(sender), .integer(cutoff)])
+      _ = try count.step()
+      return Int(count.int64(0))
+    }
+  }
+
+  /// Records one memo stored under the `accept` policy, forgetting entries older than a day.
+  private func logAccepted(from sender: String, now: Timestamp) throws {
+    try sql {
+      let cutoff = now > Int64.min + SyncLimits.guardWindow ? now - SyncLimits.guardWindow : Int64.min
+      let forget = try db.prepare("DELETE FROM received_log WHERE sender = ? AND time <= ?")
+      try forget.bind([.text(sender), .integer(cutoff)])
+      _ = try forget.step()
+      let insert = try db.prepare("INSERT INTO received_log (sender, time) VALUES (?, ?)")
+      try insert.bind([.text(sender), .integer(now)])
+      _ = try insert.step()
+    }
+  }
 
   static func memo(_ id: MemoID, _ content: DeliveryMessage.Content, from sender: String) -> Memo {
     Memo(

@@ -40,7 +40,13 @@ extension MemoStore {
   /// The id of the conflict copy that shows head `dot` of `memo`: the first 16 bytes of
   /// SHA-256 over both, in UUID layout.
   static func copyID(of memo: MemoID, dot: Dot) -> MemoID {
-    let digest = try? SHA256.hash(Array("memo-peer/1\0conflict-copy\0\(memo.rawValue)\0\(dot.origin)\0\(dot.seq)".utf8))
+    hashedID("memo-peer/1\0conflict-copy\0\(memo.rawValue)\0\(dot.origin)\0\(dot.seq)")
+  }
+
+  /// An id every replica derives alike from `text`: the first 16 bytes of its SHA-256, in
+  /// UUID layout.
+  static func hashedID(_ text: String) -> MemoID {
+    let digest = try? SHA256.hash(Array(text.utf8))
     guard let digest else { return MemoID() }
     let hex = Hex.encode(Array(digest.prefix(16)))
     let text = [
@@ -94,12 +100,22 @@ extension MemoStore {
       key: "feed", by: count)
   }
 
+  /// Advances a counter by `count` and returns the first number reserved. A counter past
+  /// 2^53 (which no real history reaches, but a damaged file may hold) is refused, so every
+  /// number this replica sends is one its peers accept.
   private func bump(_ statement: String, key: String, by count: Int) throws -> UInt64 {
     try sql {
       try db.withCached(statement) { upsert in
         try upsert.bind([.text(key), .integer(Int64(count))])
         guard try upsert.step() else { throw MemoPeerError(.storage, "a sync counter could not be advanced") }
-        return UInt64(bitPattern: upsert.int64(0)) - UInt64(count) + 1
+        let last = upsert.int64(0)
+        guard count >= 1, last >= count, UInt64(last) <= SyncLimits.maximumSequence else {
+          throw MemoPeerError(
+            .corruptDatabase,
+            "the memo database's \(key == "feed" ? "change feed" : "sequence") counter is out of range",
+            hint: "export the memos (`memo-peer export`) and import them into a new node")
+        }
+        return UInt64(last) - UInt64(count) + 1
       }
     }
   }
@@ -112,25 +128,93 @@ extension MemoStore {
     }
   }
 
-  /// Per origin, the highest sequence number this replica has seen all of.
+  /// Per origin, the highest sequence number this replica has seen all of. Entries a peer
+  /// could plant before knowledge was checked (beyond 2^53, or past 4,096 replicas) are
+  /// left out: claiming less is always safe, and peers refuse a `sync-hello` with them.
   public func knowledge() throws -> VersionVector {
     try sql {
-      let read = try db.prepare("SELECT origin, seq FROM knowledge")
+      let read = try db.prepare("SELECT origin, seq FROM knowledge ORDER BY origin = ?1 DESC, origin")
+      try read.bind(1, replicaID)
+      var entries: [String: UInt64] = [:]
+      while try read.step(), entries.count < SyncLimits.maximumReplicas {
+        let seq = UInt64(bitPattern: read.int64(1))
+        if seq <= SyncLimits.maximumSequence { entries[read.text(0)] = seq }
+      }
+      return VersionVector(entries)
+    }
+  }
+
+  /// This replica's own last sequence number: what it has made (`SyncRules.Receiver`).
+  func ownSequence() throws -> UInt64 { try knowledge()[replicaID] }
+
+  /// What a peer's data is checked against: this replica and its sequence.
+  func receiver() throws -> SyncRules.Receiver {
+    SyncRules.Receiver(replica: replicaID, sequence: try ownSequence())
+  }
+
+  /// Raises this replica's knowledge with what a peer claims, as far as
+  /// `SyncRules.adoptable` allows: never beyond the horizon (or the knowledge already
+  /// held), never this replica's own entry (entries only grow).
+  func learn(claimed: VersionVector) throws {
+    let bound = try horizon().merging(try knowledge())
+    let adopted = SyncRules.adoptable(claimed, horizon: bound, own: replicaID)
+    try sql {
+      let upsert = try db.prepare(
+        "INSERT INTO knowledge (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)")
+      for (origin, seq) in adopted.entries {
+        try upsert.bind([.text(origin), .integer(Int64(bitPattern: seq))])
+        _ = try upsert.step()
+        upsert.reset()
+      }
+    }
+  }
+
+  // MARK: - Horizon
+
+  /// Per replica, the highest sequence of a revision this replica has seen itself — the dot
+  /// of a revision it stored or held (clock entries do not count: a revision names what it
+  /// has seen, which proves nothing about what this replica holds). The bound of what a
+  /// peer's knowledge may raise ours to.
+  func horizon() throws -> VersionVector {
+    try sql {
+      let read = try db.prepare("SELECT origin, seq FROM horizon")
       var entries: [String: UInt64] = [:]
       while try read.step() { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
       return VersionVector(entries)
     }
   }
 
-  /// Raises this replica's knowledge to include `other` (entries only grow).
-  func learn(_ other: VersionVector) throws {
-    try sql {
-      let upsert = try db.prepare(
-        "INSERT INTO knowledge (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)")
-      for (origin, seq) in other.entries where origin != replicaID {
-        try upsert.bind([.text(origin), .integer(Int64(bitPattern: seq))])
-        _ = try upsert.step()
-        upsert.reset()
+  /// Raises the horizon to `dot` (this replica's own dots excluded: its bound is its own
+  /// sequence). Runs inside the caller's transaction.
+  func raiseHorizon(_ dot: Dot) throws {
+    guard dot.origin != replicaID else { return }
+    try sql { try Self.raiseHorizon(db, dot) }
+  }
+
+  private static func raiseHorizon(_ db: SQLiteConnection, _ dot: Dot) throws {
+    try db.withCached(
+      "INSERT INTO horizon (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)"
+    ) { upsert in
+      try upsert.bind([.text(dot.origin), .integer(Int64(bitPattern: dot.seq))])
+      _ = try upsert.step()
+    }
+  }
+
+  /// Every replica this node tracks (its knowledge and horizon): what the 4,096 cap counts.
+  func knownReplicas() throws -> Set<String> {
+    Set(try knowledge().entries.keys).union(try horizon().entries.keys)
+  }
+
+  /// Schema 5: the horizon of the rows and held removals already here (their dots), and of
+  /// the knowledge. Runs inside the migration's transaction; it only fills the new table.
+  static func backfillHorizon(_ db: SQLiteConnection) throws {
+    for query in [
+      "SELECT dot_origin, dot_seq FROM memos WHERE dot_origin IS NOT NULL AND dot_seq IS NOT NULL",
+      "SELECT dot_origin, dot_seq FROM sync_held", "SELECT origin, seq FROM knowledge",
+    ] {
+      let read = try db.prepare(query)
+      while try read.step() {
+        try raiseHorizon(db, Dot(origin: read.text(0), seq: UInt64(bitPattern: read.int64(1))))
       }
     }
   }

@@ -183,7 +183,7 @@ extension MemoStore {
       try refuseWhileConflicted(id, doing: "changed")
       var next = try MemoRules.applying(change, to: current)
       guard next != current else { return current }
-      next.revision = current.revision + 1
+      next.revision = try MemoRules.nextRevision(after: current.revision)
       next.updated = max(now, current.updated)
       return try storeLocalRevision(next, resolvingAll: false)
     }
@@ -199,8 +199,8 @@ extension MemoStore {
       try refuseWhileConflicted(id, doing: "deleted")
       let tombstone = Memo(
         id: id, title: "", body: "", tags: [], created: current.created, updated: max(now, current.updated),
-        isPrivate: current.isPrivate, revision: current.revision + 1, origin: replicaID, isDeleted: true,
-        notebook: current.notebook)
+        isPrivate: current.isPrivate, revision: try MemoRules.nextRevision(after: current.revision), origin: replicaID,
+        isDeleted: true, notebook: current.notebook)
       _ = try storeLocalRevision(tombstone, resolvingAll: true)
     }
   }

@@ -1,6 +1,6 @@
 import MemoCore
 
-/// Sync bookkeeping per notebook (schema 5): a device that gets only some notebooks must
+/// Sync bookkeeping per notebook (schema 6): a device that gets only some notebooks must
 /// not claim, or be credited with, revisions of the others. Knowledge, the cursor in each
 /// peer's feed and each peer's last known knowledge are kept per notebook; this replica's
 /// own sequence counter (`knowledge` table, its own row) stays one for all.
@@ -13,19 +13,25 @@ extension MemoStore {
       try db.withCached("SELECT origin, seq FROM notebook_knowledge WHERE notebook = ?") { read in
         try read.bind(1, notebook.rawValue)
         var entries: [String: UInt64] = own > 0 ? [replicaID: own] : [:]
-        while try read.step() {
-          if read.text(0) != replicaID { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
+        // Entries a peer could plant before knowledge was checked (beyond 2^53, or past
+        // 4,096 replicas) are left out, as in `knowledge()`: claiming less is always safe.
+        while try read.step(), entries.count < SyncLimits.maximumReplicas {
+          let seq = UInt64(bitPattern: read.int64(1))
+          if read.text(0) != replicaID, seq <= SyncLimits.maximumSequence { entries[read.text(0)] = seq }
         }
         return VersionVector(entries)
       }
     }
   }
 
-  /// Raises this replica's knowledge in `notebook` to include `other` (entries only grow;
-  /// its own entry is never taken from a peer).
-  func learn(_ other: VersionVector, in notebook: NotebookID) throws {
+  /// Raises this replica's knowledge in `notebook` with what a peer claims, as far as
+  /// `SyncRules.adoptable` allows: never beyond the horizon (or the knowledge already held
+  /// there), never this replica's own entry (entries only grow).
+  func learn(claimed: VersionVector, in notebook: NotebookID) throws {
+    let bound = try horizon().merging(try knowledge(of: notebook))
+    let adopted = SyncRules.adoptable(claimed, horizon: bound, own: replicaID)
     try sql {
-      for (origin, seq) in other.entries where origin != replicaID {
+      for (origin, seq) in adopted.entries {
         try db.withCached(
           "INSERT INTO notebook_knowledge (notebook, origin, seq) VALUES (?1, ?2, ?3) "
             + "ON CONFLICT(notebook, origin) DO UPDATE SET seq = max(seq, ?3)"

@@ -256,7 +256,7 @@ extension MemoStore {
       try refuseWhileConflicted(id, doing: "moved")
       var next = current
       next.notebook = target
-      next.revision = current.revision + 1
+      next.revision = try MemoRules.nextRevision(after: current.revision)
       next.updated = max(now, current.updated)
       return try storeLocalRevision(next, resolvingAll: false)
     }
@@ -405,7 +405,7 @@ extension MemoStore {
     let replica = try db.prepare("SELECT value FROM meta WHERE key = 'replica_id'")
     let own = try replica.step() ? String(decoding: replica.blob(0), as: UTF8.self) : ""
     for statement in [
-      "UPDATE memos SET notebook = ?1",
+      "UPDATE memos SET notebook = ?1", "UPDATE sync_held SET notebook = ?1",
       "INSERT INTO notebook_knowledge (notebook, origin, seq) SELECT ?1, origin, seq FROM knowledge WHERE origin != ?2",
       "INSERT INTO sync_cursors (device, notebook, replica, position) "
         + "SELECT device, ?1, replica, cursor FROM sync_peers WHERE replica IS NOT NULL",

@@ -50,19 +50,19 @@ extension MemoStore {
 
   /// Stores a record of a relayed notebook by the head rules: nothing when a record held
   /// here has seen it; otherwise it is kept, at the next feed position (so it is forwarded),
-  /// and every record it has seen goes. Runs inside the caller's transaction.
-  func applyRelayed(_ record: SyncRecord, now: Timestamp) throws -> ApplyResult {
-    // A relay makes no revisions: one that names it, or claims to have seen one of its,
-    // was made up.
-    guard record.dot.origin != replicaID, record.clock[replicaID] == 0 else { throw Self.invalidRecord }
+  /// and every record it has seen goes. The receiver's rules apply as to any revision
+  /// (`SyncRules.admit`: its own replica, a clock beyond its sequence), and a memo keeps at
+  /// most 33 concurrent records. Runs inside the caller's transaction.
+  func applyRelayed(_ record: SyncRecord, receiver: SyncRules.Receiver, now: Timestamp) throws -> ApplyResult {
+    guard try SyncRules.admit(record, into: receiver) else { return .known }
     let heads = try relayedHeads(of: record.memo)
     if heads.contains(where: { $0.clock.covers(record.clock) }) { return .known }
     let removing = heads.filter { record.clock.covers($0.clock) }.map(\.dot)
     guard heads.count - removing.count < Self.maximumRelayedHeads else {
-      throw MemoPeerError(
-        .invalidInput, "a peer sent more concurrent revisions of one relayed memo than a relay keeps",
-        hint: "update memo-peer on the devices that share the notebook")
+      throw SyncViolation(
+        .tooManyCopies, "memo \(record.memo.short) would get more than \(Self.maximumRelayedHeads) relayed heads")
     }
+    try raiseHorizon(record.dot)
     try sql {
       for dot in removing {
         try db.withCached("DELETE FROM relayed WHERE memo = ? AND dot_origin = ? AND dot_seq = ?") { delete in
@@ -85,7 +85,7 @@ extension MemoStore {
         _ = try insert.step()
       }
     }
-    return .stored(conflict: heads.count - removing.count > 0)
+    return .stored(conflict: heads.count - removing.count > 0, live: 0)
   }
 
   /// Every sealed revision this device relays (the widget's count).

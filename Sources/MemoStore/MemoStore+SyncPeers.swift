@@ -12,8 +12,8 @@ public struct SyncPeerRecord: Sendable, Equatable {
   public var heldDeletes: Int
 }
 
-/// The sync bookkeeping tables: `sync_peers` (feed positions both ways, the peer's last
-/// known knowledge, times) and `sync_held` (deletes waiting for a person).
+/// The sync bookkeeping table `sync_peers`: feed positions both ways, the peer's last known
+/// knowledge, times. (Held removals: MemoStore+Held.)
 extension MemoStore {
   /// How far this replica has received `peer`'s change feed (and which database of the
   /// peer's that position is in).
@@ -93,87 +93,6 @@ extension MemoStore {
       SyncPeerRecord(
         device: raw.device, lastSeen: raw.seen, lastSynced: raw.synced,
         pending: try pendingRecords(for: raw.device), heldDeletes: try heldDeleteCount(raw.device))
-    }
-  }
-
-  // MARK: - Held deletes
-
-  func hold(_ revision: SyncRevision, for peer: String) throws {
-    try sql {
-      let insert = try db.prepare(
-        "INSERT OR IGNORE INTO sync_held "
-          + "(device, memo, dot_origin, dot_seq, clock, revision, created, updated, private, notebook) "
-          + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      try insert.bind([
-        .text(peer), .text(revision.memo.rawValue), .text(revision.head.dot.origin),
-        .integer(Int64(bitPattern: revision.head.dot.seq)), .blob(revision.head.clock.encoded()),
-        .integer(revision.head.revision), .integer(revision.created), .integer(revision.updated),
-        .integer(revision.isPrivate ? 1 : 0), revision.notebook.map { .text($0.rawValue) } ?? .null,
-      ])
-      _ = try insert.step()
-    }
-  }
-
-  func heldDeleteCount(_ peer: String) throws -> Int {
-    try sql {
-      let count = try db.prepare("SELECT count(*) FROM sync_held WHERE device = ?")
-      try count.bind(1, peer)
-      _ = try count.step()
-      return Int(count.int64(0))
-    }
-  }
-
-  /// The deletes held for `peer`, as the tombstone heads they are.
-  func heldDeletes(_ peer: String) throws -> [SyncRevision] {
-    try sql {
-      let read = try db.prepare(
-        "SELECT memo, dot_origin, dot_seq, clock, revision, created, updated, private, notebook FROM sync_held "
-          + "WHERE device = ?")
-      try read.bind(1, peer)
-      var result: [SyncRevision] = []
-      while try read.step() {
-        guard let memo = MemoID(canonical: read.text(0)), let clock = VersionVector(encoded: read.blob(3)) else {
-          continue
-        }
-        result.append(
-          SyncRevision(
-            memo: memo,
-            head: HeadSummary(
-              dot: Dot(origin: read.text(1), seq: UInt64(bitPattern: read.int64(2))), clock: clock,
-              revision: read.int64(4), isDeleted: true),
-            created: read.int64(5), updated: read.int64(6), isPrivate: read.int64(7) != 0, title: "", body: "",
-            tags: [], notebook: read.isNull(8) ? nil : NotebookID(read.text(8))))
-      }
-      return result
-    }
-  }
-
-  func dropHeldDeletes(_ peer: String) throws {
-    try sql {
-      let delete = try db.prepare("DELETE FROM sync_held WHERE device = ?")
-      try delete.bind(1, peer)
-      _ = try delete.step()
-    }
-  }
-
-  /// A person's answer to held deletes from `peer`: `apply` deletes the memos here too;
-  /// `keep` keeps them, as new revisions that have seen the deletes (so the memos come
-  /// back on the peer at the next sync). Returns how many were settled.
-  public func settleHeldDeletes(from peer: String, apply: Bool, now: Timestamp) throws -> Int {
-    try batch {
-      let held = try heldDeletes(peer)
-      for revision in held {
-        if apply {
-          _ = try applyRemote(revision, holdingDeletesFor: nil)
-        } else if let current = try loadRow(revision.memo), !current.isDeleted {
-          var kept = current
-          kept.revision = max(current.revision, revision.head.revision) + 1
-          kept.updated = max(now, current.updated)
-          _ = try storeLocalRevision(kept, resolvingAll: false, alsoSeen: [revision.head.clock])
-        }
-      }
-      try dropHeldDeletes(peer)
-      return held.count
     }
   }
 }

@@ -127,6 +127,7 @@ public final class MemoStore {
           try backfillListingTitles(db, contentSealer: contentSealer, listingSealer: listingSealer)
         }
         if reached == 4 { try backfillSyncColumns(db) }
+        if reached == 5 { try backfillHorizon(db) }
         if reached == Schema.notebooksVersion, let contentSealer {
           // Every device trusted now keeps getting what it got before the upgrade.
           let trusted = isNew ? [] : ((try? TrustStore(paths: paths, keys: keys).load())?.peers.map(\.deviceID) ?? [])

@@ -45,7 +45,11 @@ public struct NodeConfig: Sendable {
   public static func load(paths: NodePaths) throws -> NodeConfig {
     let path = path(paths)
     guard PrivateFiles.exists(path) else { return NodeConfig() }
-    let bytes = try PrivateFiles.read(path, limit: 1 << 20)
+    return try parse(try PrivateFiles.read(path, limit: 1 << 20), path: path)
+  }
+
+  /// The config in a file's bytes (the decoder the fuzz targets run); errors name `path`.
+  static func parse(_ bytes: [UInt8], path: String) throws -> NodeConfig {
     guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)) else {
       throw MemoPeerError(
         .invalidInput, "\(path) is not valid JSON of the expected shape",

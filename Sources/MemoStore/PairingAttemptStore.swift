@@ -23,7 +23,11 @@ public struct PairingAttemptStore: Sendable {
   /// it never reads as "no failures".
   public func load() throws -> PairingAttempts {
     guard PrivateFiles.exists(path) else { return PairingAttempts() }
-    let bytes = try PrivateFiles.read(path, limit: 64 << 10)
+    return try Self.parse(try PrivateFiles.read(path, limit: 64 << 10), path: path)
+  }
+
+  /// The attempts in a file's bytes (the decoder the fuzz targets run); errors name `path`.
+  static func parse(_ bytes: [UInt8], path: String) throws -> PairingAttempts {
     guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)), file.version == 1 else {
       throw MemoPeerError(
         .storage, "the pairing attempts record \(path) is damaged, so pairing is refused",

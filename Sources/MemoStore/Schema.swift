@@ -14,7 +14,7 @@ enum Schema {
   static var currentVersion: Int { migrations.count }
 
   /// The version that brought notebooks (its migration fills them in Swift).
-  static let notebooksVersion = 5
+  static let notebooksVersion = 6
 
   /// `migrations[i]` moves the schema from version i to i + 1.
   static let migrations: [String] = [
@@ -120,7 +120,33 @@ enum Schema {
       PRIMARY KEY (device, memo, dot_origin, dot_seq)
     );
     """,
-    // Version 5: notebooks (docs/FORMATS.md, "Notebooks"). Every memo row names
+    // Version 5: a broken device cannot hurt the others (docs/PROTOCOL.md, "Limits").
+    // `horizon` holds, per replica, the highest sequence this replica has seen in any clock
+    // it stored or held: a peer's knowledge is adopted only up to it. `sync_held.payload` is
+    // the sealed content of a held edit that empties a memo (NULL: a held delete);
+    // `sync_guard` the removals applied from each peer without asking, which the mass-delete
+    // guard adds up over 24 hours; `received_log` when each memo delivered under the
+    // `accept` policy was stored, for that policy's daily limit. The horizon of existing
+    // rows is filled in by `MemoStore`.
+    """
+    CREATE TABLE horizon (
+      origin TEXT PRIMARY KEY,
+      seq INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    ALTER TABLE sync_held ADD COLUMN payload BLOB;
+    CREATE TABLE sync_guard (
+      device TEXT NOT NULL,
+      time INTEGER NOT NULL,
+      count INTEGER NOT NULL
+    );
+    CREATE INDEX sync_guard_by_device ON sync_guard(device, time);
+    CREATE TABLE received_log (
+      sender TEXT NOT NULL,
+      time INTEGER NOT NULL
+    );
+    CREATE INDEX received_log_by_sender ON received_log(sender, time);
+    """,
+    // Version 6: notebooks (docs/FORMATS.md, "Notebooks"). Every memo row names
     // its notebook; each notebook this device is a member of has keys (generations, sealed
     // under the device key); `notebook_members` says with whom it is shared and how; sync
     // knowledge, cursors and each peer's last knowledge become per notebook; `relayed`

@@ -166,10 +166,14 @@ extension MemoStore {
       }
       return records
     }
+    // Held to the rules of a sync (they came from peers): a record that breaks one stays
+    // unopened and is dropped with the rest; members send it again if it is sound.
+    let receiver = try receiver()
     for record in records {
-      if case .revision(let revision) = try? openRecord(record) {
-        _ = try applyRemote(revision, holdingDeletesFor: nil)
-      }
+      guard (try? SyncRules.checkNumbers(record)) != nil, case .revision(let revision) = try? openRecord(record),
+        (try? SyncRules.checkShape(revision)) != nil
+      else { continue }
+      do { _ = try applyRemote(revision, holdingFor: nil, receiver: receiver) } catch is SyncViolation { continue }
     }
     for statement in [
       "DELETE FROM relayed WHERE notebook = ?", "DELETE FROM notebook_knowledge WHERE notebook = ?",

@@ -4,10 +4,6 @@ import MemoCore
 /// one transaction together with the peer's new feed position, so a sync killed at any
 /// point resumes after the last committed batch and never applies a head twice.
 ///
-/// Deletes that would turn a live memo into a deleted one are held (`sync_held`) rather
-/// than applied; at the end the mass-delete guard decides whether they are applied. Only
-/// a direction that ends with nothing held adopts the peer's knowledge.
-///
 /// Sync version 2 moves records (`SyncRecord`), notebook by notebook as the session's
 /// `SyncPlan` says: a record of a notebook this device is a member of is opened with the
 /// notebook's key and merged like any revision (so the guard sees a relay's deletes as it
@@ -15,6 +11,19 @@ import MemoCore
 /// record of any other notebook is skipped. A record sealed with a key generation not here
 /// yet leaves its notebook incomplete for the rest of the session: nothing more of it is
 /// applied, and neither its cursor nor its knowledge moves, so it comes again.
+///
+/// Every record is checked first, whatever the role (`SyncRules`: numbers, the receiver's
+/// own replica, the replica cap; a member also checks the opened revision's shape), and a
+/// batch that breaks a rule, or a limit (conflict copies, held removals, relayed heads),
+/// throws `SyncViolation` with nothing of it committed.
+///
+/// Deletes that would turn a live memo into a deleted one, and edits that would empty a
+/// memo that had a body, are held (`sync_held`) rather than applied; at the end the
+/// mass-delete guard decides whether they are applied, counting them with those applied
+/// from the same peer within 24 hours against the live memos before this sync: a relay
+/// cannot make a member remove more than the guard allows. Only a direction that ends with
+/// nothing held adopts the peer's knowledge, and only as far as `SyncRules.adoptable`
+/// allows.
 public final class SyncSink {
   let store: MemoStore
   /// The peer's device ID (compact form): the key of its bookkeeping.
@@ -22,47 +31,85 @@ public final class SyncSink {
   let peerReplica: String
   let deleteGuard: MassDeleteGuard?
   let plan: SyncPlan
+  /// This replica and its sequence, as they were when the direction began (nothing this
+  /// side makes during the sync is sent back in it).
+  let receiver: SyncRules.Receiver
+  /// How many memos this direction's batches made live (new, or brought back) less those
+  /// it made not live: the live memos before the sync are the count now less this, read
+  /// only when the guard needs it.
+  private var liveChange = 0
+  private var budget: ReplicaBudget
+  private var held: Int
+  let maximumHeld: Int
   /// Notebooks with a record that could not be opened yet (a key generation not here).
   public private(set) var incomplete: Set<NotebookID> = []
   public private(set) var outcome = SyncMessage.Outcome()
 
-  /// `deleteGuard` nil: deletes are applied as they come (a person said so).
-  public init(store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?, plan: SyncPlan) {
+  /// `deleteGuard` nil: deletes are applied as they come (a person said so). The limits are
+  /// the documented ones (`SyncLimits`); tests make them small.
+  public init(
+    store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?, plan: SyncPlan,
+    maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer
+  ) throws {
     self.store = store
     self.peer = peer
     self.peerReplica = peerReplica
     self.deleteGuard = deleteGuard
     self.plan = plan
+    self.maximumHeld = maximumHeld
+    receiver = try store.receiver()
+    budget = ReplicaBudget(known: try store.knownReplicas(), maximum: maximumReplicas)
+    held = try store.heldDeleteCount(peer)
   }
 
-  /// Applies one batch; returns the position to acknowledge.
+  /// Applies one batch; returns the position to acknowledge. Throws `SyncViolation` (and
+  /// commits nothing of the batch) when a record breaks a rule or a limit.
   public func apply(_ batch: SyncRecordBatch.Batch, now: Timestamp) throws -> UInt64 {
     // Counted on copies, kept only when the batch commits.
+    var budget = self.budget
+    var held = self.held
     var incomplete = self.incomplete
     var outcome = self.outcome
+    var liveChange = self.liveChange
     try store.batch {
       for record in batch.records {
         guard let role = plan.receiving[record.notebook], !incomplete.contains(record.notebook) else { continue }
+        // The decoder checked the clear part; checked again here, cheaply, for a batch that
+        // reaches the store another way.
+        try SyncRules.checkNumbers(record)
+        try budget.admit(record.dot.origin)
         let result: ApplyResult
         switch role {
         case .relay:
-          result = try store.applyRelayed(record, now: now)
+          result = try store.applyRelayed(record, receiver: receiver, now: now)
         case .member:
           guard case .revision(let revision) = try store.openRecord(record) else {
             incomplete.insert(record.notebook)
             continue
           }
-          result = try store.applyRemote(revision, holdingDeletesFor: deleteGuard == nil ? nil : peer)
+          try SyncRules.checkShape(revision)
+          result = try store.applyRemote(revision, holdingFor: deleteGuard == nil ? nil : peer, receiver: receiver)
         }
-        if case .stored(let conflict) = result {
+        switch result {
+        case .known: break
+        case .held:
+          held += 1
+          guard held <= maximumHeld else {
+            throw SyncViolation(.tooManyHeld, "more than \(maximumHeld) removals held back")
+          }
+        case .stored(let conflict, let live):
           outcome.applied += 1
           if conflict { outcome.conflicts += 1 }
+          liveChange += live
         }
       }
       try moveCursors(to: batch.position, except: incomplete, now: now)
     }
+    self.budget = budget
+    self.held = held
     self.incomplete = incomplete
     self.outcome = outcome
+    self.liveChange = liveChange
     return batch.position
   }
 
@@ -75,30 +122,37 @@ public final class SyncSink {
     try store.setSyncCursor(peer, FeedPosition(replica: peerReplica, position: position), now: now)
   }
 
-  /// The peer sent everything: apply the held deletes if the guard allows (or none are
-  /// held), and then adopt the peer's knowledge in every notebook it sent whole.
+  /// The peer sent everything: apply the held removals if the guard allows (or none are
+  /// held), and then adopt what may be adopted of the peer's knowledge in every notebook it
+  /// sent whole.
   public func finish(_ done: SyncMessage.Done, now: Timestamp) throws -> SyncMessage.Outcome {
     var outcome = self.outcome
     try store.batch {
       try moveCursors(to: done.position, except: incomplete, now: now)
-      let held = try store.heldDeletes(peer)
-      if !held.isEmpty {
-        let live = try store.liveMemoCount()
-        if let deleteGuard, !deleteGuard.allows(deletions: held.count, liveMemos: live) {
-          outcome.heldDeletes = held.count
-          outcome.liveMemos = live
-          return
+      let removals = try store.heldDeletes(peer)
+      if !removals.isEmpty {
+        if let deleteGuard {
+          let liveBefore = try store.liveMemoCount() - liveChange
+          let recent = try store.recentRemovals(from: peer, now: now)
+          guard deleteGuard.allows(removals: removals.count, liveBefore: liveBefore, recentlyApplied: recent) else {
+            outcome.heldDeletes = removals.count
+            outcome.liveMemos = liveBefore
+            return
+          }
         }
-        for revision in held {
-          if case .stored = try store.applyRemote(revision, holdingDeletesFor: nil) { outcome.applied += 1 }
+        for revision in removals {
+          if case .stored = try store.applyRemote(revision, holdingFor: nil, receiver: receiver) {
+            outcome.applied += 1
+          }
         }
         try store.dropHeldDeletes(peer)
+        if deleteGuard != nil { try store.recordRemovals(removals.count, from: peer, now: now) }
       }
       for (text, knowledge) in done.notebooks ?? [:] {
         guard let notebook = NotebookID(text), plan.receiving[notebook] != nil, !incomplete.contains(notebook) else {
           continue
         }
-        try store.learn(VersionVector(knowledge), in: notebook)
+        try store.learn(claimed: VersionVector(knowledge), in: notebook)
       }
       try store.markSynced(peer, now: now)
     }
@@ -111,58 +165,68 @@ public final class SyncSink {
 enum ApplyResult: Equatable {
   case known
   case held
-  /// `conflict`: it made a new conflict copy, or a delete lost to an edit.
-  case stored(conflict: Bool)
+  /// `conflict`: it made a new conflict copy, or a delete lost to an edit; `live`: +1 when
+  /// the memo became live (new, or brought back), -1 when it stopped being live, else 0.
+  case stored(conflict: Bool, live: Int)
 }
 
 extension MemoStore {
-  /// Merges one head from a peer (`MemoHeads.merge`). With `holdingDeletesFor`, a delete
-  /// that would remove a live memo is held for that peer instead. Runs inside the caller's
-  /// transaction.
-  func applyRemote(_ revision: SyncRevision, holdingDeletesFor peer: String?) throws -> ApplyResult {
+  /// Merges one head from a peer (`MemoHeads.merge`), after `SyncRules`: the receiver's own
+  /// revisions are never stored, a clock beyond its sequence is refused, and no memo gets
+  /// more than 32 conflict copies. With `holdingFor`, a removal (a delete of a live memo, an
+  /// edit that empties one) is held for that peer instead. The caller has checked the
+  /// revision's shape (`SyncRules.checkShape`: the batch decoder, the delivery's
+  /// `revision(of:)`, or when it was held). Runs inside the caller's transaction, O(heads of
+  /// the memo) — at most 33 live heads and its tombstones.
+  func applyRemote(_ revision: SyncRevision, holdingFor peer: String?, receiver: SyncRules.Receiver) throws
+    -> ApplyResult
+  {
+    guard try SyncRules.admit(revision, into: receiver) else { return .known }
     let existing = try heads(of: revision.memo)
     let current = existing.map(\.head)
     guard case .add(let removing) = MemoHeads.merge(current, incoming: revision.head) else { return .known }
-    if let peer, MemoHeads.deletes(current, incoming: revision.head) {
+    if let peer, try removes(revision, heads: current) {
       try hold(revision, for: peer)
       return .held
     }
-    let memo = try Self.validated(revision)
-    let before = Self.conflictCount(current)
-    try storeHead(memo, existing: existing, removing: removing)
-    let after = Self.conflictCount(MemoHeads.merged(current, incoming: revision.head))
-    return .stored(conflict: after > before)
+    let merged = MemoHeads.merged(current, incoming: revision.head)
+    let copies = MemoHeads.copyCount(merged)
+    guard copies <= SyncLimits.maximumConflictCopies || copies <= MemoHeads.copyCount(current) else {
+      throw SyncViolation(.tooManyCopies, "memo \(revision.memo.short) would get \(copies) conflict copies")
+    }
+    try raiseHorizon(revision.head.dot)
+    try storeHead(Self.memo(from: revision), existing: existing, removing: removing)
+    let wasLive = MemoHeads.winner(current).map { !$0.isDeleted } ?? false
+    let isLive = MemoHeads.winner(merged).map { !$0.isDeleted } ?? false
+    return .stored(
+      conflict: Self.conflictCount(merged) > Self.conflictCount(current), live: (isLive ? 1 : 0) - (wasLive ? 1 : 0))
+  }
+
+  /// Whether the guard holds `revision`: a delete that would turn a live memo into a
+  /// deleted one, or an edit with an empty body that would replace a memo's body. The
+  /// memo's own text is read only in the second case.
+  private func removes(_ revision: SyncRevision, heads: [HeadSummary]) throws -> Bool {
+    if revision.head.isDeleted { return MemoHeads.deletes(heads, incoming: revision.head) }
+    guard revision.body.isEmpty, !heads.isEmpty else { return false }
+    let winnerHasBody = try loadRow(revision.memo).map { !$0.isDeleted && !$0.body.isEmpty } ?? false
+    return MemoHeads.empties(heads, incoming: revision.head, winnerHasBody: winnerHasBody)
   }
 
   /// Conflict copies, plus one for a memo that survived a concurrent delete.
   static func conflictCount(_ heads: [HeadSummary]) -> Int {
     guard let winner = MemoHeads.winner(heads) else { return 0 }
-    let copies = heads.filter { !$0.isDeleted && $0.dot != winner.dot }.count
     let overruledDelete = !winner.isDeleted && heads.contains(where: \.isDeleted) ? 1 : 0
-    return copies + overruledDelete
+    return MemoHeads.copyCount(heads) + overruledDelete
   }
 
-  /// A head from a peer as a memo to store (in its notebook), refused unless it is exactly
-  /// what this replica would have stored itself (so every replica holds the same bytes).
-  static func validated(_ revision: SyncRevision) throws -> Memo {
-    let draft = MemoDraft(
-      title: revision.title, body: revision.body, tags: revision.tags, isPrivate: revision.isPrivate)
-    if revision.head.isDeleted {
-      guard revision.title.isEmpty, revision.body.isEmpty, revision.tags.isEmpty else { throw invalidRevision }
-    } else {
-      guard (try? MemoRules.validated(draft)) == draft else { throw invalidRevision }
-    }
-    return Memo(
+  /// A checked head from a peer as the memo row to store.
+  static func memo(from revision: SyncRevision) -> Memo {
+    Memo(
       id: revision.memo, title: revision.title, body: revision.body, tags: revision.tags, created: revision.created,
       updated: revision.updated, isPrivate: revision.isPrivate, revision: revision.head.revision,
       origin: revision.head.dot.origin, isDeleted: revision.head.isDeleted, dot: revision.head.dot,
       clock: revision.head.clock, notebook: revision.notebook)
   }
-
-  static let invalidRevision = MemoPeerError(
-    .invalidInput,
-    "a peer sent a memo revision that is not valid; the sync stopped and nothing of that batch was stored",
-    hint: "update memo-peer on both devices")
 
   /// Live memos (not counting conflict copies): what the mass-delete guard weighs against.
   public func liveMemoCount() throws -> Int {

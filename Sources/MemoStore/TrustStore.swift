@@ -58,7 +58,12 @@ public struct TrustStore: Sendable {
   private func decode(_ json: [UInt8]) throws -> TrustList {
     var json = json
     defer { PrivateFiles.wipe(&json) }
-    guard let list = try? JSONDecoder().decode(TrustList.self, from: Data(json)) else { throw damaged }
+    return try Self.decode(json, path: path)
+  }
+
+  /// The list in a store's JSON (the decoder the fuzz targets run); errors name `path`.
+  static func decode(_ json: [UInt8], path: String) throws -> TrustList {
+    guard let list = try? JSONDecoder().decode(TrustList.self, from: Data(json)) else { throw damaged(path) }
     guard list.version <= TrustList.currentVersion else {
       throw MemoPeerError(
         .newerDatabase, "the trust store was written by a newer memo-peer (version \(list.version))",
@@ -67,7 +72,9 @@ public struct TrustStore: Sendable {
     return list
   }
 
-  private var damaged: MemoPeerError {
+  private var damaged: MemoPeerError { Self.damaged(path) }
+
+  private static func damaged(_ path: String) -> MemoPeerError {
     MemoPeerError(
       .storage, "the trust store \(path) is damaged; no peer is trusted until it is fixed",
       hint: "restore it from a backup, or move it aside and pair again")

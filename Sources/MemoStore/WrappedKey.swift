@@ -95,14 +95,22 @@ struct WrappedKey: Sendable {
   /// Whether this file says the node's other secrets are sealed (version 3).
   var sealsSecrets: Bool { formatVersion == Self.version }
 
-  /// Parses a version-2 or version-3 file; `nil` for anything malformed (the caller names the file).
-  static func decode(_ bytes: [UInt8], magic: [UInt8]) -> WrappedKey? {
+  /// Parses a version-2 or version-3 file; `nil` for anything malformed (the caller names the
+  /// file). Scrypt costs above `ScryptParameters.maximumMemory` are refused with a message
+  /// that says so (`source` names the file).
+  static func decode(_ bytes: [UInt8], magic: [UInt8], source: String) throws -> WrappedKey? {
     guard bytes.count == fileSize, Array(bytes[0..<4]) == magic, [legacyVersion, version].contains(bytes[4]),
       bytes[6] == kdfScrypt,
-      let protection = ProtectionClass(code: bytes[5]), protection.isProtected, bytes[7] < 64
+      let protection = ProtectionClass(code: bytes[5]), protection.isProtected
     else { return nil }
-    let parameters = ScryptParameters(n: 1 << UInt64(bytes[7]), r: UInt32(bytes[8]), p: UInt32(bytes[9]))
-    guard parameters.isAcceptable else { return nil }
+    let parameters = ScryptParameters(
+      n: bytes[7] < 64 ? 1 << UInt64(bytes[7]) : 0, r: UInt32(bytes[8]), p: UInt32(bytes[9]))
+    guard parameters.isAcceptable else {
+      guard parameters.n >= 2, parameters.r >= 1, parameters.p >= 1 else { return nil }
+      throw MemoPeerError(
+        .wrongKey, parameters.refusal(source),
+        hint: "memo-peer never writes such a file: restore the key file from a backup of this device")
+    }
     var offset = 10
     func take(_ count: Int) -> [UInt8] {
       defer { offset += count }

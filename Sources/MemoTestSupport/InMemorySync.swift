@@ -85,9 +85,7 @@ public func shareNotebook(
   let roles = roles ?? Array(repeating: .member, count: devices.count)
   for (index, device) in devices.enumerated().dropFirst() {
     try owner.store.share(notebook, with: device.id.compact, as: roles[index], now: now)
-    guard let offers = NotebookOffers.check(try owner.store.offers(for: device.id.compact)) else {
-      throw MemoPeerError(.invalidInput, "the owner's offers do not check")
-    }
+    let offers = try NotebookOffers.check(try owner.store.offers(for: device.id.compact))
     _ = try device.store.plan(with: owner.id.compact, offers: offers, restrictSending: false, now: now)
     if roles[index] == .member { try device.store.setDefaultNotebook(notebook) }
   }

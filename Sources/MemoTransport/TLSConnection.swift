@@ -1,4 +1,5 @@
 internal import COpenSSL
+internal import COpenSSLShims
 import MemoCore
 import MemoCrypto
 import Synchronization
@@ -98,7 +99,8 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
       try perform(deadline: deadline, timeout: .handshakeTimeout) { SSL_do_handshake(ssl) }
     } catch {
       if let rejected = state.withLock({ $0.rejection }) { throw rejected }
-      throw TransportError(error.kind == .closed ? .handshakeFailed : error.kind, error.detail)
+      guard error.kind == .closed else { throw error }
+      throw TransportError(.handshakeFailed, "the peer closed the connection during the handshake")
     }
     guard negotiatedProtocol != nil else { throw TransportError(.handshakeFailed, "no ALPN protocol agreed") }
     guard peer != nil else { throw TransportError(.handshakeFailed, "no peer certificate") }
@@ -209,6 +211,11 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
       case SSL_ERROR_WANT_READ: try wait(for: Int16(POLLIN), until: deadline, timeout: timeout)
       case SSL_ERROR_WANT_WRITE: try wait(for: Int16(POLLOUT), until: deadline, timeout: timeout)
       case SSL_ERROR_ZERO_RETURN: throw TransportError(.closed, "the peer closed the connection")
+      case SSL_ERROR_SSL where memo_ssl_error_is_unexpected_eof() == 1:
+        // The peer closed TCP without TLS close_notify: a close (clean between frames, a
+        // truncated frame inside one), not a TLS failure.
+        _ = OpenSSLErrorQueueText.drain()
+        throw TransportError(.closed, "the peer closed the connection without TLS close_notify")
       case SSL_ERROR_SYSCALL:
         let queue = OpenSSLErrorQueueText.drain()
         throw TransportError(

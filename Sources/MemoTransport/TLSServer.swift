@@ -14,13 +14,19 @@ public enum ServerEvent: Sendable {
 }
 
 /// Accepts TCP connections, runs the TLS handshake on each under the connection limits,
-/// and hands authenticated connections to `handler`, each on its own thread. Caps the
-/// number of connections at once; over the cap a new connection is closed unanswered.
-/// A bad client only ever costs its own connection. Nothing here runs on Swift's
-/// cooperative pool: the accept loop and every connection have threads of their own.
+/// and hands authenticated connections to `handler`, each on its own thread. Who gets a slot
+/// is `ConnectionBudget`'s rule (docs/PROTOCOL.md, "Strangers"): a connection is
+/// unauthenticated until its handshake proved an accepted key, and unauthenticated ones have
+/// their own small budget (4 per source address, 32 in all, the oldest dropped for a newer
+/// one, `preAuthSeconds` to finish the handshake), so strangers can neither take the slots
+/// of trusted devices nor hold them. The accept loop never waits on a handshake: each runs on
+/// the connection's own thread. A bad client only ever costs its own connection. Nothing here
+/// runs on Swift's cooperative pool.
 public final class TLSServer: Sendable {
   public let port: UInt16
-  public let maximumConnections: Int
+  public let budgetLimits: ConnectionBudget.Limits
+  /// Time an unauthenticated connection has to complete its handshake.
+  public let preAuthSeconds: Double
   private let listenFD: Int32
   private let wakePipe: (read: Int32, write: Int32)
   private let context: TLSContext
@@ -28,16 +34,23 @@ public final class TLSServer: Sendable {
   private let accepts: @Sendable (DeviceID) -> Bool
   private let handler: @Sendable (TLSConnection) -> Void
   private let events: @Sendable (ServerEvent) -> Void
-  private let state = Mutex(State())
+  private let state: Mutex<State>
 
   private struct State {
-    var live: [ObjectIdentifier: TLSConnection] = [:]
+    var budget: ConnectionBudget
+    /// Every live connection, unauthenticated or not, by its budget id.
+    var live: [Int: TLSConnection] = [:]
     var stopped = false
   }
 
+  /// The default pre-authentication deadline: a handshake takes milliseconds on a LAN.
+  public static let defaultPreAuthSeconds = 2.0
+
+  /// `maximumConnections`: authenticated connections at once (the pairing window takes 1).
   public init(
     port: UInt16, loopbackOnly: Bool = false, context: TLSContext, limits: ConnectionLimits = ConnectionLimits(),
-    maximumConnections: Int = 32,
+    maximumConnections: Int = 32, budget: ConnectionBudget.Limits = ConnectionBudget.Limits(),
+    preAuthSeconds: Double = TLSServer.defaultPreAuthSeconds,
     accepts: @escaping @Sendable (DeviceID) -> Bool, events: @escaping @Sendable (ServerEvent) -> Void,
     handler: @escaping @Sendable (TLSConnection) -> Void
   ) throws {
@@ -53,7 +66,11 @@ public final class TLSServer: Sendable {
     self.port = actual
     self.context = context
     self.limits = limits
-    self.maximumConnections = maximumConnections
+    var budget = budget
+    budget.authenticated = maximumConnections
+    budgetLimits = budget
+    self.preAuthSeconds = min(preAuthSeconds, limits.handshakeSeconds)
+    state = Mutex(State(budget: ConnectionBudget(limits: budget)))
     self.accepts = accepts
     self.events = events
     self.handler = handler
@@ -91,7 +108,10 @@ public final class TLSServer: Sendable {
     for connection in doomed { connection.interrupt() }
   }
 
-  public var connectionCount: Int { state.withLock { $0.live.count } }
+  /// Live connections: (unauthenticated, authenticated).
+  public var connectionCounts: (unauthenticated: Int, authenticated: Int) {
+    state.withLock { ($0.budget.pendingCount, $0.budget.authenticatedCount) }
+  }
 
   private func acceptLoop() {
     var descriptors = [
@@ -118,32 +138,54 @@ public final class TLSServer: Sendable {
         events(.refused(error, address: address))
         continue
       }
-      // Admitted and registered in one step, so a `stop()` in between cannot miss it.
-      let admitted = state.withLock {
-        guard !$0.stopped, $0.live.count < maximumConnections else { return false }
-        $0.live[ObjectIdentifier(connection)] = connection
-        return true
+      // Admitted (making room for it) and registered in one step, so a `stop()` in between
+      // cannot miss it.
+      let (admitted, dropped) = state.withLock { state -> (Int?, [TLSConnection]) in
+        guard !state.stopped else { return (nil, []) }
+        let (id, drop) = state.budget.arrive(from: address)
+        let dropped = drop.compactMap { state.live.removeValue(forKey: $0) }
+        state.live[id] = connection
+        return (id, dropped)
       }
-      guard admitted else {
-        // Unanswered: the connection (and its socket) is freed here, before any TLS byte.
-        events(.refused(TransportError(.tooManyConnections, "over the cap of \(maximumConnections)"), address: address))
-        continue
+      for old in dropped {
+        old.interrupt()
+        events(
+          .refused(
+            TransportError(.tooManyConnections, "the oldest unauthenticated connection, dropped for a newer one"),
+            address: old.remoteAddress))
       }
-      let thread = Thread { [self] in serve(connection) }
+      guard let id = admitted else { continue }
+      let thread = Thread { [self] in serve(connection, id: id) }
       thread.name = "mp.connection"
       thread.start()
     }
   }
 
-  private func serve(_ connection: TLSConnection) {
-    defer { _ = state.withLock { $0.live.removeValue(forKey: ObjectIdentifier(connection)) } }
+  private func serve(_ connection: TLSConnection, id: Int) {
+    defer {
+      state.withLock { state in
+        state.budget.leave(id)
+        if state.live[id] === connection { state.live[id] = nil }
+      }
+    }
     do {
-      try connection.handshake(deadline: .after(seconds: limits.handshakeSeconds))
+      try connection.handshake(deadline: .after(seconds: preAuthSeconds))
     } catch {
-      events(.refused(error, address: connection.remoteAddress))
+      // A connection dropped for a newer one was reported when it was dropped.
+      if error.kind != .interrupted { events(.refused(error, address: connection.remoteAddress)) }
       return
     }
-    guard let peer = connection.peer else { return }
+    // Only now does it count against the authenticated pool.
+    let admitted = state.withLock { $0.budget.authenticate(id) }
+    guard admitted, let peer = connection.peer else {
+      if !admitted {
+        events(
+          .refused(
+            TransportError(.tooManyConnections, "over the cap of \(budgetLimits.authenticated)"),
+            address: connection.remoteAddress))
+      }
+      return
+    }
     events(.accepted(peer, address: connection.remoteAddress))
     handler(connection)
   }

@@ -124,6 +124,32 @@ enum Lab {
     return Background(process: process, output: output)
   }
 
+  /// Runs memo-peer on a host and times it around the command there (start-up and exit
+  /// included; the lab's own `exec` excluded): its exit status, the milliseconds, and its
+  /// output.
+  static func timed(_ host: String, _ arguments: [String]) throws -> (
+    status: Int, milliseconds: Int, stdout: String, stderr: String
+  ) {
+    let quoted = arguments.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+    let result = try exec(
+      host,
+      [
+        "-c",
+        "start=$(date +%s%N); \"$0\" \(quoted); status=$?; "
+          + "echo \"elapsed_ms=$(( ($(date +%s%N) - start) / 1000000 )) status=$status\" >&2",
+        binary,
+      ], tool: "sh")
+    guard let summary = result.stderr.split(separator: "\n").last(where: { $0.hasPrefix("elapsed_ms=") }) else {
+      throw LabError("no timing from \(arguments): \(result.stderr)")
+    }
+    let fields = Dictionary(
+      uniqueKeysWithValues: summary.split(separator: " ").map { field in
+        let parts = field.split(separator: "=")
+        return (String(parts[0]), Int(parts[1]) ?? -1)
+      })
+    return (fields["status"] ?? -1, fields["elapsed_ms"] ?? -1, result.stdout, result.stderr)
+  }
+
   /// Polls `condition` every 100 ms for at most `seconds`; true if it held.
   static func waitUntil(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds)

@@ -20,6 +20,30 @@ final class SyncCommandTests: XCTestCase {
     XCTAssertEqual(try cli.run(["sync", "--peer", "bee", "--timeout", "-1"]).status, 2)
     XCTAssertEqual(try cli.run(["serve", "--sync-every", "0s"]).status, 2)
     XCTAssertEqual(try cli.run(["serve", "--sync-every", "often"]).status, 2)
+    // A duration whose milliseconds overflow 64 bits (it trapped) is refused by name.
+    let huge = try cli.run(["serve", "--sync-every", "1e300s"])
+    XCTAssertEqual(huge.status, 2, huge.stderr)
+    XCTAssertTrue(huge.stderr.contains("--sync-every needs a duration from 1 s to 366 days"), huge.stderr)
+    let expires = try cli.run(["send", "-", "--to", "bee", "--expires", "1e300s"], stdin: Array("x\n".utf8))
+    XCTAssertEqual(expires.status, 2, expires.stderr)
+    XCTAssertTrue(expires.stderr.contains("at most 366 days"), expires.stderr)
+  }
+
+  /// A device key file asking scrypt for 8 GiB (written by another program: memo-peer never
+  /// writes one) is refused before anything is derived, with what it asks and what is allowed.
+  func testAKeyFileAskingScryptForTooMuchMemoryIsRefusedByName() throws {
+    let cli = try CLIProcess()
+    _ = try cli.new("one\n")
+    let path = cli.keyDirectory + "/device.key"
+    let header: [UInt8] = Array("MPDK".utf8) + [3, 1, 1, 23, 8, 1]
+    let file = header + [UInt8](repeating: 1, count: 16 + 4 + 16) + [UInt8](repeating: 2, count: 29 + 32)
+    try Data(file).write(to: URL(fileURLWithPath: path))
+    chmod(path, 0o600)
+    let result = try cli.run(["list"])
+    XCTAssertEqual(result.status, 5, result.stderr)
+    XCTAssertTrue(
+      result.stderr.contains("asks scrypt for 8192 MiB (N = 8388608, r = 8, p = 1); memo-peer allows at most 256 MiB"),
+      result.stderr)
   }
 
   func testPeersAndConflictsWithoutAnySync() throws {

@@ -38,40 +38,40 @@ final class NotebookRulesTests: XCTestCase {
   }
 
   func testAnOfferIsCheckedFieldByField() throws {
-    let good = try XCTUnwrap(NotebookOffers.check([offer(keys: [key])]))
+    let good = try XCTUnwrap(try NotebookOffers.check([offer(keys: [key])]))
     XCTAssertEqual(good.first?.keys.map(\.id), [keyID])
     XCTAssertEqual(good.first?.knowledge, VersionVector([replica: 3]))
     var bad = offer(keys: [key])
     bad.id = "not an id"
-    XCTAssertNil(NotebookOffers.check([bad]))
+    XCTAssertNil(try? NotebookOffers.check([bad]))
     bad = offer(keys: [NotebookOffer.KeyMaterial(id: keyID, generation: 1, key: "c2hvcnQ=")])
-    XCTAssertNil(NotebookOffers.check([bad]), "a key of 5 bytes")
+    XCTAssertNil(try? NotebookOffers.check([bad]), "a key of 5 bytes")
     bad = offer(keys: [NotebookOffer.KeyMaterial(id: "x", generation: 1, key: key.key)])
-    XCTAssertNil(NotebookOffers.check([bad]), "a key id that is not one")
+    XCTAssertNil(try? NotebookOffers.check([bad]), "a key id that is not one")
     bad = offer(keys: [NotebookOffer.KeyMaterial(id: keyID, generation: 0, key: key.key)])
-    XCTAssertNil(NotebookOffers.check([bad]), "generation 0")
-    XCTAssertNil(NotebookOffers.check([offer(given: .relay, keys: [key])]), "keys never go to a relay")
-    XCTAssertNil(NotebookOffers.check([offer(role: .relay, keys: [key])]), "a relay has no keys to give")
+    XCTAssertNil(try? NotebookOffers.check([bad]), "generation 0")
+    XCTAssertNil(try? NotebookOffers.check([offer(given: .relay, keys: [key])]), "keys never go to a relay")
+    XCTAssertNil(try? NotebookOffers.check([offer(role: .relay, keys: [key])]), "a relay has no keys to give")
     bad = offer()
     bad.role = "owner"
-    XCTAssertNil(NotebookOffers.check([bad]))
+    XCTAssertNil(try? NotebookOffers.check([bad]))
     bad = offer()
     bad.knowledge = [replica: UInt64.max]
-    XCTAssertNil(NotebookOffers.check([bad]), "a number beyond 2^53")
+    XCTAssertNil(try? NotebookOffers.check([bad]), "a number beyond 2^53")
     bad = offer()
     bad.name = "bad\u{7}name"
-    XCTAssertNil(NotebookOffers.check([bad]))
+    XCTAssertNil(try? NotebookOffers.check([bad]))
     bad = offer()
     bad.removed = [NotebookOffer.Removal(device: "nobody", at: 1)]
-    XCTAssertNil(NotebookOffers.check([bad]), "a removal names a device ID")
-    XCTAssertNil(NotebookOffers.check([offer(), offer()]), "the same notebook twice")
-    XCTAssertNil(NotebookOffers.check(Array(repeating: offer(), count: NotebookOffers.maximumOffers + 1)))
+    XCTAssertNil(try? NotebookOffers.check([bad]), "a removal names a device ID")
+    XCTAssertNil(try? NotebookOffers.check([offer(), offer()]), "the same notebook twice")
+    XCTAssertNil(try? NotebookOffers.check(Array(repeating: offer(), count: NotebookOffers.maximumOffers + 1)))
   }
 
   func testWhatADeviceDoesWithAnOffer() throws {
-    let member = try XCTUnwrap(NotebookOffers.check([offer(keys: [key])])?.first)
-    let relayed = try XCTUnwrap(NotebookOffers.check([offer(given: .relay)])?.first)
-    let keyless = try XCTUnwrap(NotebookOffers.check([offer()])?.first)
+    let member = try XCTUnwrap(try NotebookOffers.check([offer(keys: [key])]).first)
+    let relayed = try XCTUnwrap(try NotebookOffers.check([offer(given: .relay)]).first)
+    let keyless = try XCTUnwrap(try NotebookOffers.check([offer()]).first)
     let unknown = NotebookOffers.Local(role: nil, peerRole: nil)
     XCTAssertEqual(NotebookOffers.decide(member, local: unknown), .join(.member))
     XCTAssertEqual(NotebookOffers.decide(relayed, local: unknown), .join(.relay))
@@ -87,7 +87,7 @@ final class NotebookRulesTests: XCTestCase {
       NotebookOffers.decide(member, local: .init(role: .member, isDeleted: true, peerRole: .member)), .decline(.deleted)
     )
     // Two people's migrated `personal` notebooks share an id: never joined by an offer alone.
-    let migrated = try XCTUnwrap(NotebookOffers.check([offer(keys: [key], id: NotebookID.migrated.rawValue)])?.first)
+    let migrated = try XCTUnwrap(try NotebookOffers.check([offer(keys: [key], id: NotebookID.migrated.rawValue)]).first)
     XCTAssertEqual(NotebookOffers.decide(migrated, local: .init(role: .member, peerRole: nil)), .decline(.migrated))
     XCTAssertEqual(
       NotebookOffers.decide(migrated, local: .init(role: .member, peerRole: .member)), .accept(upgrade: false))
@@ -104,27 +104,28 @@ final class NotebookRulesTests: XCTestCase {
   func testRecordBatchesRoundTripAndRefuseWhatIsMalformed() throws {
     let batch = SyncRecordBatch.Batch(position: 77, records: [record(), record()])
     let bytes = SyncRecordBatch.encode(batch)
-    XCTAssertEqual(SyncRecordBatch.decode(bytes), batch)
+    XCTAssertEqual(try SyncRecordBatch.decode(bytes), batch)
     XCTAssertEqual(bytes.count, 1 + 8 + 4 + 2 * SyncRecordBatch.encodedSize(record()))
-    XCTAssertNil(SyncRecordBatch.decode(Array(bytes.dropLast())), "truncated")
-    XCTAssertNil(SyncRecordBatch.decode(bytes + [0]), "bytes left over")
+    XCTAssertNil(try? SyncRecordBatch.decode(Array(bytes.dropLast())), "truncated")
+    XCTAssertNil(try? SyncRecordBatch.decode(bytes + [0]), "bytes left over")
     var version = bytes
     version[0] = 1
-    XCTAssertNil(SyncRecordBatch.decode(version), "a version-1 batch")
+    XCTAssertNil(try? SyncRecordBatch.decode(version), "a version-1 batch")
     var count = bytes
     count[12] = 0xFF
-    XCTAssertNil(SyncRecordBatch.decode(count), "a count the bytes cannot hold")
+    XCTAssertNil(try? SyncRecordBatch.decode(count), "a count the bytes cannot hold")
     var broken = record()
     broken.clock = VersionVector([replica: 5])
     XCTAssertNil(
-      SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, records: [broken]))),
+      try? SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, records: [broken]))),
       "a clock that does not end at its own dot")
     broken = record()
     broken.keyID = "short"
-    XCTAssertNil(SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, records: [broken]))))
+    XCTAssertNil(try? SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, records: [broken]))))
     broken = record()
     broken.sealed = Array(repeating: 1, count: SyncRecord.maximumSealedBytes + 1)
-    XCTAssertNil(SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, records: [broken]))), "too large")
+    XCTAssertNil(
+      try? SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, records: [broken]))), "too large")
   }
 
   /// The additional data binds every clear field: a relay that edits any of them makes the

@@ -415,3 +415,15 @@ final class PairingMachineTests: XCTestCase {
     XCTAssertEqual(PairingAttempts(failures: [3, 1, 2]).failures, [1, 2, 3])
   }
 }
+
+/// The attempts file is on disk, where another program could have written any times.
+final class PairingAttemptsArithmeticTests: XCTestCase {
+  func testTimesAtEitherEndOfTheClockNeverTrap() {
+    let attempts = PairingAttempts(failures: [.min, .min + 1, .max, .max - 1, .max - 2])
+    XCTAssertTrue(attempts.isBlocked(at: 1_800_000_000_000), "three failures in the future still count")
+    XCTAssertEqual(attempts.reopens(at: 1_800_000_000_000), .max)
+    XCTAssertNotNil(attempts.minutesUntilReopen(at: 1_800_000_000_000))
+    XCTAssertFalse(PairingAttempts(failures: [.min, .min, .min]).isBlocked(at: .max), "far past: forgotten")
+    XCTAssertEqual(PairingAttempts(failures: [0, 60_000, 120_000]).minutesUntilReopen(at: 120_000), 8)
+  }
+}

@@ -74,32 +74,62 @@ final class SyncRulesTests: XCTestCase {
 
   func testTheMassDeleteGuard() {
     let guardrail = MassDeleteGuard()
-    XCTAssertTrue(guardrail.allows(deletions: 9, liveMemos: 9), "fewer than ten always pass")
-    XCTAssertTrue(guardrail.allows(deletions: 10, liveMemos: 20), "half passes")
-    XCTAssertFalse(guardrail.allows(deletions: 11, liveMemos: 20))
-    XCTAssertFalse(guardrail.allows(deletions: 10, liveMemos: 10), "a wiped peer")
+    XCTAssertTrue(guardrail.allows(removals: 9, liveBefore: 9), "fewer than ten always pass")
+    XCTAssertTrue(guardrail.allows(removals: 10, liveBefore: 20), "half passes")
+    XCTAssertFalse(guardrail.allows(removals: 11, liveBefore: 20))
+    XCTAssertFalse(guardrail.allows(removals: 10, liveBefore: 10), "a wiped peer")
+    // Removals from the same peer within the window add up: nine a sync, repeated.
+    XCTAssertTrue(guardrail.allows(removals: 9, liveBefore: 20))
+    XCTAssertFalse(guardrail.allows(removals: 9, liveBefore: 11, recentlyApplied: 9), "18 of the 20 there were")
+    XCTAssertTrue(guardrail.allows(removals: 9, liveBefore: 91, recentlyApplied: 9), "18 of 100")
+    XCTAssertFalse(guardrail.allows(removals: Int.max, liveBefore: 1, recentlyApplied: 1), "overflow holds")
+  }
+
+  func testTheGuardsLedgerCountsOnlyItsWindow() {
+    let day = SyncLimits.guardWindow
+    let ledger: [(time: Int64, count: Int)] = [(0, 5), (day / 2, 4), (day, 3), (day * 2, 100)]
+    XCTAssertEqual(MassDeleteGuard.recent(ledger, now: day + 10), 107, "a clock set back still counts the future")
+    XCTAssertEqual(MassDeleteGuard.recent(ledger, now: day * 3), 0)
+    XCTAssertEqual(MassDeleteGuard.recent(ledger, now: day * 2 - 1), 103)
+    XCTAssertEqual(MassDeleteGuard.recent(ledger, now: day * 2 + 1), 100)
+  }
+
+  func testAnEditThatEmptiesAMemoIsGuardedOnlyWhereItWins() {
+    let live = head("a", 1, ["a": 1], revision: 2)
+    let emptying = head("b", 1, ["a": 1, "b": 1], revision: 3)
+    let concurrent = head("b", 1, ["b": 1], revision: 1)
+    XCTAssertTrue(MemoHeads.empties([live], incoming: emptying, winnerHasBody: true))
+    XCTAssertFalse(MemoHeads.empties([live], incoming: emptying, winnerHasBody: false), "nothing to lose")
+    XCTAssertFalse(MemoHeads.empties([live], incoming: concurrent, winnerHasBody: true), "only a conflict copy")
+    XCTAssertFalse(MemoHeads.empties([], incoming: emptying, winnerHasBody: true), "a new memo")
   }
 
   func testBatchesSurviveTheCodecAndMalformedOnesAreRefused() throws {
+    let (r1, r2) = (String(repeating: "1", count: 32), String(repeating: "2", count: 32))
     let memo = try XCTUnwrap(MemoID("8E0F3D4A-1B2C-4D5E-8F90-123456789ABC"))
     let revision = SyncRevision(
-      memo: memo, head: head("r1", 7, ["r1": 7, "r2": 2], revision: 4), created: 1, updated: 2, isPrivate: true,
+      memo: memo, head: head(r1, 7, [r1: 7, r2: 2], revision: 4), created: 1, updated: 2, isPrivate: true,
       title: "Tïtle", body: "body\n", tags: ["a", "b"])
     let tombstone = SyncRevision(
-      memo: memo, head: head("r2", 3, ["r1": 7, "r2": 3], revision: 5, deleted: true), created: 1, updated: 3,
+      memo: memo, head: head(r2, 3, [r1: 7, r2: 3], revision: 5, deleted: true), created: 1, updated: 3,
       isPrivate: false, title: "", body: "", tags: [])
     let batch = SyncBatchCodec.Batch(position: 42, revisions: [revision, tombstone])
     let bytes = SyncBatchCodec.encode(batch)
-    XCTAssertEqual(SyncBatchCodec.decode(bytes), batch)
-    for cut in [1, 9, 13, bytes.count / 2, bytes.count - 1] {
-      XCTAssertNil(SyncBatchCodec.decode(Array(bytes.prefix(cut))), "truncated at \(cut)")
+    XCTAssertEqual(try SyncBatchCodec.decode(bytes), batch)
+    func refused(_ bytes: [UInt8], _ reason: SyncMessage.RefuseReason, _ message: String) {
+      XCTAssertThrowsError(try SyncBatchCodec.decode(bytes), message) { error in
+        XCTAssertEqual((error as? SyncViolation)?.reason, reason, "\(message): \(error)")
+      }
     }
-    XCTAssertNil(SyncBatchCodec.decode(bytes + [0]), "trailing bytes")
-    XCTAssertNil(SyncBatchCodec.decode([2] + bytes.dropFirst()), "another version")
+    for cut in [1, 9, 13, bytes.count / 2, bytes.count - 1] {
+      refused(Array(bytes.prefix(cut)), .malformed, "truncated at \(cut)")
+    }
+    refused(bytes + [0], .malformed, "trailing bytes")
+    refused([2] + bytes.dropFirst(), .malformed, "another version")
     var outside = revision
-    outside.head.clock = VersionVector(["r1": 6])
-    XCTAssertNil(
-      SyncBatchCodec.decode(SyncBatchCodec.encode(.init(position: 1, revisions: [outside]))),
+    outside.head.clock = VersionVector([r1: 6])
+    refused(
+      SyncBatchCodec.encode(.init(position: 1, revisions: [outside])), .invalidRevision,
       "a revision whose clock lacks its own dot")
   }
 }

@@ -34,7 +34,9 @@ final class TestNode: Sendable {
 
   var id: DeviceID { identity.deviceID }
 
-  func access(_ use: KeyUse = .person) -> StoreAccess { StoreAccess(paths: paths, keys: keys, use: use) }
+  func access(_ use: KeyUse = .person, logger: Logger = .disabled) -> StoreAccess {
+    StoreAccess(paths: paths, keys: keys, use: use, logger: logger)
+  }
 
   func open(_ use: KeyUse = .person) throws -> MemoStore { try access(use).open() }
 
@@ -63,11 +65,12 @@ final class TestNode: Sendable {
   var gate: ConsentGate { get throws { try ConsentGate(paths: paths) } }
 
   /// What `serve` does with a channel on this node.
-  func responder(receiptDelay: Double = 0, limits: ReceiveLimits = ReceiveLimits(), batch: Int = 3)
-    -> DaemonResponder
-  {
+  func responder(
+    receiptDelay: Double = 0, limits: ReceiveLimits = ReceiveLimits(), batch: Int = 3, logger: Logger? = nil
+  ) -> DaemonResponder {
     DaemonResponder(
-      identity: identity, trust: trust, store: access(), receiptDelay: receiptDelay, receiveLimits: limits,
+      identity: identity, trust: trust, store: access(logger: logger ?? .disabled), receiptDelay: receiptDelay,
+      receiveLimits: limits,
       syncBatch: SyncSession.BatchLimits(revisions: batch), clock: testClock)
   }
 

@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoCrypto
 import MemoStore
+import MemoTestSupport
 import MemoTransport
 import Synchronization
 import XCTest
@@ -71,6 +72,31 @@ final class PairingExchangeTests: XCTestCase {
     return PairingExchange.run(
       connection, role: .guest, identity: identity, displayName: "bee", peerName: "ay", trust: trust, now: { 1 },
       confirm: record.confirm)
+  }
+
+  /// A stranger that connects to a pairing window and says nothing holds its one connection
+  /// only until the before-code deadline (here 0.2 s), not the minutes people get to compare
+  /// codes (300 s of idle here); it counts as no attempt. The bound below is generous: it
+  /// only tells the two apart.
+  func testASilentGuestIsDroppedBeforeAnyCodeIsShown() throws {
+    let (identity, trust) = try node()
+    var limits = PairingExchange.limits
+    limits.idleSeconds = 300
+    let started = Date()
+    let outcome = InMemorySession.run(
+      limits: limits,
+      first: { channel in
+        PairingExchange.run(
+          channel: channel, role: .host, identity: identity, displayName: "ay", peerName: nil, trust: trust,
+          now: { 1 }, beforeCode: 0.2, confirm: { _ in true })
+      },
+      second: { channel in _ = try? channel.receive(before: .after(seconds: 30)) }
+    ).first
+    let result = try outcome.get()
+    XCTAssertNil(try? result.result.get(), "nothing paired")
+    XCTAssertFalse(result.counts, "a connection that never got to a code is no attempt")
+    XCTAssertLessThan(Date().timeIntervalSince(started), 20, "dropped long before the 300 s people get")
+    XCTAssertEqual(try trust.load().peers, [])
   }
 
   func testTwoHonestSidesSeeOneCodeAndTrustEachOther() throws {

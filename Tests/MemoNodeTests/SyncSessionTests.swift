@@ -159,25 +159,30 @@ final class SyncSessionTests: XCTestCase {
 
   func testTheDaemonRefusesASyncOfAnotherVersionAndOneItCannotOpenItsStoreFor() throws {
     let (a, b) = try trustingPair()
-    var hello = SyncMessage.Hello(replica: "aa", knowledge: VersionVector([:]), cursor: nil, pending: nil)
+    var hello = SyncMessage.Hello(
+      replica: String(repeating: "a", count: 32), knowledge: VersionVector([:]), cursor: nil, pending: nil)
     XCTAssertEqual(
       try answer(hello, from: a, to: b, store: { throw MemoPeerError(.storage, "disk gone") })?.reason, "storage")
     hello.version = 99
     XCTAssertEqual(try answer(hello, from: a, to: b, store: { try b.open() })?.reason, "version")
   }
 
-  func testAMalformedSyncHelloEndsTheChannelWithoutAnAnswer() throws {
+  func testAMalformedSyncHelloIsRefusedAsMalformedAndEndsTheChannel() throws {
     let (a, b) = try trustingPair()
     let responder = b.responder()
     let result = InMemorySession.run(
       firstID: a.id, secondID: b.id,
-      first: { channel -> Frame? in
+      first: { channel -> [Frame] in
         _ = try PeerSession.greet(channel, identity: a.identity)
         try channel.send(Frame(.syncHello, payload: Array("{\"version\": \"x\"}".utf8)))
-        return try channel.receive()
+        var frames: [Frame] = []
+        while let frame = try channel.receive() { frames.append(frame) }
+        return frames
       }, second: { responder.serve($0) }
     ).first
-    XCTAssertNil(try result.get())
+    let frames = try result.get()
+    XCTAssertEqual(frames.map(\.kind), [.syncRefuse], "one refusal, then the end of the channel")
+    XCTAssertEqual(frames.first.flatMap { SyncMessage.decodeRefuse($0.payload) }, .malformed)
   }
 
   func testACorruptedBatchEndsTheSyncAndNothingOfItIsStored() throws {
@@ -186,8 +191,10 @@ final class SyncSessionTests: XCTestCase {
     // b's frames: hello, sync-hello, then batches; the second batch's codec version byte
     // (the first byte after the frame header) is changed on the way.
     let result = try sync(a, with: b, faults: LinkFaults(fromSecond: .flip(frame: 3, byte: Frame.headerSize)))
-    XCTAssertEqual(result.error?.code, .connection)
-    XCTAssertTrue(result.error?.message.contains("malformed sync-batch") == true, result.error?.message ?? "")
+    XCTAssertEqual(result.error?.code, .protocolViolation)
+    XCTAssertEqual(
+      result.error?.message,
+      "bee sent a sync message that does not decode; the sync stopped and nothing of that batch was stored")
     XCTAssertEqual(try a.bodies().count, 3, "the batch before it, and nothing of it")
     XCTAssertEqual(try XCTUnwrap(try sync(a, with: b).report).received.applied, 6, "the next sync repairs it")
   }

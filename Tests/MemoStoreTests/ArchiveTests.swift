@@ -86,5 +86,14 @@ final class ArchiveTests: XCTestCase {
     tampered[bytes.count - 40] ^= 1
     assertMemoError(.archive, try read(tampered, passphrase: passphrase))
     assertMemoError(.archive, try read(Array("not an archive at all, sorry".utf8), passphrase: passphrase))
+    // scrypt costs of 4 GiB (N = 2^20, r = 32, p = 1; accepted before): refused by name,
+    // before anything is derived.
+    var costly = bytes
+    costly[10] = 20
+    costly[11] = 32
+    assertMemoError(.archive, try read(costly, passphrase: passphrase)) {
+      XCTAssertTrue($0.message.contains("asks scrypt for 4096 MiB"), $0.message)
+      XCTAssertTrue($0.message.contains("memo-peer allows at most 256 MiB"), $0.message)
+    }
   }
 }

@@ -112,6 +112,11 @@ final class MigrationTests: XCTestCase {
     XCTAssertEqual(
       try store.knowledge()[store.replicaID], UInt64(try after.scalarInt("SELECT max(dot_seq) FROM memos")), file: file,
       line: line)
+    // Schema 5: the horizon covers the dot of every row held, so a peer's knowledge of them
+    // can be adopted.
+    let horizon = try store.horizon()
+    XCTAssertTrue(
+      try store.allHeadRows().allSatisfy { $0.dot.map(horizon.contains) ?? false }, file: file, line: line)
     // The migrated store keeps working: new memos use the new schema.
     try store.create(MemoDraft(title: "after", body: "migration"), now: 1_800_000_000_000)
     XCTAssertEqual(try store.count(), 4, file: file, line: line)

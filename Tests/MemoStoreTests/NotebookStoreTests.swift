@@ -26,13 +26,21 @@ final class NotebookStoreTests: XCTestCase {
     XCTAssertEqual(try first.open().members(of: a.id), [])
   }
 
-  /// Schema 4 → 5: every memo (tombstones and all) goes to `personal`, under the id every
-  /// migrated store shares, shared as a member with each device trusted at the migration;
-  /// the old knowledge and cursors become the notebook's, so the next sync goes on where
-  /// the last one stopped.
+  /// Schema 4 → 5 → 6 and 5 → 6: every memo (tombstones and all) goes to `personal`, under
+  /// the id every migrated store shares, shared as a member with each device trusted at the
+  /// migration; the old knowledge and cursors become the notebook's, so the next sync goes
+  /// on where the last one stopped.
   func testTheSchema4FixtureMigratesIntoPersonalSharedWithEveryTrustedDevice() throws {
+    try assertMigratesIntoPersonal(fromVersion: 4)
+  }
+
+  func testTheSchema5FixtureMigratesIntoPersonalSharedWithEveryTrustedDevice() throws {
+    try assertMigratesIntoPersonal(fromVersion: 5)
+  }
+
+  private func assertMigratesIntoPersonal(fromVersion version: Int) throws {
     let node = try TemporaryNode()
-    try SchemaFixture.load(version: 4, into: node)
+    try SchemaFixture.load(version: version, into: node)
     let laptop = TestDevices.id(named: "laptop")
     let desk = TestDevices.id(named: "desk")
     try TrustStore(paths: node.paths).update { list in
@@ -64,6 +72,10 @@ final class NotebookStoreTests: XCTestCase {
     XCTAssertEqual(try store.summaries().count, 3)
     XCTAssertEqual(try store.create(MemoDraft(title: "t", body: "after"), now: 5).notebook, .migrated)
     XCTAssertEqual(try store.notebookSummaries().map(\.memos), [4])
+    if version == 4 {
+      // Schema 5's horizon, filled from the old knowledge, bounds what peers may claim.
+      XCTAssertEqual(try store.horizon()["0123456789abcdef0123456789abcdef"], 17)
+    }
   }
 
   func testNamesAreUniqueRegardlessOfCaseAndValidated() throws {

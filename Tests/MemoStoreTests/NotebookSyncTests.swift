@@ -190,4 +190,54 @@ final class NotebookSyncTests: XCTestCase {
     XCTAssertEqual(try a.1.keyring(.migrated).keys.count, 2, "each has both first keys")
     XCTAssertEqual(try a.1.keyring(.migrated).current?.id, try b.1.keyring(.migrated).current?.id)
   }
+
+  /// A relay is held to the rules of any receiver, without opening a record: numbers and
+  /// replica ids at decode, its own replica, a clock beyond its sequence, the replica cap,
+  /// and at most 33 concurrent records of a memo; a refused batch leaves nothing; knowledge
+  /// claimed in a relayed notebook is adopted only as far as the relay has seen.
+  func testARelayRefusesWhatBreaksTheRulesAndKeepsNothingOfIt() throws {
+    let b = try device()
+    let s = try device()
+    let personal = try b.store.defaultNotebook().id
+    try shareNotebook(personal, among: [(b.store, b.node.device), (s.store, s.node.device)], roles: [.member, .relay])
+    let made = String(repeating: "e", count: 32)
+    let key = String(repeating: "c", count: 32)
+    func record(_ origin: String, _ seq: UInt64, clock: [String: UInt64] = [:], memo: MemoID = MemoID()) -> SyncRecord {
+      SyncRecord(
+        notebook: personal, memo: memo, dot: Dot(origin: origin, seq: seq),
+        clock: VersionVector(clock.merging([origin: seq]) { _, dot in dot }), keyID: key, sealed: [1, 2, 3])
+    }
+    func sink(maximumReplicas: Int = SyncLimits.maximumReplicas) throws -> SyncSink {
+      try SyncSink(
+        store: s.store, peer: "HOSTILE", peerReplica: made, deleteGuard: MassDeleteGuard(),
+        plan: SyncPlan(receiving: [personal: .relay], announced: [personal]), maximumReplicas: maximumReplicas)
+    }
+    func refused(_ reason: SyncMessage.RefuseReason, _ records: [SyncRecord], maximumReplicas: Int = 4096) {
+      XCTAssertThrowsError(
+        try sink(maximumReplicas: maximumReplicas).apply(.init(position: 1, records: records), now: 2)
+      ) {
+        XCTAssertEqual(($0 as? SyncViolation)?.reason, reason, "\($0)")
+      }
+    }
+    let fine = record(made, 1)
+    refused(.ownOrigin, [fine, record(s.store.replicaID, 99)])
+    refused(.futureClock, [fine, record(made, 2, clock: [s.store.replicaID: 1 << 40])])
+    refused(.tooManyReplicas, [fine] + (1...4).map { record(String(format: "%032x", $0), 1) }, maximumReplicas: 3)
+    let memo = MemoID()
+    refused(.tooManyCopies, (1...34).map { record(String(format: "%032x", $0), 1, memo: memo) })
+    XCTAssertThrowsError(
+      try SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, records: [record(made, 1 << 54)])))
+    ) { XCTAssertEqual(($0 as? SyncViolation)?.reason, .outOfRange) }
+    XCTAssertEqual(try s.store.relayedRevisionCount(), 0, "nothing of a refused batch")
+    // What is sound is kept; a claim of 2^53 is adopted only up to what arrived.
+    let receiving = try sink()
+    _ = try receiving.apply(.init(position: 1, records: [fine, record(made, 2)]), now: 2)
+    _ = try receiving.finish(
+      SyncMessage.Done(
+        position: 1, knowledge: VersionVector(),
+        notebooks: [personal: VersionVector([made: SyncLimits.maximumSequence])]),
+      now: 3)
+    XCTAssertEqual(try s.store.relayedRevisionCount(), 2)
+    XCTAssertEqual(try s.store.knowledge(of: personal)[made], 2)
+  }
 }

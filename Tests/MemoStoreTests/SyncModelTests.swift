@@ -16,10 +16,7 @@ import XCTest
 /// `MEMO_PEER_SYNC_MODEL_RUNS` changes the count.
 final class SyncModelTests: XCTestCase {
   func testRandomHistoriesConvergeAndLoseNoEdit() throws {
-    let environment = ProcessInfo.processInfo.environment
-    let seeds: [UInt64] =
-      environment["MEMO_PEER_SYNC_MODEL_SEED"].flatMap(UInt64.init).map { [$0] }
-      ?? Array(1...UInt64(environment["MEMO_PEER_SYNC_MODEL_RUNS"].flatMap(Int.init) ?? 2000))
+    let seeds = ModelRun.seeds("MEMO_PEER_SYNC_MODEL", runs: 2000)
     let replicas = try (0..<3).map { _ in try ModelReplica() }
     // One notebook among the three, as devices that synced everything before notebooks.
     try shareNotebook(try replicas[0].store.defaultNotebook().id, among: replicas.map { ($0.store, $0.device) })
@@ -31,9 +28,7 @@ final class SyncModelTests: XCTestCase {
       var run = ModelRun(seed: seed, replicas: replicas)
       do {
         try run.play(steps: 24)
-        try run.syncAllPairs()
-        try run.checkConverged()
-        try run.checkNoEditLost()
+        try run.settleAndCheck()
       } catch {
         XCTFail("seed \(seed): \(error)\n\(run.log.joined(separator: "\n"))")
         return
@@ -69,8 +64,8 @@ final class ModelReplica {
   func reset() throws {
     try store.db.execute(
       "DELETE FROM memos; DELETE FROM knowledge; DELETE FROM counters; DELETE FROM sync_peers; DELETE FROM sync_held; "
-        + "DELETE FROM notebook_knowledge; DELETE FROM sync_cursors; DELETE FROM sync_peer_knowledge; DELETE FROM relayed"
-    )
+        + "DELETE FROM notebook_knowledge; DELETE FROM sync_cursors; DELETE FROM sync_peer_knowledge; DELETE FROM relayed; "
+        + "DELETE FROM horizon; DELETE FROM sync_guard; DELETE FROM received_log")
   }
 }
 
@@ -122,6 +117,13 @@ struct ModelRun {
   var written: Set<String> = []
   var replaced: Set<String> = []
   var counter = 0
+
+  /// The seeds to run: `PREFIX_SEED` replays one, `PREFIX_RUNS` changes the count.
+  static func seeds(_ prefix: String, runs: Int) -> [UInt64] {
+    let environment = ProcessInfo.processInfo.environment
+    return environment[prefix + "_SEED"].flatMap(UInt64.init).map { [$0] }
+      ?? Array(1...UInt64(environment[prefix + "_RUNS"].flatMap(Int.init) ?? runs))
+  }
 
   init(seed: UInt64, replicas: [ModelReplica]) {
     random = SeededRandom(state: seed)
@@ -211,6 +213,13 @@ struct ModelRun {
     for (asker, answerer) in [(0, 1), (0, 2), (1, 0)] {
       try Self.sync(replicas[asker], with: replicas[answerer])
     }
+  }
+
+  /// Every pair syncs, then the replicas must be equal and no edit lost.
+  mutating func settleAndCheck() throws {
+    try syncAllPairs()
+    try checkConverged()
+    try checkNoEditLost()
   }
 
   func checkConverged() throws {

@@ -24,4 +24,9 @@ int memo_kdf_hkdf_sha256(const unsigned char *key, size_t key_len,
 /// over SSL_CTX_ctrl and 64-bit option bits, which Swift cannot import. Returns 1 on success.
 int memo_ssl_ctx_tls13_without_resumption(SSL_CTX *ctx);
 
+/// Whether the oldest error in this thread's OpenSSL queue says the peer closed the TCP
+/// connection without TLS close_notify (SSL_R_UNEXPECTED_EOF_WHILE_READING; ERR_GET_LIB and
+/// ERR_GET_REASON are macros). Leaves the queue as it is. Returns 1 or 0.
+int memo_ssl_error_is_unexpected_eof(void);
+
 #endif

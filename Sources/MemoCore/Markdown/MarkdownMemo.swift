@@ -104,8 +104,10 @@ public struct MarkdownMemo: Sendable, Equatable {
       memo.isPrivate = flag
     }
     if let value = fields["revision"] {
-      guard case .text(let text) = value, let revision = Int64(text), revision >= 1 else {
-        throw FrontMatter.refusal(source, "revision must be a whole number from 1")
+      guard case .text(let text) = value, let revision = Int64(text), revision >= 1,
+        revision <= SyncLimits.maximumRevision
+      else {
+        throw FrontMatter.refusal(source, "revision must be a whole number from 1 to 2^53")
       }
       memo.revision = revision
     }

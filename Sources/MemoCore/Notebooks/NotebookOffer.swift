@@ -101,33 +101,44 @@ public enum NotebookOffers {
   /// Devices one offer may list as unshared.
   public static let maximumRemoved = 4096
 
-  /// The offers of a hello, checked; nil when any field is malformed or out of range (the
-  /// receiver refuses the hello as malformed).
-  public static func check(_ offers: [NotebookOffer]) -> [CheckedOffer]? {
-    guard offers.count <= maximumOffers, Set(offers.map(\.id)).count == offers.count else { return nil }
+  /// The offers of a hello, checked like the rest of it (`SyncRules`: knowledge and cursors
+  /// in range, replica ids); any field malformed or out of range refuses the whole hello.
+  public static func check(_ offers: [NotebookOffer]) throws(SyncViolation) -> [CheckedOffer] {
+    guard offers.count <= maximumOffers else {
+      throw SyncViolation(.malformed, "a sync-hello offering \(offers.count) notebooks")
+    }
+    guard Set(offers.map(\.id)).count == offers.count else {
+      throw SyncViolation(.malformed, "a sync-hello offering one notebook twice")
+    }
     var checked: [CheckedOffer] = []
     for offer in offers {
+      let knowledge = try SyncRules.checkedVector(offer.knowledge, "a notebook's knowledge")
+      if let cursor = offer.cursor {
+        try SyncRules.checkReplica(cursor.replica, "a notebook cursor's replica")
+        try SyncRules.checkNumber(cursor.position, "a notebook cursor")
+      }
       guard let id = NotebookID(offer.id), let role = NotebookRole(rawValue: offer.role),
-        let given = NotebookRole(rawValue: offer.given), offer.knowledge.count <= 4096,
-        offer.knowledge.allSatisfy({ !$0.key.isEmpty && $0.key.utf8.count <= 64 && $0.value <= maximumSequence }),
-        offer.cursor.map({ !$0.replica.isEmpty && $0.position <= maximumSequence }) ?? true,
-        offer.name.map(NotebookNames.isValid) ?? true, (offer.keys?.count ?? 0) <= maximumKeys,
-        (offer.removed?.count ?? 0) <= maximumRemoved,
-        (offer.removed ?? []).allSatisfy({ DeviceID($0.device)?.compact == $0.device && $0.at >= 0 })
-      else { return nil }
+        let given = NotebookRole(rawValue: offer.given), offer.name.map(NotebookNames.isValid) ?? true,
+        (offer.keys?.count ?? 0) <= maximumKeys, (offer.removed?.count ?? 0) <= maximumRemoved,
+        (offer.removed ?? []).allSatisfy({
+          DeviceID($0.device)?.compact == $0.device && SyncLimits.timestamps.contains($0.at)
+        })
+      else { throw SyncViolation(.malformed, "a notebook offer with a field that is not of its form") }
       var keys: [CheckedOffer.CheckedKey] = []
       for key in offer.keys ?? [] {
         guard SyncRecord.isKeyID(key.id), key.generation >= 1, key.generation <= Int64(maximumSequence),
           PeerMessage.bytes(base64: key.key, count: 32) != nil
-        else { return nil }
+        else { throw SyncViolation(.malformed, "a notebook key that is not one") }
         keys.append(.init(id: key.id, generation: key.generation, key: key.key))
       }
       // Keys and a name only travel to a member, from a member.
-      if !keys.isEmpty && (role != .member || given != .member) { return nil }
+      if !keys.isEmpty && (role != .member || given != .member) {
+        throw SyncViolation(.malformed, "notebook keys offered to or by a relay")
+      }
       checked.append(
         CheckedOffer(
-          id: id, role: role, given: given, knowledge: VersionVector(offer.knowledge), cursor: offer.cursor,
-          name: offer.name, keys: keys, removed: offer.removed ?? []))
+          id: id, role: role, given: given, knowledge: knowledge, cursor: offer.cursor, name: offer.name, keys: keys,
+          removed: offer.removed ?? []))
     }
     return checked
   }

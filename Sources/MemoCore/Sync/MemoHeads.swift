@@ -64,6 +64,21 @@ public enum MemoHeads {
     return winner(merged(heads, incoming: incoming))?.isDeleted ?? false
   }
 
+  /// Whether adding `incoming`, a live revision with an empty body, would put it in the
+  /// place of a winner that has a body (`winnerHasBody`): an edit that empties a memo, which
+  /// the mass-delete guard holds like a delete. A concurrent one that only becomes a
+  /// conflict copy leaves the memo's text where it was.
+  public static func empties(_ heads: [HeadSummary], incoming: HeadSummary, winnerHasBody: Bool) -> Bool {
+    guard !incoming.isDeleted, winnerHasBody, let before = winner(heads), !before.isDeleted else { return false }
+    return winner(merged(heads, incoming: incoming))?.dot == incoming.dot
+  }
+
+  /// The conflict copies among `heads`: the live heads other than the winner.
+  public static func copyCount(_ heads: [HeadSummary]) -> Int {
+    guard let winner = winner(heads) else { return 0 }
+    return heads.filter { !$0.isDeleted && $0.dot != winner.dot }.count
+  }
+
   /// The version vector of a new local revision of the memo: it has seen the winner and
   /// every tombstone head (an edit after a concurrent delete settles the delete), but not
   /// the other live heads, which stay conflict copies until resolved.
@@ -75,9 +90,15 @@ public enum MemoHeads {
   }
 }
 
-/// The mass-delete guard: a sync that would delete more than `percent` of the receiver's
-/// live memos, and at least `minimum` of them, is held back until a person decides. A
-/// device whose store was wiped must not empty every other device.
+/// The mass-delete guard (docs/PROTOCOL.md, "Mass-delete guard"): deletes from one peer —
+/// and edits that empty a memo that had a body — that would remove more than `percent` of
+/// the receiver's live memos, and at least `minimum` of them, are held back until a person
+/// decides. A device whose store was wiped must not empty every other device.
+///
+/// What it weighs: the removals of this sync plus those applied from the same peer without
+/// asking within the window (24 h), against the live memos before this sync plus those
+/// same removals (so nine deletes a sync, repeated, add up), never against a count the
+/// peer's own batches could have raised.
 public struct MassDeleteGuard: Equatable, Sendable {
   public var percent: Int
   public var minimum: Int
@@ -87,9 +108,30 @@ public struct MassDeleteGuard: Equatable, Sendable {
     self.minimum = minimum
   }
 
-  /// Whether `deletions` of `liveMemos` may be applied without asking.
-  public func allows(deletions: Int, liveMemos: Int) -> Bool {
-    guard deletions >= minimum else { return true }
-    return deletions * 100 <= liveMemos * percent
+  /// Whether `removals` may be applied without asking, given the live memos before the sync
+  /// and the removals from the same peer applied within the window.
+  public func allows(removals: Int, liveBefore: Int, recentlyApplied: Int = 0) -> Bool {
+    let total = removals.addingReportingOverflow(recentlyApplied)
+    if total.overflow { return false }
+    if total.partialValue < minimum { return true }
+    let baseline = liveBefore.addingReportingOverflow(recentlyApplied)
+    let removed = total.partialValue.multipliedReportingOverflow(by: 100)
+    let allowed = baseline.partialValue.multipliedReportingOverflow(by: percent)
+    guard !baseline.overflow, !removed.overflow, !allowed.overflow else { return false }
+    return removed.partialValue <= allowed.partialValue
+  }
+
+  /// The removals applied from one peer within the window before `now`, from the ledger of
+  /// `(time, count)` entries (entries in the future count too: a clock set back must not
+  /// wipe the ledger).
+  public static func recent(_ ledger: [(time: Int64, count: Int)], now: Int64, window: Int64 = SyncLimits.guardWindow)
+    -> Int
+  {
+    let start = now.subtractingReportingOverflow(window)
+    return ledger.reduce(0) { sum, entry in
+      guard start.overflow || entry.time > start.partialValue else { return sum }
+      let next = sum.addingReportingOverflow(Swift.max(0, entry.count))
+      return next.overflow ? Int.max : next.partialValue
+    }
   }
 }

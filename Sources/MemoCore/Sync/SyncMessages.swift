@@ -104,13 +104,92 @@ public enum SyncMessage {
     public init(reason: RefuseReason) { self.reason = reason.rawValue }
   }
 
-  public enum RefuseReason: String, Codable, Sendable {
+  /// Why a side ends a sync (docs/PROTOCOL.md, "Refusals"). The first three come from an
+  /// answerer that will not sync now; the others from either side, about the data the
+  /// other sent: the refusing side commits nothing of the batch (or message) at fault.
+  public enum RefuseReason: String, Codable, Sendable, CaseIterable {
     /// The answering node is locked: its memos cannot be read or written until unlocked.
     case locked
     /// The answering node speaks another sync version.
     case version
     /// The answering node's store failed (full disk, damaged database).
     case storage
+    /// A message that does not decode as its kind (bad JSON, a batch whose lengths overrun).
+    case malformed
+    /// A number above its documented maximum (`SyncLimits`).
+    case outOfRange = "out-of-range"
+    /// A revision whose dot names the receiver's own replica: only the receiver makes those.
+    case ownOrigin = "own-origin"
+    /// A clock that claims to have seen a revision of the receiver it never made.
+    case futureClock = "future-clock"
+    /// A revision the receiver would not have written itself (not normalised, a tombstone
+    /// with content, a clock that does not end at its own dot).
+    case invalidRevision = "invalid-revision"
+    /// More replicas than a clock, a knowledge or a node may hold (4,096).
+    case tooManyReplicas = "too-many-replicas"
+    /// A memo would get more than 32 conflict copies.
+    case tooManyCopies = "too-many-copies"
+    /// More deletes held back from one device than the guard keeps (65,536).
+    case tooManyHeld = "too-many-held"
+    /// A frame of another kind, or out of the session's order.
+    case unexpectedFrame = "unexpected-frame"
+
+    /// What was wrong, as a person reads it after "sent" or "refused": never a peer's bytes.
+    public var badData: String {
+      switch self {
+      case .locked: "nothing (it is locked)"
+      case .version: "a sync of another version"
+      case .storage: "nothing (its store failed)"
+      case .malformed: "a sync message that does not decode"
+      case .outOfRange: "a number above the protocol's maximum"
+      case .ownOrigin: "a revision claiming to be made by the receiving device"
+      case .futureClock: "a revision claiming to have seen edits the receiving device never made"
+      case .invalidRevision: "a memo revision that is not valid"
+      case .tooManyReplicas: "more than 4,096 replicas"
+      case .tooManyCopies: "more than 32 conflict copies of one memo"
+      case .tooManyHeld: "more deletes than the guard holds back (65,536)"
+      case .unexpectedFrame: "a frame out of the sync's order"
+      }
+    }
+  }
+}
+
+extension SyncMessage {
+  /// A `sync-hello` payload, checked: `version` for another version (compared before
+  /// anything else, so a newer peer is told about the version), `malformed` or a range
+  /// reason for the rest (`SyncRules.check`).
+  public static func decodeHello(_ payload: [UInt8]) throws(SyncViolation) -> Hello {
+    let hello = try decode(Hello.self, payload, "sync-hello")
+    guard hello.version == version else { throw SyncViolation(.version, "sync version \(hello.version)") }
+    try SyncRules.check(hello)
+    return hello
+  }
+
+  public static func decodeDone(_ payload: [UInt8]) throws(SyncViolation) -> Done {
+    let done = try decode(Done.self, payload, "sync-done")
+    try SyncRules.check(done)
+    return done
+  }
+
+  /// A `sync-ack`, which may acknowledge at most `sentUpTo`.
+  public static func decodeAck(_ payload: [UInt8], sentUpTo: UInt64) throws(SyncViolation) -> Ack {
+    let ack = try decode(Ack.self, payload, "sync-ack")
+    try SyncRules.check(ack, sentUpTo: sentUpTo)
+    return ack
+  }
+
+  /// The reason of a `sync-refuse`; nil for one this version does not know (or none).
+  public static func decodeRefuse(_ payload: [UInt8]) -> RefuseReason? {
+    PeerMessage.decode(Refuse.self, from: payload).flatMap { RefuseReason(rawValue: $0.reason) }
+  }
+
+  private static func decode<T: Decodable>(_ type: T.Type, _ payload: [UInt8], _ name: String) throws(SyncViolation)
+    -> T
+  {
+    guard let value = PeerMessage.decode(type, from: payload) else {
+      throw SyncViolation(.malformed, "a \(name) that does not decode")
+    }
+    return value
   }
 }
 
@@ -173,45 +252,63 @@ public enum SyncBatchCodec {
     for tag in revision.tags { writer.string(tag) }
   }
 
-  /// Nil when the payload is not a well-formed version-1 batch.
-  public static func decode(_ bytes: [UInt8]) -> Batch? {
+  /// Decodes a version-1 batch, refusing anything a store would not have written: lengths
+  /// that overrun, bytes left over, another version, unknown flag bits, and every revision
+  /// that fails `SyncRules.checkShape` (numbers out of range, a clock that does not end at
+  /// its dot, content not normalised). Nothing of a refused batch is returned.
+  public static func decode(_ bytes: [UInt8]) throws(SyncViolation) -> Batch {
     var reader = ByteReader(bytes)
-    guard reader.u8() == version, let position = reader.u64(), let count = reader.u32() else { return nil }
+    guard reader.u8() == version else { throw SyncViolation(.malformed, "a sync-batch of another version") }
+    guard let position = reader.u64(), let count = reader.u32() else { throw truncated }
+    try SyncRules.checkNumber(position, "a batch's position")
     var revisions: [SyncRevision] = []
-    revisions.reserveCapacity(min(Int(count), 4096))
+    // A revision takes at least 60 bytes: a count beyond what the bytes can hold is refused
+    // before anything is reserved.
+    guard Int(count) <= bytes.count / 60 else { throw truncated }
+    revisions.reserveCapacity(Int(count))
     for _ in 0..<count {
-      guard let revision = decodeRevision(&reader) else { return nil }
+      let revision = try decodeRevision(&reader)
+      try SyncRules.checkShape(revision)
       revisions.append(revision)
     }
-    guard reader.isAtEnd else { return nil }
+    guard reader.isAtEnd else { throw SyncViolation(.malformed, "bytes after the last revision of a sync-batch") }
     return Batch(position: position, revisions: revisions)
   }
 
-  private static func decodeRevision(_ reader: inout ByteReader) -> SyncRevision? {
-    guard let idText = reader.string(), let memo = MemoID(canonical: idText), let origin = reader.string(),
-      !origin.isEmpty, let seq = reader.u64(), seq > 0, let clockCount = reader.u32(), clockCount <= 4096
-    else { return nil }
+  static let truncated = SyncViolation(
+    .malformed, "a sync-batch whose lengths overrun its bytes or whose text is not UTF-8")
+
+  private static func decodeRevision(_ reader: inout ByteReader) throws(SyncViolation) -> SyncRevision {
+    guard let idText = reader.string(), let origin = reader.string(), let seq = reader.u64(),
+      let clockCount = reader.u32()
+    else { throw truncated }
+    guard let memo = MemoID(canonical: idText) else { throw SyncViolation(.malformed, "a memo id that is not one") }
+    guard clockCount <= SyncLimits.maximumReplicas else {
+      throw SyncViolation(.tooManyReplicas, "a clock of \(clockCount) replicas")
+    }
     var clock: [String: UInt64] = [:]
     for _ in 0..<clockCount {
-      guard let entryOrigin = reader.string(), let entrySeq = reader.u64() else { return nil }
-      clock[entryOrigin] = entrySeq
+      guard let entryOrigin = reader.string(), let entrySeq = reader.u64() else { throw truncated }
+      guard clock.updateValue(entrySeq, forKey: entryOrigin) == nil else {
+        throw SyncViolation(.malformed, "a clock that names a replica twice")
+      }
+      guard entrySeq > 0 else { throw SyncViolation(.malformed, "a clock entry of 0") }
     }
-    let dot = Dot(origin: origin, seq: seq)
     guard let revision = reader.u64(), let created = reader.u64(), let updated = reader.u64(),
-      let flags = reader.u8(), let title = reader.string(), let body = reader.string(),
-      let tagCount = reader.u32(), tagCount <= 1024
-    else { return nil }
+      let flags = reader.u8(), let title = reader.string(), let body = reader.string(), let tagCount = reader.u32()
+    else { throw truncated }
+    guard flags & ~3 == 0 else { throw SyncViolation(.malformed, "unknown flag bits") }
+    guard tagCount <= 1024 else { throw SyncViolation(.invalidRevision, "more than 1,024 tags") }
     var tags: [String] = []
     for _ in 0..<tagCount {
-      guard let tag = reader.string() else { return nil }
+      guard let tag = reader.string() else { throw truncated }
       tags.append(tag)
     }
-    let vector = VersionVector(clock)
-    // A revision's own dot is part of what it has seen; anything else is malformed.
-    guard vector.contains(dot) else { return nil }
     return SyncRevision(
       memo: memo,
-      head: HeadSummary(dot: dot, clock: vector, revision: Int64(bitPattern: revision), isDeleted: flags & 2 != 0),
+      head: HeadSummary(
+        dot: Dot(origin: origin, seq: seq), clock: VersionVector(clock), revision: Int64(bitPattern: revision),
+        isDeleted: flags & 2 != 0),
       created: Int64(bitPattern: created), updated: Int64(bitPattern: updated), isPrivate: flags & 1 != 0,
       title: title, body: body, tags: tags)
   }

@@ -137,43 +137,61 @@ public enum SyncRecordBatch {
     writer.data(record.sealed)
   }
 
-  /// Nil when the payload is not a well-formed version-2 batch.
-  public static func decode(_ bytes: [UInt8]) -> Batch? {
+  /// Decodes a version-2 batch, refusing it whole when it is not well formed (lengths that
+  /// overrun, bytes left over, another version, a field not of its form) or when a record's
+  /// clear part breaks a rule (`SyncRules.checkNumbers`): the same checks as for a
+  /// version-1 batch, which a blind relay can apply too.
+  public static func decode(_ bytes: [UInt8]) throws(SyncViolation) -> Batch {
     var reader = ByteReader(bytes)
-    guard reader.u8() == version, let position = reader.u64(), let count = reader.u32(),
-      Int(count) <= bytes.count / minimumRecordSize
-    else { return nil }
+    guard reader.u8() == version else { throw SyncViolation(.malformed, "a sync-batch of another version") }
+    guard let position = reader.u64(), let count = reader.u32(), Int(count) <= bytes.count / minimumRecordSize
+    else { throw malformed }
+    try SyncRules.checkNumber(position, "a batch's position")
     var records: [SyncRecord] = []
     records.reserveCapacity(Int(count))
     for _ in 0..<count {
-      guard let record = decodeRecord(&reader) else { return nil }
+      let record = try decodeRecord(&reader)
+      try SyncRules.checkNumbers(record)
       records.append(record)
     }
-    guard reader.isAtEnd else { return nil }
+    guard reader.isAtEnd else { throw SyncViolation(.malformed, "bytes after the last record of a sync-batch") }
     return Batch(position: position, records: records)
   }
+
+  static let malformed = SyncViolation(
+    .malformed, "a sync-batch whose lengths overrun its bytes, or with a record field not of its form")
 
   /// The fewest bytes a record can take (empty sealed part, one clock entry): a count the
   /// bytes cannot hold is refused before anything is reserved.
   static let minimumRecordSize = 4 + 32 + 4 + 36 + 4 + 1 + 8 + 4 + (4 + 1 + 8) + 4 + 32 + 4
 
-  private static func decodeRecord(_ reader: inout ByteReader) -> SyncRecord? {
-    guard let notebookText = reader.string(), let notebook = NotebookID(notebookText), let idText = reader.string(),
-      let memo = MemoID(canonical: idText), let origin = reader.string(), !origin.isEmpty, let seq = reader.u64(),
-      seq > 0, let clockCount = reader.u32(), clockCount <= 4096
-    else { return nil }
+  private static func decodeRecord(_ reader: inout ByteReader) throws(SyncViolation) -> SyncRecord {
+    guard let notebookText = reader.string(), let idText = reader.string(), let origin = reader.string(),
+      let seq = reader.u64(), let clockCount = reader.u32()
+    else { throw malformed }
+    guard let notebook = NotebookID(notebookText) else {
+      throw SyncViolation(.malformed, "a notebook id that is not one")
+    }
+    guard let memo = MemoID(canonical: idText) else { throw SyncViolation(.malformed, "a memo id that is not one") }
+    guard clockCount <= SyncLimits.maximumReplicas else {
+      throw SyncViolation(.tooManyReplicas, "a clock of \(clockCount) replicas")
+    }
     var clock: [String: UInt64] = [:]
     for _ in 0..<clockCount {
-      guard let entryOrigin = reader.string(), !entryOrigin.isEmpty, let entrySeq = reader.u64(), entrySeq > 0,
-        clock.updateValue(entrySeq, forKey: entryOrigin) == nil
-      else { return nil }
+      guard let entryOrigin = reader.string(), let entrySeq = reader.u64() else { throw malformed }
+      guard clock.updateValue(entrySeq, forKey: entryOrigin) == nil else {
+        throw SyncViolation(.malformed, "a clock that names a replica twice")
+      }
+      guard entrySeq > 0 else { throw SyncViolation(.malformed, "a clock entry of 0") }
     }
-    let dot = Dot(origin: origin, seq: seq)
-    let vector = VersionVector(clock)
-    // A revision has seen its own dot, and nothing later of its own replica.
-    guard vector[dot.origin] == dot.seq, let keyID = reader.string(), SyncRecord.isKeyID(keyID),
-      let sealed = reader.data(maximum: SyncRecord.maximumSealedBytes)
-    else { return nil }
-    return SyncRecord(notebook: notebook, memo: memo, dot: dot, clock: vector, keyID: keyID, sealed: sealed)
+    guard let keyID = reader.string(), let sealed = reader.data(maximum: SyncRecord.maximumSealedBytes) else {
+      throw malformed
+    }
+    guard SyncRecord.isKeyID(keyID) else { throw SyncViolation(.malformed, "a key id that is not one") }
+    // The dot, the clock's replicas and numbers, and that the clock ends at the dot are
+    // `SyncRules.checkNumbers`' (the caller's) to refuse, with their reasons.
+    return SyncRecord(
+      notebook: notebook, memo: memo, dot: Dot(origin: origin, seq: seq), clock: VersionVector(clock), keyID: keyID,
+      sealed: sealed)
   }
 }

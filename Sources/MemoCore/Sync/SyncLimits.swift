@@ -1,0 +1,46 @@
+/// The documented limits of sync and delivery (docs/PROTOCOL.md, "Limits"). Every number a
+/// peer sends is checked against them when it is decoded, so no arithmetic on a peer's
+/// value can overflow and no peer can make a node keep more than these bounds allow.
+/// The blind relay of notebooks (issue 15) applies the same rules: they live here, in the
+/// pure core, for every receiver to share.
+public enum SyncLimits {
+  /// The largest sequence number, feed position, knowledge value or `pending` count a
+  /// peer may send: 2^53, far beyond any real history (a replica making one revision per
+  /// millisecond reaches it after 285,000 years) and still exact in a JSON double, so every
+  /// `+ 1` or `+ count` on one is safe in 64 bits.
+  public static let maximumSequence: UInt64 = 1 << 53
+
+  /// The largest memo revision counter (`revision`), likewise.
+  public static let maximumRevision: Int64 = 1 << 53
+
+  /// Times (`created`, `updated`, `sent`): milliseconds since 1970, from 0 to 2^53.
+  public static let timestamps: ClosedRange<Int64> = 0...(1 << 53)
+
+  /// Replicas in one clock, in one knowledge, and known to one node in all: a home lab has
+  /// a handful of devices (each database is one replica); 4,096 leaves room for every
+  /// database a household will ever make, and keeps a `sync-hello` far below the 1 MiB
+  /// frame cap (4,096 × about 60 bytes).
+  public static let maximumReplicas = 4096
+
+  /// Live conflict copies one memo may have: beyond that a device is producing them in a
+  /// loop, and merging one more head would cost time in every copy already there.
+  public static let maximumConflictCopies = 32
+
+  /// Deletes (and emptying edits) held back by the mass-delete guard for one peer: enough
+  /// for a wiped device to ask about every memo of a large home store, bounded so that a
+  /// device cannot fill the disk with them.
+  public static let maximumHeldPerPeer = 65_536
+
+  /// The mass-delete guard counts deletes from one peer across this window (milliseconds):
+  /// nine deletes a sync, repeated, add up.
+  public static let guardWindow: Int64 = 24 * 3_600_000
+
+  /// A replica id is 16 random bytes in lowercase hex: exactly 32 characters of 0-9a-f.
+  public static func isReplicaID(_ text: String) -> Bool {
+    text.utf8.count == 32
+      && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+  }
+
+  /// Whether `value` is a sequence number (1...2^53).
+  public static func isSequence(_ value: UInt64) -> Bool { value >= 1 && value <= maximumSequence }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import MemoCore
+import MemoCrypto
+
+@testable import MemoDiscovery
+@testable import MemoStore
+
+/// The seed corpus: valid inputs for every target, made with the production encoders so they
+/// stay in step with the formats. Written to Tests/Fuzz/Corpus once
+/// (`MEMO_PEER_WRITE_FUZZ_CORPUS=1`, FuzzRegressionTests) and committed; libFuzzer mutates
+/// from there.
+extension FuzzTargets {
+  public static func seeds() -> [String: [[UInt8]]] {
+    let replica = String(repeating: "a", count: 32)
+    let other = String(repeating: "b", count: 32)
+    let key = Data(repeating: 7, count: 32).base64EncodedString()
+    let memo = MemoID("8e0f3d4a-1b2c-4d5e-8f90-123456789abc")!
+    let stored = Memo(
+      id: memo, title: "groceries", body: "milk\n", tags: ["home"], created: 1_700_000_000_000,
+      updated: 1_700_000_000_500, isPrivate: false, revision: 2, origin: replica, dot: Dot(origin: replica, seq: 4),
+      clock: VersionVector([replica: 4, other: 2]))
+    let content = DeliveryMessage.Content(
+      title: "groceries", body: "milk\n", tags: ["home"], isPrivate: false, sent: 1_700_000_001_000,
+      revision: DeliveryMessage.SentRevision(memo: stored))
+    let live = SyncRevision(
+      memo: memo,
+      head: HeadSummary(dot: Dot(origin: replica, seq: 4), clock: stored.clock, revision: 2, isDeleted: false),
+      created: stored.created, updated: stored.updated, isPrivate: false, title: "groceries", body: "milk\n",
+      tags: ["home"])
+    let tombstone = SyncRevision(
+      memo: memo,
+      head: HeadSummary(
+        dot: Dot(origin: other, seq: 3), clock: VersionVector([replica: 4, other: 3]), revision: 3, isDeleted: true),
+      created: stored.created, updated: stored.updated + 1, isPrivate: false, title: "", body: "", tags: [])
+    let hello = PeerMessage.encode(PeerMessage.Hello(discoveryKey: key, rotationSeconds: 900))
+    let syncHello = PeerMessage.encode(
+      SyncMessage.Hello(
+        replica: replica, knowledge: VersionVector([replica: 4, other: 2]),
+        cursor: FeedPosition(replica: other, position: 12), pending: 3))
+    let pairFrames: (guest: [UInt8], host: [UInt8]) = (
+      Frame(.pairNonce, payload: PeerMessage.encode(PeerMessage.PairNonce(nonce: key))).encoded()
+        + Frame(.pairConfirm, payload: PeerMessage.encode(PeerMessage.PairConfirm(name: "laptop"))).encoded()
+        + Frame(.pairKey, payload: PeerMessage.encode(PeerMessage.PairKey(discoveryKey: key, rotationSeconds: 900)))
+        .encoded(),
+      Frame(.pairCommit, payload: PeerMessage.encode(PeerMessage.PairCommit(commitment: key))).encoded()
+        + Frame(.pairReveal, payload: PeerMessage.encode(PeerMessage.PairNonce(nonce: key))).encoded()
+        + Frame(.pairConfirm, payload: PeerMessage.encode(PeerMessage.PairConfirm(name: "server"))).encoded()
+    )
+    let record = ConsentRecord(
+      decision: .granted, scope: .localNetwork, usageText: "find your devices", serviceTypes: ["_memo-peer._tcp"],
+      user: "alice", uid: 1000, time: 1_700_000_000_000, method: .prompt)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let consentLine = ((try? encoder.encode(record)).map(Array.init) ?? []) + [0x0A]
+    var trust = TrustList()
+    if let id = DeviceID(bytes: [UInt8](repeating: 9, count: 32)) {
+      try? trust.trust(
+        TrustedPeer(deviceID: id, name: "server", discoveryKey: key, rotationSeconds: 900, source: .pairing, added: 1))
+    }
+    let archiveLine = Array(
+      #"{"body":"milk\n","created":1700000000000,"id":"8e0f3d4a-1b2c-4d5e-8f90-123456789abc","origin":"x","private":false,"revision":2,"tags":["home"],"title":"groceries","updated":1700000000500}"#
+        .utf8)
+    let wrapped = WrappedKey(
+      formatVersion: WrappedKey.version, protection: .afterFirstUnlock,
+      parameters: ScryptParameters(n: 1024, r: 8, p: 1),
+      salt: [UInt8](repeating: 1, count: WrappedKey.saltSize), idleTimeout: 0,
+      keyID: [UInt8](repeating: 2, count: WrappedKey.keyIDSize),
+      sealed: [UInt8](repeating: 3, count: AES256GCMKey.overhead + AES256GCMKey.keySize))
+    return [
+      "frame": [[5] + Frame(.hello, payload: hello).encoded() + Frame(.ping, payload: [1, 2]).encoded()],
+      "peer-messages": [
+        [0] + hello, [1] + PeerMessage.encode(PeerMessage.Goodbye(reason: "done")),
+        [2] + PeerMessage.encode(DeliveryMessage.Deliver(id: "6a1f3c2e-5b7d-4e8f-9a0b-1c2d3e4f5a6b", memo: content)),
+        [3] + PeerMessage.encode(DeliveryMessage.Receipt(id: "e1", stored: "inbox", duplicate: false)),
+        [4] + PeerMessage.encode(DeliveryMessage.Refuse(id: "e1", reason: .inboxFull)),
+        [5] + DeliveryMessage.encode(content),
+      ],
+      "pairing": [[0x06] + pairFrames.guest, [0x07] + pairFrames.host],
+      "sync-control": [
+        [0] + syncHello,
+        [1] + PeerMessage.encode(SyncMessage.Done(position: 12, knowledge: VersionVector([replica: 4, other: 3]))),
+        [2]
+          + PeerMessage.encode(
+            SyncMessage.Ack(position: 12, outcome: .init(applied: 2, conflicts: 1, heldDeletes: 0, liveMemos: 9))),
+        [3] + PeerMessage.encode(SyncMessage.Refuse(reason: .futureClock)),
+      ],
+      "sync-batch": [SyncBatchCodec.encode(.init(position: 12, revisions: [live, tombstone]))],
+      "sync-records": [
+        SyncRecordBatch.encode(
+          .init(
+            position: 12,
+            records: [live, tombstone].map { revision in
+              SyncRecord(
+                notebook: .migrated, memo: revision.memo, dot: revision.head.dot, clock: revision.head.clock,
+                keyID: String(repeating: "c", count: 32), sealed: [1] + RecordContent.encode(revision))
+            }))
+      ],
+      "record-content": [RecordContent.encode(live), RecordContent.encode(tombstone)],
+      "notebook-offers": [
+        PeerMessage.encode(
+          SyncMessage.Hello(
+            replica: replica, knowledge: VersionVector(), cursor: nil, pending: 3,
+            notebooks: [
+              NotebookOffer(
+                id: .migrated, role: .member, given: .member, knowledge: VersionVector([replica: 4, other: 2]),
+                cursor: FeedPosition(replica: other, position: 12), name: "personal",
+                keys: [
+                  NotebookOffer.KeyMaterial(
+                    id: String(repeating: "c", count: 32), generation: 1,
+                    key: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
+                ],
+                removed: [NotebookOffer.Removal(device: String(repeating: "A", count: 52), at: 1_700_000_000_000)]),
+              NotebookOffer(
+                id: NotebookID(String(repeating: "d", count: 32)) ?? .migrated, role: .member, given: .relay,
+                knowledge: VersionVector([replica: 4]), cursor: nil),
+            ])),
+        PeerMessage.encode(
+          SyncMessage.Done(
+            position: 12, knowledge: VersionVector(), notebooks: [.migrated: VersionVector([replica: 4, other: 3])])),
+      ],
+      "txt-record": [
+        (try? TXTRecordBytes.encode(["v": "1", "tag": "0011223344556677"])) ?? [],
+        (try? TXTRecordBytes.encode(["v": "1", "pair": "1", "name": "laptop"])) ?? [],
+      ],
+      "avahi-records": [
+        Array("v=1".utf8) + [0xFF] + Array("tag=0011223344556677".utf8) + [0xFF] + Array("fe80::1".utf8)
+      ],
+      "archive": [
+        MemoArchive.magic + [1, 1, 15, 8, 1] + [UInt8](repeating: 0, count: 16),
+        archiveLine + [0x0A] + archiveLine + [0xFF] + archiveLine,
+      ],
+      "markdown": [
+        Array(
+          "---\ntitle: Groceries\ntags: [home, food]\ncreated: 2026-01-01T10:00:00Z\nrevision: 3\nprivate: false\n---\n# Groceries\nmilk #weekly\n"
+            .utf8)
+      ],
+      "key-files": [
+        [0] + Array("MPDK".utf8) + [1, 0] + [UInt8](repeating: 4, count: 32),
+        [0] + wrapped.encoded(magic: Array("MPDK".utf8)),
+        [1] + Array("MPIK".utf8) + [3] + [UInt8](repeating: 5, count: 32 + 60),
+      ],
+      "consent-log": [consentLine + consentLine],
+      "state-files": [
+        [0] + Array(#"{"version":1,"failures":[1700000000000,1700000060000,1700000120000]}"#.utf8),
+        [1]
+          + Array(
+            #"{"schema":1,"pid":1234,"state":"advertising","instance":"memo-peer-1a2b3c4d","port":7410,"interfaces":[],"updated":1700000000000}"#
+              .utf8),
+        [2] + Array(#"{"service_types":["_example._tcp"],"rotation_seconds":900,"notifications":false}"#.utf8),
+      ],
+      "trust-store": [(try? encoder.encode(trust)).map(Array.init) ?? []],
+      "web-api": [
+        [0] + Array(#"{"title":"t","body":"milk","tags":["home"],"private":false}"#.utf8),
+        [1] + Array(#"{"text":"milk"}"#.utf8), [2] + Array(#"{"body":"eggs","pinned":true}"#.utf8),
+        [3] + Array(#"{"keep":"both"}"#.utf8), [4] + Array(#"{"scope":"local-network","decision":"granted"}"#.utf8),
+        [5] + Array(#"{"peer":"server","timeout":30}"#.utf8), [0x86] + Array("passphrase\n".utf8),
+      ],
+      "stored-clock": [VersionVector([replica: 4, other: 2]).encoded()],
+    ]
+  }
+}

@@ -1,0 +1,65 @@
+import MemoCore
+import MemoCrypto
+
+/// The decoders sync version 2 added (notebooks and the blind relay): record batches, the
+/// content a record seals, and the notebook offers of a `sync-hello` with the decision a
+/// device makes on each.
+extension FuzzTargets {
+  /// A `sync-batch` of records: a batch that decodes round-trips, every record passes the
+  /// clear-part checks, and what a relay does with it (the receiver's rules, the replica
+  /// budget, the head rules on clocks) runs without trapping.
+  static func syncRecords(_ data: [UInt8]) {
+    guard let batch = try? SyncRecordBatch.decode(data) else { return }
+    precondition(
+      (try? SyncRecordBatch.decode(SyncRecordBatch.encode(batch))) == batch, "a record batch that does not round-trip")
+    let receiver = SyncRules.Receiver(replica: String(repeating: "a", count: 32), sequence: 1000)
+    var budget = ReplicaBudget(known: [], maximum: 64)
+    var heads: [VersionVector] = []
+    for record in batch.records {
+      precondition((try? SyncRules.checkNumbers(record)) != nil, "a decoded record that fails its checks")
+      precondition(record.sealed.count <= SyncRecord.maximumSealedBytes)
+      precondition(SyncRecordBatch.encodedSize(record) <= data.count, "a record larger than its batch")
+      _ = try? budget.admit(record.dot.origin)
+      guard (try? SyncRules.admit(record, into: receiver)) == true else { continue }
+      _ = record.associatedData
+      // The relay's head rules: keep what no kept record has seen, drop what it has seen.
+      if heads.contains(where: { $0.covers(record.clock) }) { continue }
+      heads = heads.filter { !record.clock.covers($0) } + [record.clock]
+    }
+  }
+
+  /// What a record seals, once opened: content that decodes is re-encoded to the same bytes,
+  /// and the revision it makes passes or fails the shape checks without trapping.
+  static func recordContent(_ data: [UInt8]) {
+    let replica = String(repeating: "b", count: 32)
+    let record = SyncRecord(
+      notebook: NotebookID.migrated, memo: MemoID(canonical: "8e0f3d4a-1b2c-4d5e-8f90-123456789abc") ?? MemoID(),
+      dot: Dot(origin: replica, seq: 2), clock: VersionVector([replica: 2]), keyID: NotebookID.migrated.rawValue,
+      sealed: [])
+    guard let revision = RecordContent.decode(data, of: record) else { return }
+    precondition(RecordContent.encode(revision) == data, "record content that does not round-trip")
+    precondition(
+      revision.memo == record.memo && revision.head.dot == record.dot && revision.notebook == record.notebook)
+    _ = try? SyncRules.checkShape(revision)
+  }
+
+  /// The notebooks of a `sync-hello`: offers that pass their checks are in range, keys go
+  /// only member to member, and the decision on each is one of the documented ones.
+  static func notebookOffers(_ data: [UInt8]) {
+    guard let hello = try? SyncMessage.decodeHello(data), let offers = try? NotebookOffers.check(hello.notebooks ?? [])
+    else { return }
+    precondition(offers.count <= NotebookOffers.maximumOffers)
+    for offer in offers {
+      precondition(offer.knowledge.entries.count <= SyncLimits.maximumReplicas)
+      precondition(offer.knowledge.entries.values.allSatisfy { $0 <= SyncLimits.maximumSequence })
+      precondition(offer.keys.isEmpty || (offer.role == .member && offer.given == .member), "a key to a relay")
+      for role in [nil, NotebookRole.member, .relay] {
+        for peerRole in [nil, NotebookMember.Role.member, .relay, .removed] {
+          let decision = NotebookOffers.decide(offer, local: .init(role: role, peerRole: peerRole))
+          if peerRole == .removed { precondition(decision == .decline(.unshared), "an unshared peer let in") }
+          if case .join(.member) = decision { precondition(!offer.keys.isEmpty, "joined as a member without a key") }
+        }
+      }
+    }
+  }
+}

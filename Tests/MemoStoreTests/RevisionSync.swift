@@ -1,0 +1,70 @@
+import MemoCore
+
+@testable import MemoStore
+
+/// The store-level hostile cases (issue 13) speak in revisions; sync version 2 moves records
+/// sealed per notebook. `RevisionSink` feeds revisions through the production `SyncSink`
+/// as a member of the receiving store's default notebook: each is sealed with that
+/// notebook's key, as a member sharing it would send it, and goes through every check of a
+/// real sync (numbers, own replica, replica cap, shape after opening, held removals, guard).
+final class RevisionSink {
+  let store: MemoStore
+  let notebook: NotebookID
+  let sink: SyncSink
+
+  init(
+    store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?,
+    maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer
+  ) throws {
+    self.store = store
+    notebook = try store.defaultNotebook().id
+    sink = try SyncSink(
+      store: store, peer: peer, peerReplica: peerReplica, deleteGuard: deleteGuard,
+      plan: SyncPlan(receiving: [notebook: .member], announced: [notebook]), maximumReplicas: maximumReplicas,
+      maximumHeld: maximumHeld)
+  }
+
+  var outcome: SyncMessage.Outcome { sink.outcome }
+
+  func apply(_ batch: SyncBatchCodec.Batch, now: Timestamp) throws -> UInt64 {
+    let records = try batch.revisions.map { revision in
+      var revision = revision
+      revision.notebook = notebook
+      return try store.sealRecord(revision)
+    }
+    return try sink.apply(SyncRecordBatch.Batch(position: batch.position, records: records), now: now)
+  }
+
+  /// `done.knowledge` is claimed for the notebook.
+  func finish(_ done: SyncMessage.Done, now: Timestamp) throws -> SyncMessage.Outcome {
+    try sink.finish(
+      SyncMessage.Done(
+        position: done.position, knowledge: VersionVector(), notebooks: [notebook: VersionVector(done.knowledge)]),
+      now: now)
+  }
+}
+
+/// The production `SyncSource` of a store's default notebook, its records opened again into
+/// revisions (for `RevisionSink`).
+final class RevisionSource {
+  let store: MemoStore
+  let source: SyncSource
+
+  init(store: MemoStore, peerKnowledge: VersionVector, from start: UInt64) throws {
+    self.store = store
+    let notebook = try store.defaultNotebook().id
+    source = try SyncSource(
+      store: store, plan: [notebook: SyncPlan.Outgoing(knowledge: peerKnowledge, start: start)])
+  }
+
+  var position: UInt64 { source.position }
+
+  func nextBatch() throws -> SyncBatchCodec.Batch? {
+    guard let batch = try source.nextBatch() else { return nil }
+    let revisions = try batch.records.compactMap { record -> SyncRevision? in
+      guard case .revision(let revision) = try store.openRecord(record) else { return nil }
+      return revision
+    }
+    return SyncBatchCodec.Batch(position: batch.position, revisions: revisions)
+  }
+}
