@@ -82,20 +82,25 @@ extension MemoStore {
     }
   }
 
-  /// Rows of our feed, of notebooks shared with `peer`, that its last known knowledge there
-  /// does not cover: what a sync would send it. Reads clocks only.
+  /// Rows of our feed, of notebooks shared with `peer`, that a sync would send it: not
+  /// covered by its last known knowledge there, and — in a notebook it has synced with us
+  /// before — past the position it acknowledged. Reads clocks only.
   func pendingRecords(for peer: String) throws -> Int {
     let shared = Set(try activeMemberships(of: peer).map(\.1.id))
     guard !shared.isEmpty else { return 0 }
     let known = try peerKnowledge(peer)
+    let acked = try peerAcked(peer)
     return try sql {
       let read = try db.prepare(
-        "SELECT clock, notebook FROM memos UNION ALL SELECT clock, notebook FROM relayed")
+        "SELECT clock, notebook, feed_seq FROM memos UNION ALL SELECT clock, notebook, feed_seq FROM relayed")
       var count = 0
       while try read.step() {
         guard !read.isNull(1), let notebook = NotebookID(read.text(1)), shared.contains(notebook) else { continue }
-        let clock = VersionVector(encoded: read.blob(0)) ?? VersionVector()
-        if !(known[notebook] ?? VersionVector()).covers(clock) { count += 1 }
+        if let knowledge = known[notebook] {
+          guard UInt64(bitPattern: read.int64(2)) > acked else { continue }
+          if knowledge.covers(VersionVector(encoded: read.blob(0)) ?? VersionVector()) { continue }
+        }
+        count += 1
       }
       return count
     }

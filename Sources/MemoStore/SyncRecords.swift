@@ -37,24 +37,22 @@ extension MemoStore {
   }
 
   /// Opens a record of a notebook this device is a member of. A record that does not open
-  /// with the key it names, or whose content is not well formed, is refused: someone
-  /// changed it on the way (or a device is broken), and nothing of its batch is stored.
+  /// with the key it names, or whose content is not well formed, is refused like any bad
+  /// sync data (`SyncViolation`: the session sends `sync-refuse` and names the peer):
+  /// someone changed it on the way (or a device is broken), and nothing of its batch is
+  /// stored.
   func openRecord(_ record: SyncRecord) throws -> OpenedRecord {
     guard let key = try keyring(record.notebook)[record.keyID] else { return .missingKey }
     var content: [UInt8]
     do {
       content = try key.sealer.open(record.sealed, associatedData: record.associatedData)
     } catch {
-      throw Self.invalidRecord
+      throw SyncViolation(.invalidRevision, "a record that does not open with its notebook's key")
     }
     defer { SecureBytes.wipe(&content) }
-    guard let revision = RecordContent.decode(content, of: record) else { throw Self.invalidRecord }
+    guard let revision = RecordContent.decode(content, of: record) else {
+      throw SyncViolation(.malformed, "a record whose sealed content does not decode")
+    }
     return .revision(revision)
   }
-
-  static let invalidRecord = MemoPeerError(
-    .invalidInput,
-    "a peer sent a record that does not open with its notebook's key (changed on the way, or a broken device); "
-      + "the sync stopped and nothing of that batch was stored",
-    hint: "update memo-peer on the devices that share the notebook")
 }

@@ -56,6 +56,8 @@ final class HostileLabTests: LabTestCase {
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant"]) }
     try trust("b", ["a", "c"])
     try trust("c", ["b"])
+    // One notebook among the three (a's batches are sealed in it, so b opens and checks them).
+    try Lab.shareOneNotebook(["b", "a", "c"])
     for index in 1...20 { try ok("b", ["new", "--title", "b \(index)"], stdin: "memo \(index) on b\n") }
     try ok("c", ["new", "--title", "from c"], stdin: "first memo on c\n")
     let server = try serve("b")
@@ -123,6 +125,7 @@ final class HostileLabTests: LabTestCase {
     for host in ["a", "b"] { try ok(host, ["consent", "grant"]) }
     try trust("a", ["b"])
     try trust("b", ["a"])
+    try Lab.shareOneNotebook(["b", "a"])
     for index in 1...5 { try ok("b", ["new"], stdin: "memo \(index)\n") }
     let server = try serve("b")
     let ping = ["ping", "host-b", "--count", "1", "--timeout", "10"]

@@ -52,8 +52,10 @@ final class SyncLabTests: LabTestCase {
   }
 
   /// `list --json`'s memos on `host`.
+  /// Without `notebook`: each device's own name for the shared notebook (the id is kept).
   func memos(_ host: String, file: StaticString = #filePath, line: UInt = #line) throws -> [[String: Any]] {
-    object(try ok(host, ["list", "--json"], file: file, line: line))["memos"] as? [[String: Any]] ?? []
+    let listed = object(try ok(host, ["list", "--json"], file: file, line: line))["memos"] as? [[String: Any]] ?? []
+    return listed.map { $0.filter { $0.key != "notebook" } }
   }
 
   func ids(_ host: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
