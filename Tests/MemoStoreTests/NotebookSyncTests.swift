@@ -101,10 +101,11 @@ final class NotebookSyncTests: XCTestCase {
     XCTAssertFalse(try bodies(c.store).contains("d after the unshare"))
   }
 
-  /// The hub in memory: b and c never sync with each other after the key; everything goes
-  /// through the relay s, which keeps sealed records only: no key, no memo, no content in
-  /// any of its bytes. Concurrent edits become a conflict on both laptops.
-  func testARelayCarriesWhatItCannotRead() throws {
+  /// Laptops b and c, members of b's `personal`, and s, its relay.
+  func hub() throws -> (
+    b: (node: TemporaryNode, store: MemoStore), c: (node: TemporaryNode, store: MemoStore),
+    s: (node: TemporaryNode, store: MemoStore), personal: NotebookID
+  ) {
     let b = try device()
     let c = try device()
     let s = try device()
@@ -112,6 +113,14 @@ final class NotebookSyncTests: XCTestCase {
     try shareNotebook(
       personal, among: [(b.store, b.node.device), (c.store, c.node.device), (s.store, s.node.device)],
       roles: [.member, .member, .relay])
+    return (b, c, s, personal)
+  }
+
+  /// The hub in memory: b and c never sync with each other after the key; everything goes
+  /// through the relay s, which keeps sealed records only: no key, no memo, no content in
+  /// any of its bytes. Concurrent edits become a conflict on both laptops.
+  func testARelayCarriesWhatItCannotRead() throws {
+    let (b, c, s, personal) = try hub()
     // b and c never sync with each other (an unshare would rotate the key): only through s.
     let texts = (0..<20).map { "canary hub \($0)" }
     let memos = try b.store.createMany(texts.map { MemoDraft(title: "title of \($0)", body: $0) }, now: 3)
@@ -149,13 +158,7 @@ final class NotebookSyncTests: XCTestCase {
   /// or a byte of the sealed part — makes the member refuse the batch: nothing of it is
   /// stored, and the error names what happened.
   func testARecordChangedOnTheWayIsRefused() throws {
-    let b = try device()
-    let c = try device()
-    let s = try device()
-    let personal = try b.store.defaultNotebook().id
-    try shareNotebook(
-      personal, among: [(b.store, b.node.device), (c.store, c.node.device), (s.store, s.node.device)],
-      roles: [.member, .member, .relay])
+    let (b, c, s, _) = try hub()
     try b.store.create(MemoDraft(title: "t", body: "untouched"), now: 3)
     try sync(b, with: s)
     try s.node.tamper("UPDATE relayed SET sealed = X'01' || substr(sealed, 2, 12) || X'00' || substr(sealed, 15)")

@@ -275,6 +275,25 @@ public enum SyncBatchCodec {
     return Batch(position: position, revisions: revisions)
   }
 
+  /// The entries of a clock of `count` replicas, as both batch versions encode it: at most
+  /// 4,096, each named once, none 0 (the rest is `SyncRules.checkNumbers`').
+  static func decodeClock(count: UInt32, from reader: inout ByteReader, truncated: SyncViolation) throws(SyncViolation)
+    -> [String: UInt64]
+  {
+    guard count <= SyncLimits.maximumReplicas else {
+      throw SyncViolation(.tooManyReplicas, "a clock of \(count) replicas")
+    }
+    var clock: [String: UInt64] = [:]
+    for _ in 0..<count {
+      guard let origin = reader.string(), let seq = reader.u64() else { throw truncated }
+      guard clock.updateValue(seq, forKey: origin) == nil else {
+        throw SyncViolation(.malformed, "a clock that names a replica twice")
+      }
+      guard seq > 0 else { throw SyncViolation(.malformed, "a clock entry of 0") }
+    }
+    return clock
+  }
+
   static let truncated = SyncViolation(
     .malformed, "a sync-batch whose lengths overrun its bytes or whose text is not UTF-8")
 
@@ -283,17 +302,7 @@ public enum SyncBatchCodec {
       let clockCount = reader.u32()
     else { throw truncated }
     guard let memo = MemoID(canonical: idText) else { throw SyncViolation(.malformed, "a memo id that is not one") }
-    guard clockCount <= SyncLimits.maximumReplicas else {
-      throw SyncViolation(.tooManyReplicas, "a clock of \(clockCount) replicas")
-    }
-    var clock: [String: UInt64] = [:]
-    for _ in 0..<clockCount {
-      guard let entryOrigin = reader.string(), let entrySeq = reader.u64() else { throw truncated }
-      guard clock.updateValue(entrySeq, forKey: entryOrigin) == nil else {
-        throw SyncViolation(.malformed, "a clock that names a replica twice")
-      }
-      guard entrySeq > 0 else { throw SyncViolation(.malformed, "a clock entry of 0") }
-    }
+    let clock = try decodeClock(count: clockCount, from: &reader, truncated: truncated)
     guard let revision = reader.u64(), let created = reader.u64(), let updated = reader.u64(),
       let flags = reader.u8(), let title = reader.string(), let body = reader.string(), let tagCount = reader.u32()
     else { throw truncated }

@@ -173,17 +173,7 @@ public enum SyncRecordBatch {
       throw SyncViolation(.malformed, "a notebook id that is not one")
     }
     guard let memo = MemoID(canonical: idText) else { throw SyncViolation(.malformed, "a memo id that is not one") }
-    guard clockCount <= SyncLimits.maximumReplicas else {
-      throw SyncViolation(.tooManyReplicas, "a clock of \(clockCount) replicas")
-    }
-    var clock: [String: UInt64] = [:]
-    for _ in 0..<clockCount {
-      guard let entryOrigin = reader.string(), let entrySeq = reader.u64() else { throw malformed }
-      guard clock.updateValue(entrySeq, forKey: entryOrigin) == nil else {
-        throw SyncViolation(.malformed, "a clock that names a replica twice")
-      }
-      guard entrySeq > 0 else { throw SyncViolation(.malformed, "a clock entry of 0") }
-    }
+    let clock = try SyncBatchCodec.decodeClock(count: clockCount, from: &reader, truncated: malformed)
     guard let keyID = reader.string(), let sealed = reader.data(maximum: SyncRecord.maximumSealedBytes) else {
       throw malformed
     }

@@ -1,37 +1,49 @@
 /// The checks of `SyncRules` for the clear part of a sync-version-2 record: what a blind
 /// relay can check without the notebook key, and what a member checks before it opens one.
-/// The same rules as for a revision (a relay is held to them as any peer is).
+/// The same rules, and code, as for a revision (a relay is held to them as any peer is).
 extension SyncRules {
-  /// The clear part's numbers and names: its dot a replica and a sequence of 1–2^53, a clock
-  /// of at most 4,096 replicas, each a replica id with a sequence of at most 2^53, that ends
-  /// at its own dot.
+  /// The clear part's numbers and names (`checkHistory`): what a blind relay can check
+  /// without the key, and the decoder checks of every record.
   public static func checkNumbers(_ record: SyncRecord) throws(SyncViolation) {
-    try checkReplica(record.dot.origin, "a dot's replica")
-    guard SyncLimits.isSequence(record.dot.seq) else {
+    try checkHistory(dot: record.dot, clock: record.clock)
+  }
+
+  /// A revision's place in history, as a revision or a record carries it in clear: its dot
+  /// a replica and a sequence of 1–2^53, a clock of at most 4,096 replicas, each a replica id
+  /// with a sequence of at most 2^53, that ends at its own dot.
+  static func checkHistory(dot: Dot, clock: VersionVector) throws(SyncViolation) {
+    try checkReplica(dot.origin, "a dot's replica")
+    guard SyncLimits.isSequence(dot.seq) else {
       throw SyncViolation(.outOfRange, "a dot's sequence is outside 1–2^53")
     }
-    guard record.clock.entries.count <= SyncLimits.maximumReplicas else {
-      throw SyncViolation(.tooManyReplicas, "a clock names \(record.clock.entries.count) replicas")
+    guard clock.entries.count <= SyncLimits.maximumReplicas else {
+      throw SyncViolation(.tooManyReplicas, "a clock names \(clock.entries.count) replicas")
     }
-    for (origin, seq) in record.clock.entries {
+    for (origin, seq) in clock.entries {
       try checkReplica(origin, "a clock's replica")
       try checkNumber(seq, "a clock entry")
     }
-    guard record.clock[record.dot.origin] == record.dot.seq else {
+    guard clock[dot.origin] == dot.seq else {
       throw SyncViolation(.invalidRevision, "a clock that does not end at its own dot")
     }
   }
 
-  /// `admit` for a record a relay keeps sealed: the receiver's own revisions are never
-  /// stored (false), one it never made and a clock beyond its sequence are refused.
+  /// `admit` for a record a relay keeps sealed.
   public static func admit(_ record: SyncRecord, into receiver: Receiver) throws(SyncViolation) -> Bool {
-    if record.dot.origin == receiver.replica {
-      guard record.dot.seq <= receiver.sequence else {
+    try admit(dot: record.dot, clock: record.clock, into: receiver)
+  }
+
+  /// The receiver's own replica (`admit(_:into:)` for revisions says why): false for one of
+  /// its own revisions (never stored), a refusal for one it never made or a clock beyond
+  /// its sequence.
+  static func admit(dot: Dot, clock: VersionVector, into receiver: Receiver) throws(SyncViolation) -> Bool {
+    if dot.origin == receiver.replica {
+      guard dot.seq <= receiver.sequence else {
         throw SyncViolation(.ownOrigin, "a revision of this replica that it never made")
       }
       return false
     }
-    guard record.clock[receiver.replica] <= receiver.sequence else {
+    guard clock[receiver.replica] <= receiver.sequence else {
       throw SyncViolation(.futureClock, "a clock beyond this replica's own sequence")
     }
     return true

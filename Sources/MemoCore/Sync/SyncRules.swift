@@ -127,20 +127,7 @@ public enum SyncRules {
   /// they were stored).
   public static func checkNumbers(_ revision: SyncRevision) throws(SyncViolation) {
     let head = revision.head
-    try checkReplica(head.dot.origin, "a dot's replica")
-    guard SyncLimits.isSequence(head.dot.seq) else {
-      throw SyncViolation(.outOfRange, "a dot's sequence is outside 1–2^53")
-    }
-    guard head.clock.entries.count <= SyncLimits.maximumReplicas else {
-      throw SyncViolation(.tooManyReplicas, "a clock names \(head.clock.entries.count) replicas")
-    }
-    for (origin, seq) in head.clock.entries {
-      try checkReplica(origin, "a clock's replica")
-      try checkNumber(seq, "a clock entry")
-    }
-    guard head.clock[head.dot.origin] == head.dot.seq else {
-      throw SyncViolation(.invalidRevision, "a clock that does not end at its own dot")
-    }
+    try checkHistory(dot: head.dot, clock: head.clock)
     try checkRevisionNumber(head.revision)
     try checkTimestamp(revision.created, "created")
     try checkTimestamp(revision.updated, "updated")
@@ -164,17 +151,7 @@ public enum SyncRules {
   /// could only forge it, so it is never stored (false: skip it). A clock that claims to
   /// have seen a revision of the receiver beyond its sequence is refused.
   public static func admit(_ revision: SyncRevision, into receiver: Receiver) throws(SyncViolation) -> Bool {
-    let head = revision.head
-    if head.dot.origin == receiver.replica {
-      guard head.dot.seq <= receiver.sequence else {
-        throw SyncViolation(.ownOrigin, "a revision of this replica that it never made")
-      }
-      return false
-    }
-    guard head.clock[receiver.replica] <= receiver.sequence else {
-      throw SyncViolation(.futureClock, "a clock beyond this replica's own sequence")
-    }
-    return true
+    try admit(dot: revision.head.dot, clock: revision.head.clock, into: receiver)
   }
 
   // MARK: - Knowledge
