@@ -177,12 +177,12 @@ struct SyncBench {
       baselineName: "Syncthing, a's eth0 (connected)", baseline: Double(syncthing.changeBytes))
   }
 
-  /// One `memo-peer sync --peer bee --json` on a, timed from the start of the process to its
-  /// exit, with a's link counters read around it.
-  private func sync(_ memoPeer: LabMemoPeer) throws -> Run {
-    let before = try memoPeer.linkBytes("a")
-    let (output, wall) = try memoPeer.run("a", ["sync", "--peer", "bee", "--json", "--timeout", "30"])
-    let after = try memoPeer.linkBytes("a")
+  /// One `memo-peer sync --peer PEER --json` on `host` (default: a with bee), timed from the
+  /// start of the process to its exit, with the host's link counters read around it.
+  func sync(_ memoPeer: LabMemoPeer, on host: String = "a", peer: String = "bee") throws -> Run {
+    let before = try memoPeer.linkBytes(host)
+    let (output, wall) = try memoPeer.run(host, ["sync", "--peer", peer, "--json", "--timeout", "60"])
+    let after = try memoPeer.linkBytes(host)
     guard let decoded = try? JSONDecoder().decode(SyncOutput.self, from: Data(output.utf8)),
       let peer = decoded.peers.first, peer.status == "synced"
     else { throw BenchError("memo-peer sync printed: \(output)") }
@@ -223,7 +223,7 @@ struct SyncBench {
   /// which execs memo-peer, so the PID is normally memo-peer's once the execs are done; a
   /// wrapper that forked instead is looked through (its children, two levels). Waits at
   /// most 5 s.
-  private func memoPeerProcess(under pid: Int32) throws -> Int32 {
+  func memoPeerProcess(under pid: Int32) throws -> Int32 {
     // The same file as --memo-peer (stat follows /proc/PID/exe and any symlink in the path).
     var target = stat()
     guard stat(options.memoPeer, &target) == 0 else { throw BenchError("cannot stat \(options.memoPeer)") }
@@ -247,7 +247,7 @@ struct SyncBench {
   }
 
   /// VmHWM of a running process, in KiB.
-  private func peakRSSKiB(_ pid: Int32) throws -> Int {
+  func peakRSSKiB(_ pid: Int32) throws -> Int {
     let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
     guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
       let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
@@ -261,7 +261,7 @@ struct SyncBench {
     return String((0..<(size - 1)).map { _ in alphabet.randomElement()! }) + "\n"
   }
 
-  private func wallClock() -> Timestamp { Timestamp((Date().timeIntervalSince1970 * 1000).rounded()) }
+  func wallClock() -> Timestamp { Timestamp((Date().timeIntervalSince1970 * 1000).rounded()) }
   private func milliseconds(_ seconds: Double) -> String { String(format: "%.1f", seconds * 1000) }
 }
 

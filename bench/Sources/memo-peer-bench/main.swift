@@ -18,12 +18,15 @@ import MemoStore
 //  - sync: `memo-peer sync` of 10,000 memos of 1 KiB from lab host a to b's `serve`, then of
 //    one changed memo (median of 5): time, bytes on the wire, the receiver's peak RSS;
 //    baseline: Syncthing with 10,000 files of 1 KiB on the same lab (bench/syncthing).
+//  - relay: 10,000 memos of 1 KiB from lab host a through the blind relay b to c (two `sync`
+//    commands): each hop and the relay's peak RSS; baseline: the same memos from a to a
+//    member's `serve` directly, in the same run.
 // Targets: `list` of 100,000 memos under 0.5 s; seal/open at 16 KiB at least 80% of
 // openssl's figure; TLS frame throughput at least 0.7 of openssl's; browse's first result at most 1.2 × avahi-browse's;
 // initial sync of 10,000 memos under 1 s (the whole `sync` command); one change over an
 // established connection under 10 ms and 4 KiB, and under 300 ms as a `sync` command (discovery
 // and handshake included); the receiver's peak RSS under 50 MiB. Exit status 1 when a target is
-// missed.
+// missed. Each relay hop under 1 s; the relay's peak RSS under 50 MiB.
 
 let options = BenchOptions.parse(CommandLine.arguments.dropFirst())
 var report = BenchReport()
@@ -35,6 +38,7 @@ if options.wants("tls") { try TLSBench(options: options).run(into: &report) }
 if options.wants("discovery") { try BrowseBench(options: options).run(into: &report) }
 if options.wants("delivery") { try DeliveryBench(options: options).run(into: &report) }
 if options.wants("sync") { try SyncBench(options: options).run(into: &report) }
+if options.wants("relay") { try RelayBench(options: options).run(into: &report) }
 report.printSummary()
 try report.save(to: options.resultsPath)
 exit(report.allTargetsMet ? 0 : 1)
