@@ -78,9 +78,11 @@ enum MemoCommands {
       ID may be any unique prefix of the memo's id. On a terminal the memo is shown on the
       alternate screen: it is hidden when the terminal loses focus or the job is suspended
       (Ctrl-Z), comes back on return, and leaves nothing in the scrollback when you quit
-      (q). On a pipe, or with --plain, it is printed as text. --copy puts the body on the
-      desktop clipboard instead (wl-copy on Wayland, xclip on X11), printing nothing of it,
-      and clears the clipboard after 45 s (--clear-after) unless it changed meanwhile.
+      (q). On a pipe, or with --plain, it is printed as text (with --plain on a terminal,
+      control characters are shown escaped, as \\x1b; a pipe gets the exact text). --copy
+      puts the body on the desktop clipboard instead (wl-copy on Wayland, xclip on X11),
+      printing nothing of it, and clears the clipboard after 45 s (--clear-after) unless it
+      changed meanwhile.
       """,
     options: [
       OptionSpec("plain", "print as text even on a terminal (it stays in the scrollback)"),
@@ -109,7 +111,10 @@ enum MemoCommands {
       try viewer.show(document)
       return
     }
-    for line in document { context.console.print(line) }
+    // --plain on a terminal: a body from a peer may hold escape sequences, and the terminal
+    // would act on them. A pipe gets the exact text.
+    let onTerminal = context.console.stdoutIsTerminal
+    for line in document { context.console.print(onTerminal ? OutputFormat.terminalLine(line) : line) }
   }
 
   static let edit = Command(

@@ -64,6 +64,15 @@ enum OutputFormat {
   /// bidirectional override).
   static func title(_ text: String) -> String { TerminalText.display(text, limit: TerminalText.titleLimit) }
 
+  /// A line of a memo printed to a terminal: every character the terminal would act on is
+  /// escaped, but tabs, which it only draws as space, are kept; no length cap (a body's size
+  /// is limited already).
+  static func terminalLine(_ line: String) -> String {
+    line.split(separator: "\t", omittingEmptySubsequences: false)
+      .map { TerminalText.render(String($0), limit: Int.max).text }
+      .joined(separator: "\t")
+  }
+
   /// What `show` displays: the title, a line of facts, the tags, a blank line, the body.
   static func document(_ memo: Memo, names: Names? = nil) -> [String] {
     var lines = [memo.title]

@@ -27,7 +27,9 @@ public enum WidgetRenderer {
     guard model.hasMemo else { return "no memos" }
     if let reason = model.title.redacted { return placeholder(for: reason) }
     let title = model.title.value ?? ""
-    let shown = title.isEmpty ? "(untitled)" : title
+    // A title may have come from a peer: a bar and a terminal get it through the one
+    // rendering rule (a bidirectional override cannot reorder the counts next to it).
+    let shown = title.isEmpty ? "(untitled)" : TerminalText.display(title, limit: TerminalText.titleLimit)
     return shown.count > limit ? String(shown.prefix(limit - 1)) + "…" : shown
   }
 
@@ -49,7 +51,7 @@ public enum WidgetRenderer {
       if let reason = model.tags.redacted {
         lines.append("tags: \(placeholder(for: reason))")
       } else if let tags = model.tags.value, !tags.isEmpty {
-        lines.append("tags: " + tags.map { "#" + $0 }.joined(separator: " "))
+        lines.append("tags: " + tags.map { "#" + TerminalText.display($0) }.joined(separator: " "))
       }
     } else {
       lines.append("memo: none")

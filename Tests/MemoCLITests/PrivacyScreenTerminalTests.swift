@@ -65,6 +65,18 @@ final class PrivacyScreenTerminalTests: XCTestCase {
     XCTAssertTrue(pane.history().contains(canary), "plain output is in the scrollback")
   }
 
+  /// A body may have come from a peer: printed with --plain on a terminal, a carriage return
+  /// or an escape sequence in it is shown escaped, so it cannot overwrite the line it is on
+  /// (here, draw FAKE over REAL); a pipe still gets the exact text.
+  func testPlainOutputOnATerminalShowsControlCharactersEscaped() throws {
+    let hostile = try cli.new("Hostile body\nREAL-LINE\rFAKE\u{1B}[2K tab\there")
+    try pane.type("\(CLIProcess.binary) show --plain \(hostile)")
+    XCTAssertTrue(pane.waitFor { $0.contains(#"REAL-LINE\x0dFAKE\x1b[2K tab"#) && atPrompt($0) }, pane.screen())
+    XCTAssertFalse(pane.screen().contains("FAKE-LINE"), pane.screen())
+    let piped = try cli.run(["show", "--plain", hostile])
+    XCTAssertTrue(piped.stdout.contains("REAL-LINE\rFAKE\u{1B}[2K tab\there"), piped.stdout)
+  }
+
   /// The shell is back: the last line on screen is its prompt.
   func atPrompt(_ screen: String) -> Bool {
     screen.split(separator: "\n").last.map { $0.trimmingCharacters(in: .whitespaces) == "PROMPT$" } ?? false

@@ -136,4 +136,20 @@ final class WidgetRendererTests: XCTestCase {
     let long = model(.unprotected, title: String(repeating: "x", count: 100))
     XCTAssertEqual(WidgetRenderer.titleText(long).count, WidgetRenderer.maxTitleCharacters)
   }
+  /// A title or tag from a peer may hold a bidirectional override (a valid title cannot hold
+  /// a control character, but an old store or a hostile peer may still bring one): the bar,
+  /// the tooltip and i3blocks' lines show it escaped, and it cannot add a line to i3blocks.
+  func testTitlesAndTagsFromPeersReachTheBarEscaped() {
+    let hostile = model(.unprotected, title: "pay \u{202E}321\nnow\u{1B}[8m", tags: ["a\u{2066}b"])
+    let i3 = WidgetRenderer.i3blocks(hostile)
+    XCTAssertEqual(i3.filter { $0 == "\n" }.count, 2, i3)
+    for text in [WidgetRenderer.plain(hostile), i3, WidgetRenderer.tooltip(hostile)] {
+      XCTAssertFalse(
+        text.unicodeScalars.contains { $0.value == 0x202E || $0.value == 0x1B || $0.value == 0x2066 }, text)
+    }
+    XCTAssertTrue(WidgetRenderer.plain(hostile).hasPrefix(#"pay \u{202e}321\x0anow\x1b[8m [escaped]"#))
+    XCTAssertTrue(WidgetRenderer.tooltip(hostile).contains(#"#a\u{2066}b [escaped]"#))
+    XCTAssertEqual(WidgetRenderer.waybar(hostile).fields.title.value, "pay \u{202E}321\nnow\u{1B}[8m")
+  }
 }
+
