@@ -152,4 +152,3 @@ final class WidgetRendererTests: XCTestCase {
     XCTAssertEqual(WidgetRenderer.waybar(hostile).fields.title.value, "pay \u{202E}321\nnow\u{1B}[8m")
   }
 }
-
