@@ -71,8 +71,11 @@ final class TerminalSafetyLabTests: LabTestCase {
     XCTAssertEqual(code(in: codeLines.first ?? ""), hostCode)
     XCTAssertTrue(lines.contains { $0.contains("ignored a pairing advertisement") }, "\(lines)")
     try pane.type("y")
-    hostInput.write(Data("y\n".utf8))
+    // The code, then Enter at "Share notebooks with …?" (none: the default).
+    hostInput.write(Data("y\n\n".utf8))
     XCTAssertTrue(pane.waitFor { $0.contains("Paired: this device now trusts ay") }, pane.screen())
+    XCTAssertTrue(pane.waitFor { $0.contains("Share notebooks with ay?") }, pane.screen())
+    try pane.type("")
     XCTAssertEqual(host.exitStatus(within: 20), 0, host.text)
     try assertNoByteOfTheFakeReachedTheTerminal(pane, raw: raw)
     let trusted = try JSONSerialization.jsonObject(with: Data(try ok("b", ["trust", "list", "--json"]).utf8))

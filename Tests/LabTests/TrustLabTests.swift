@@ -39,8 +39,9 @@ final class TrustLabTests: LabTestCase {
     XCTAssertTrue(
       Lab.waitUntil(seconds: 20) { code(in: host.text) != nil && code(in: guest.text) != nil },
       "host: \(host.text)\nguest: \(guest.text)")
-    hostInput.write(Data((answerOnA + "\n").utf8))
-    guestInput.write(Data((answerOnB + "\n").utf8))
+    // The answer to the code, then Enter at "Share notebooks with …?" (none: the default).
+    hostInput.write(Data((answerOnA + "\n\n").utf8))
+    guestInput.write(Data((answerOnB + "\n\n").utf8))
     let guestStatus = guest.exitStatus(within: 20)
     let hostStatus = host.exitStatus(within: hostExitsWithin)
     return (hostStatus, guestStatus, (code(in: host.text), code(in: guest.text)))
