@@ -5,8 +5,10 @@
 # consent, a laptop whose user is asked before anything touches the network, and a laptop
 # that waits because nobody has said yes; the laptop pairs with the server by comparing a
 # code, and a stranger's TLS client gets nothing. Then the two laptops pair with the server
-# and each other, one sends the other a memo, both edit it, and `sync` brings all three to
-# the same list, with both edits kept (one as a conflict copy) until a person resolves it.
+# and each other, one sends the other a memo, and b shares a notebook with c as a member and
+# with the server as a blind relay: both laptops edit a memo of it while apart and meet only
+# through the server, which holds sealed revisions it cannot read; both end with both edits
+# (one as a conflict copy) until a person resolves it.
 set -euo pipefail
 
 bin=${1:-.build/release/memo-peer}
@@ -82,18 +84,21 @@ step "Laptop c, unattended (no terminal, no consent): nothing is sent, it says w
 step "A plain mDNS client on c sees exactly what a publishes: a pseudonym, v=1 and a rotating tag"
 run "$lab" exec c avahi-browse -rpt _memo-peer._tcp
 
-# pair ACCEPTOR ACCEPTOR-NAME JOINER JOINER-NAME: the acceptor opens a pairing window, the
-# joiner picks it; both screens are shown, both people type y after comparing the code.
+# pair ACCEPTOR ACCEPTOR-NAME JOINER JOINER-NAME [ACCEPTOR-OPTIONS [JOINER-OPTIONS]]: the
+# acceptor opens a pairing window, the joiner picks it; both screens are shown, both people
+# type y after comparing the code. A side without --share is then asked which notebooks to
+# share and presses Enter: none.
 pair() {
   local acceptor=$1 acceptor_name=$2 joiner=$3 joiner_name=$4 logs=$demo/pair-$1-$3
+  local acceptor_options=${5:-} joiner_options=${6:-}
   rm -f "$logs".in-a "$logs".in-j
   mkfifo "$logs".in-a "$logs".in-j
-  "$lab" exec "$acceptor" script -qfec "$bin pair --accept --name $acceptor_name --window 60" /dev/null \
+  "$lab" exec "$acceptor" script -qfec "$bin pair --accept --name $acceptor_name --window 60 $acceptor_options" /dev/null \
     <"$logs".in-a >"$logs".a.log 2>&1 &
   local pid_a=$!
   exec 7>"$logs".in-a
   for _ in $(seq 1 100); do grep -q "window open" "$logs".a.log && break; sleep 0.1; done
-  "$lab" exec "$joiner" script -qfec "$bin pair $acceptor_name --name $joiner_name" /dev/null \
+  "$lab" exec "$joiner" script -qfec "$bin pair $acceptor_name --name $joiner_name $joiner_options" /dev/null \
     <"$logs".in-j >"$logs".j.log 2>&1 &
   local pid_j=$!
   exec 8>"$logs".in-j
@@ -104,16 +109,19 @@ pair() {
   echo "--- $acceptor's screen:"; cat "$logs".a.log; echo
   echo "--- $joiner's screen:"; cat "$logs".j.log; echo
   echo "(both people see the same code and type y)"
-  echo y >&7
-  echo y >&8
+  printf 'y\n\n' >&7
+  printf 'y\n\n' >&8
   wait "$pid_a" "$pid_j" || true
   exec 7>&- 8>&-
-  echo "--- $acceptor:"; tail -n 1 "$logs".a.log
-  echo "--- $joiner:"; tail -n 1 "$logs".j.log
+  echo "--- $acceptor:"; grep -E "^(Paired|shared|no notebook)" "$logs".a.log || tail -n 1 "$logs".a.log
+  echo "--- $joiner:"; grep -E "^(Paired|shared|no notebook)" "$logs".j.log || tail -n 1 "$logs".j.log
 }
 
 step "Pairing: a's administrator opens a window, b's user picks it, both compare the code"
-pair a home-server b laptop-b
+echo "b keeps its household memos in a notebook of their own, which the home server will relay"
+echo "without being able to read it (a newly paired device gets no notebook unless one is shared)"
+run "$lab" exec b "$bin" notebook new household
+pair a home-server b laptop-b "" "--share household --as relay"
 run "$lab" exec b "$bin" trust list
 run "$lab" exec b "$bin" ping home-server --count 3
 run "$lab" exec b "$bin" browse --timeout 2
@@ -125,32 +133,40 @@ echo "What c recorded:"
 "$lab" exec c "$bin" consent status --json | python3 -m json.tool 2>/dev/null \
   || "$lab" exec c "$bin" consent status --json
 pair a home-server c laptop-c
-pair b laptop-b c laptop-c
+pair b laptop-b c laptop-c "--share household"
 run "$lab" exec c "$bin" trust list
 
 step "c runs \`serve\` too (its user granted consent); b sends c a memo, c accepts it from its inbox"
 "$lab" exec c "$bin" serve 2>"$demo/serve-c.log" &
 for _ in $(seq 1 50); do grep -q advertising "$demo/serve-c.log" && break; sleep 0.1; done
 cat "$demo/serve-c.log"
-memo=$(printf 'milk\neggs\n' | "$lab" exec b "$bin" new --title "Shopping list" --json \
+note=$(printf 'The parcel is at the neighbours\n' | "$lab" exec b "$bin" new --json \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["memo"]["id"])')
-run "$lab" exec b "$bin" send "$memo" --to laptop-c --wait 20
+run "$lab" exec b "$bin" send "$note" --to laptop-c --wait 20
 run "$lab" exec c "$bin" inbox
 entry=$("$lab" exec c "$bin" inbox --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["entries"][0]["id"])')
 run "$lab" exec c "$bin" inbox accept "$entry"
 
-step "Both laptops edit the same memo before they meet again"
+step "b writes in the shared notebook; when b and c meet, c gets the notebook's key and its memos"
+memo=$(printf 'milk\neggs\n' | "$lab" exec b "$bin" new --notebook household --title "Shopping list" --json \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["memo"]["id"])')
+run "$lab" exec b "$bin" sync --peer laptop-c
+run "$lab" exec c "$bin" notebook list
+echo "(c lets the home server relay the notebook too, so the laptops need not be on together)"
+run "$lab" exec c "$bin" notebook share household --with home-server --as relay
+
+step "Both laptops edit the same memo while apart"
 printf 'milk\neggs\nbread\n' | run "$lab" exec b "$bin" edit "$memo" --stdin
 printf 'milk\neggs\ncoffee\n' | run "$lab" exec c "$bin" edit "$memo" --stdin
 
-step "b syncs with every trusted device it finds (the home server and c): only changes move"
-run "$lab" exec b "$bin" sync
-echo "(c and b are in step now; the home server still lacks c's edit: c syncs with it)"
+step "They meet only through the home server, which carries the notebook sealed: only changes move"
+run "$lab" exec b "$bin" sync --peer home-server
 run "$lab" exec c "$bin" sync --peer home-server --json
 echo
+run "$lab" exec b "$bin" sync --peer home-server
 run "$lab" exec b "$bin" peers
 
-step "Converged: the same list on all three hosts, both edits kept (one as a conflict copy)"
+step "Converged: both laptops hold both edits (one as a conflict copy); the home server holds only sealed revisions"
 for host in a b c; do
   echo "--- $host:"
   "$lab" exec "$host" "$bin" list
@@ -160,14 +176,17 @@ copy=$("$lab" exec c "$bin" list --json \
   | python3 -c 'import json, sys; print([m["id"] for m in json.load(sys.stdin)["memos"] if m.get("conflict_of")][0])')
 run "$lab" exec c "$bin" show "$copy" --plain
 run "$lab" exec c "$bin" show "$memo" --plain
+run "$lab" exec a "$bin" show "$memo" || echo "(exit status $?)"
+if grep -r -a -q -e coffee -e bread "$MEMO_PEER_LAB_DIR/a/home"; then echo "FOUND plaintext on the relay" >&2; exit 1; fi
+echo "grep -r -e coffee -e bread in the home server's whole home: no match (it never had the key)"
 
-step "c's user keeps both versions; the next sync carries the resolution everywhere"
+step "c's user keeps both versions; the resolution travels through the home server"
 run "$lab" exec c "$bin" conflicts resolve "$copy" --keep both
 run "$lab" exec c "$bin" sync --peer home-server
-run "$lab" exec b "$bin" sync
-for host in a b c; do
+run "$lab" exec b "$bin" sync --peer home-server
+for host in b c; do
   echo "--- $host:"
-  "$lab" exec "$host" "$bin" list
+  "$lab" exec "$host" "$bin" list --notebook household
 done
 
 step "A stranger is not trusted: a real TLS client (openssl s_client, with no key of a trusted device) gets an alert"
