@@ -38,7 +38,7 @@ struct BenchOptions {
       case "--only": options.only.insert(iterator.next() ?? "")
       default:
         print(
-          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--only store|aead|tls|discovery|delivery|sync]"
+          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--only store|aead|tls|discovery|delivery|sync|relay]"
         )
         exit(argument == "--help" ? 0 : 2)
       }

@@ -32,13 +32,21 @@ let options = BenchOptions.parse(CommandLine.arguments.dropFirst())
 var report = BenchReport()
 
 print("memo-peer benchmarks (\(options.memoCount) memos; best of \(options.repeats) runs per figure)")
-if options.wants("store") { try StoreBench(options: options).run(into: &report) }
-if options.wants("aead") { try AEADBench(options: options).run(into: &report) }
-if options.wants("tls") { try TLSBench(options: options).run(into: &report) }
-if options.wants("discovery") { try BrowseBench(options: options).run(into: &report) }
-if options.wants("delivery") { try DeliveryBench(options: options).run(into: &report) }
-if options.wants("sync") { try SyncBench(options: options).run(into: &report) }
-if options.wants("relay") { try RelayBench(options: options).run(into: &report) }
+do {
+  if options.wants("store") { try StoreBench(options: options).run(into: &report) }
+  if options.wants("aead") { try AEADBench(options: options).run(into: &report) }
+  if options.wants("tls") { try TLSBench(options: options).run(into: &report) }
+  if options.wants("discovery") { try BrowseBench(options: options).run(into: &report) }
+  if options.wants("delivery") { try DeliveryBench(options: options).run(into: &report) }
+  if options.wants("sync") { try SyncBench(options: options).run(into: &report) }
+  if options.wants("relay") { try RelayBench(options: options).run(into: &report) }
+} catch {
+  // A group that cannot run is a failed benchmark with its reason, not a trap: the figures
+  // measured so far are still printed.
+  print("memo-peer-bench: a benchmark could not run: \(error)")
+  report.printSummary()
+  exit(2)
+}
 report.printSummary()
 try report.save(to: options.resultsPath)
 exit(report.allTargetsMet ? 0 : 1)
