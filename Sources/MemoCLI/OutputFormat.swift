@@ -59,10 +59,8 @@ enum OutputFormat {
     return text + notebookSuffix(memo.notebook, names)
   }
 
-  /// A title in a listing: it may have come from a peer (sync, delivery), so it goes through
-  /// the terminal rule (a valid title holds no control character, but may hold a
-  /// bidirectional override).
-  static func title(_ text: String) -> String { TerminalText.display(text, limit: TerminalText.titleLimit) }
+  /// A title in a listing: it may have come from a peer (sync, delivery).
+  static func title(_ text: String) -> String { TerminalText.title(text) }
 
   /// A line of a memo printed to a terminal: every character the terminal would act on is
   /// escaped, but tabs, which it only draws as space, are kept; no length cap (a body's size

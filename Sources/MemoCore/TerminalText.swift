@@ -82,6 +82,10 @@ public enum TerminalText {
     return rendering.escaped ? rendering.text + escapedMarker : rendering.text
   }
 
+  /// A memo title as human output shows it: a valid title holds no control character, but
+  /// one from a peer may hold a bidirectional override, so it gets `display` too.
+  public static func title(_ text: String) -> String { display(text, limit: titleLimit) }
+
   /// `\x1b` for a character below U+0100, `\u{202e}` above.
   static func escape(_ scalar: Unicode.Scalar) -> String {
     let hex = Hex.encode(withUnsafeBytes(of: scalar.value.bigEndian) { Array($0) }.drop { $0 == 0 })

@@ -29,7 +29,7 @@ public enum WidgetRenderer {
     let title = model.title.value ?? ""
     // A title may have come from a peer: a bar and a terminal get it through the one
     // rendering rule (a bidirectional override cannot reorder the counts next to it).
-    let shown = title.isEmpty ? "(untitled)" : TerminalText.display(title, limit: TerminalText.titleLimit)
+    let shown = title.isEmpty ? "(untitled)" : TerminalText.title(title)
     return shown.count > limit ? String(shown.prefix(limit - 1)) + "…" : shown
   }
 
