@@ -291,9 +291,7 @@ enum MemoCommands {
   /// `search` and `export` show of them — counts, never content.
   static func relayedSummaries(_ context: CommandContext, only: Notebook? = nil) throws -> [NotebookSummary] {
     if let only, only.role == .member { return [] }
-    return try context.store().notebookSummaries().filter {
-      $0.notebook.role == .relay && (only == nil || $0.notebook.id == only?.id)
-    }
+    return try context.store().relayedNotebookSummaries().filter { only == nil || $0.notebook.id == only?.id }
   }
 
   // MARK: - Helpers

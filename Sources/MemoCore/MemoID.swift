@@ -18,19 +18,22 @@ public struct MemoID: Hashable, Comparable, Sendable, CustomStringConvertible {
   /// dashes in UUID layout), without Foundation's parser: reading 100,000 ids from the
   /// store must be cheap.
   public init?(canonical text: String) {
-    var valid = text.utf8.count == 36
-    if valid {
-      for (index, byte) in text.utf8.enumerated() {
-        let isDashPosition = index == 8 || index == 13 || index == 18 || index == 23
-        let ok = isDashPosition ? byte == 0x2D : (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66)
-        if !ok {
-          valid = false
-          break
-        }
-      }
-    }
-    guard valid else { return nil }
+    var text = text
+    text.makeContiguousUTF8()  // a no-op for native strings: the check below reads the bytes in place
+    guard text.utf8.withContiguousStorageIfAvailable(Self.isCanonical) == true else { return nil }
     rawValue = text
+  }
+
+  /// 8-4-4-4-12 lowercase hex digits.
+  private static func isCanonical(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard bytes.count == 36 else { return false }
+    for index in 0..<36 {
+      let byte = bytes[index]
+      let isDashPosition = index == 8 || index == 13 || index == 18 || index == 23
+      let ok = isDashPosition ? byte == 0x2D : (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66)
+      if !ok { return false }
+    }
+    return true
   }
 
   public var description: String { rawValue }

@@ -268,8 +268,20 @@ extension MemoStore {
   public func notebookSummaries() throws -> [NotebookSummary] {
     let memos = try countsBy(
       "SELECT notebook, count(*) FROM memos WHERE deleted = 0 AND conflict_of IS NULL GROUP BY notebook")
+    return try summaries(of: notebooks(), memos: memos)
+  }
+
+  /// The notebooks this device relays, with their counts: what `list`, `search` and
+  /// `export` show of them. Reads no memo row (a relay has none of those notebooks), so a
+  /// listing of 100,000 memos does not also count them all.
+  public func relayedNotebookSummaries() throws -> [NotebookSummary] {
+    let relayed = try notebooks().filter { $0.role == .relay }
+    return relayed.isEmpty ? [] : try summaries(of: relayed, memos: [:])
+  }
+
+  private func summaries(of notebooks: [Notebook], memos: [String: Int]) throws -> [NotebookSummary] {
     let sealed = try countsBy("SELECT notebook, count(*) FROM relayed GROUP BY notebook")
-    return try notebooks().map { notebook in
+    return try notebooks.map { notebook in
       NotebookSummary(
         notebook: notebook, memos: memos[notebook.id.rawValue] ?? 0,
         sealedRevisions: sealed[notebook.id.rawValue] ?? 0, members: try members(of: notebook.id))

@@ -114,4 +114,16 @@ final class SealingContextTests: XCTestCase {
     ]
     XCTAssertEqual(Set(contexts).count, contexts.count)
   }
+
+  /// Every memo ever sealed is opened with these bytes (docs/FORMATS.md): they must not drift.
+  func testMemoFieldIsTheGenericFormByteForByte() {
+    let id = MemoID(canonical: "3f2a9c1d-0000-4000-8000-00000000abcd")!
+    for field in SealingContext.MemoField.allCases {
+      for revision: Int64 in [1, 42, 9_007_199_254_740_992] {
+        XCTAssertEqual(
+          SealingContext.memoField(field, id: id, revision: revision),
+          Array("memo-peer/1\0memo\0\(id.rawValue)\0\(field.rawValue)\0\(revision)".utf8))
+      }
+    }
+  }
 }
