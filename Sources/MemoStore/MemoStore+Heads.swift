@@ -152,23 +152,6 @@ extension MemoStore {
     SyncRules.Receiver(replica: replicaID, sequence: try ownSequence())
   }
 
-  /// Raises this replica's knowledge with what a peer claims, as far as
-  /// `SyncRules.adoptable` allows: never beyond the horizon (or the knowledge already
-  /// held), never this replica's own entry (entries only grow).
-  func learn(claimed: VersionVector) throws {
-    let bound = try horizon().merging(try knowledge())
-    let adopted = SyncRules.adoptable(claimed, horizon: bound, own: replicaID)
-    try sql {
-      let upsert = try db.prepare(
-        "INSERT INTO knowledge (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)")
-      for (origin, seq) in adopted.entries {
-        try upsert.bind([.text(origin), .integer(Int64(bitPattern: seq))])
-        _ = try upsert.step()
-        upsert.reset()
-      }
-    }
-  }
-
   // MARK: - Horizon
 
   /// Per replica, the highest sequence of a revision this replica has seen itself — the dot
@@ -184,11 +167,36 @@ extension MemoStore {
     }
   }
 
-  /// Raises the horizon to `dot` (this replica's own dots excluded: its bound is its own
-  /// sequence). Runs inside the caller's transaction.
-  func raiseHorizon(_ dot: Dot) throws {
+  /// Raises the horizon to `dot`, and the horizon of `notebook` (schema 7), which bounds
+  /// what a peer may claim for that notebook (this replica's own dots excluded: its bound
+  /// is its own sequence). Runs inside the caller's transaction.
+  func raiseHorizon(_ dot: Dot, in notebook: NotebookID?) throws {
     guard dot.origin != replicaID else { return }
-    try sql { try Self.raiseHorizon(db, dot) }
+    try sql {
+      try Self.raiseHorizon(db, dot)
+      guard let notebook else { return }
+      try db.withCached(
+        "INSERT INTO notebook_horizon (notebook, origin, seq) VALUES (?1, ?2, ?3) "
+          + "ON CONFLICT(notebook, origin) DO UPDATE SET seq = max(seq, ?3)"
+      ) { upsert in
+        try upsert.bind([.text(notebook.rawValue), .text(dot.origin), .integer(Int64(bitPattern: dot.seq))])
+        _ = try upsert.step()
+      }
+    }
+  }
+
+  /// Per replica, the highest sequence of a revision of `notebook` this replica has seen
+  /// itself (schema 7): the bound of what a peer's knowledge of that notebook may raise
+  /// ours to.
+  func horizon(of notebook: NotebookID) throws -> VersionVector {
+    try sql {
+      try db.withCached("SELECT origin, seq FROM notebook_horizon WHERE notebook = ?") { read in
+        try read.bind(1, notebook.rawValue)
+        var entries: [String: UInt64] = [:]
+        while try read.step() { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
+        return VersionVector(entries)
+      }
+    }
   }
 
   private static func raiseHorizon(_ db: SQLiteConnection, _ dot: Dot) throws {

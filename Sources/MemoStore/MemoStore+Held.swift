@@ -9,7 +9,7 @@ extension MemoStore {
   /// Holds a removal from `peer`. The clock joins the horizon: the revision was seen here.
   /// Runs inside the caller's transaction.
   func hold(_ revision: SyncRevision, for peer: String) throws {
-    try raiseHorizon(revision.head.dot)
+    try raiseHorizon(revision.head.dot, in: revision.notebook)
     let payload: SQLiteValue
     if revision.head.isDeleted {
       payload = .null

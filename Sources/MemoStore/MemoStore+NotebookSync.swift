@@ -25,10 +25,11 @@ extension MemoStore {
   }
 
   /// Raises this replica's knowledge in `notebook` with what a peer claims, as far as
-  /// `SyncRules.adoptable` allows: never beyond the horizon (or the knowledge already held
-  /// there), never this replica's own entry (entries only grow).
+  /// `SyncRules.adoptable` allows: never beyond the notebook's horizon (what arrived here in
+  /// that notebook) or the knowledge already held there, never this replica's own entry
+  /// (entries only grow).
   func learn(claimed: VersionVector, in notebook: NotebookID) throws {
-    let bound = try horizon().merging(try knowledge(of: notebook))
+    let bound = try horizon(of: notebook).merging(try knowledge(of: notebook))
     let adopted = SyncRules.adoptable(claimed, horizon: bound, own: replicaID)
     try sql {
       for (origin, seq) in adopted.entries {

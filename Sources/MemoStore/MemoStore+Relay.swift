@@ -62,7 +62,7 @@ extension MemoStore {
       throw SyncViolation(
         .tooManyCopies, "memo \(record.memo.short) would get more than \(Self.maximumRelayedHeads) relayed heads")
     }
-    try raiseHorizon(record.dot)
+    try raiseHorizon(record.dot, in: record.notebook)
     try sql {
       for dot in removing {
         try db.withCached("DELETE FROM relayed WHERE memo = ? AND dot_origin = ? AND dot_seq = ?") { delete in

@@ -6,6 +6,8 @@
 /// in its own transaction together with its `user_version` bump, so a crash mid-migration
 /// leaves the previous version intact. Every released version has a fixture under
 /// Tests/MemoStoreTests/Fixtures that the tests migrate.
+import MemoCore
+
 enum Schema {
   /// `PRAGMA application_id`: "MEMO". Tells our databases from other programs' SQLite files.
   static let applicationID: Int64 = 0x4D45_4D4F
@@ -215,6 +217,29 @@ enum Schema {
     CREATE INDEX relayed_by_feed ON relayed(feed_seq);
     ALTER TABLE sync_held ADD COLUMN notebook TEXT;
     CREATE INDEX relayed_by_notebook ON relayed(notebook);
+    """,
+    // Version 7: the horizon per notebook. A peer's knowledge of a notebook is adopted only
+    // up to the revisions this device has seen *in that notebook* (their dots): with one
+    // horizon for all, a member of one notebook could claim, for it, sequences this device
+    // saw only in another, and honest devices would then never send it that replica's
+    // earlier revisions of the first. Filled from the dots of the rows, relayed records
+    // and held removals already here (numbers past 2^53, planted before the checks, are
+    // left out).
+    """
+    CREATE TABLE notebook_horizon (
+      notebook TEXT NOT NULL,
+      origin TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      PRIMARY KEY (notebook, origin)
+    ) WITHOUT ROWID;
+    INSERT INTO notebook_horizon (notebook, origin, seq)
+      SELECT notebook, dot_origin, max(dot_seq) FROM (
+        SELECT notebook, dot_origin, dot_seq FROM memos WHERE dot_origin IS NOT NULL AND dot_seq IS NOT NULL
+        UNION ALL SELECT notebook, dot_origin, dot_seq FROM relayed
+        UNION ALL SELECT notebook, dot_origin, dot_seq FROM sync_held
+      )
+      WHERE notebook IS NOT NULL AND dot_seq BETWEEN 1 AND \(SyncLimits.maximumSequence)
+      GROUP BY notebook, dot_origin;
     """,
   ]
 

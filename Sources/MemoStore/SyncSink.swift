@@ -194,7 +194,7 @@ extension MemoStore {
     guard copies <= SyncLimits.maximumConflictCopies || copies <= MemoHeads.copyCount(current) else {
       throw SyncViolation(.tooManyCopies, "memo \(revision.memo.short) would get \(copies) conflict copies")
     }
-    try raiseHorizon(revision.head.dot)
+    try raiseHorizon(revision.head.dot, in: revision.notebook)
     try storeHead(Self.memo(from: revision), existing: existing, removing: removing)
     let wasLive = MemoHeads.winner(current).map { !$0.isDeleted } ?? false
     let isLive = MemoHeads.winner(merged).map { !$0.isDeleted } ?? false

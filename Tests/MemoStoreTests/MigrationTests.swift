@@ -55,6 +55,27 @@ final class MigrationTests: XCTestCase {
     try assertFixtureMigrates(version: 4)
   }
 
+  func testVersion6FixtureOpensKeepingEveryRow() throws {
+    try assertFixtureMigrates(version: 6)
+  }
+
+  /// Schema 7 fills each notebook's horizon from the dots already there (a row another
+  /// replica made, a record relayed for another notebook), each in its own notebook only.
+  func testSchema7FillsEachNotebooksHorizonFromItsOwnRows() throws {
+    let node = try TemporaryNode()
+    try SchemaFixture.load(version: 6, into: node)
+    let other = String(repeating: "a", count: 32)
+    let relayedNotebook = String(repeating: "b", count: 32)
+    try node.tamper(
+      "UPDATE memos SET dot_origin = '\(other)', dot_seq = 77 WHERE id = (SELECT min(id) FROM memos); "
+        + "INSERT INTO relayed (memo, dot_origin, dot_seq, notebook, clock, key_id, sealed, feed_seq, received) "
+        + "VALUES ('\(MemoID().rawValue)', '\(other)', 90, '\(relayedNotebook)', X'00', 'k', X'00', 1, 1)")
+    let store = try node.open()
+    let personal = try store.defaultNotebook().id
+    XCTAssertEqual(try store.horizon(of: personal)[other], 77)
+    XCTAssertEqual(try store.horizon(of: XCTUnwrap(NotebookID(relayedNotebook)))[other], 90)
+  }
+
   /// Schema 3's listing copies are made for every live memo not marked private, so after
   /// the upgrade a locked node still lists them.
   func testMigratedTitlesAreListableWhileLocked() throws {
@@ -112,11 +133,21 @@ final class MigrationTests: XCTestCase {
     XCTAssertEqual(
       try store.knowledge()[store.replicaID], UInt64(try after.scalarInt("SELECT max(dot_seq) FROM memos")), file: file,
       line: line)
-    // Schema 5: the horizon covers the dot of every row held, so a peer's knowledge of them
-    // can be adopted.
-    let horizon = try store.horizon()
+    // Schema 5: the horizon covers the dot of every row held before it, so a peer's
+    // knowledge of them can be adopted (later, this replica's own dots are bounded by its
+    // sequence instead).
+    if version < 5 {
+      let horizon = try store.horizon()
+      XCTAssertTrue(
+        try store.allHeadRows().allSatisfy { $0.dot.map(horizon.contains) ?? false }, file: file, line: line)
+    }
+    // Schema 7: so does the horizon of each row's notebook (this replica's own dots are
+    // bounded by its sequence instead).
     XCTAssertTrue(
-      try store.allHeadRows().allSatisfy { $0.dot.map(horizon.contains) ?? false }, file: file, line: line)
+      try store.allHeadRows().allSatisfy { row in
+        guard let dot = row.dot, let notebook = row.notebook else { return false }
+        return try dot.origin == store.replicaID || store.horizon(of: notebook).contains(dot)
+      }, file: file, line: line)
     // The migrated store keeps working: new memos use the new schema.
     try store.create(MemoDraft(title: "after", body: "migration"), now: 1_800_000_000_000)
     XCTAssertEqual(try store.count(), 4, file: file, line: line)

@@ -14,13 +14,14 @@ final class RevisionSink {
 
   init(
     store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?,
-    maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer
+    maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
+    notebook: NotebookID? = nil
   ) throws {
     self.store = store
-    notebook = try store.defaultNotebook().id
+    self.notebook = try notebook ?? store.defaultNotebook().id
     sink = try SyncSink(
       store: store, peer: peer, peerReplica: peerReplica, deleteGuard: deleteGuard,
-      plan: SyncPlan(receiving: [notebook: .member], announced: [notebook]), maximumReplicas: maximumReplicas,
+      plan: SyncPlan(receiving: [self.notebook: .member], announced: [self.notebook]), maximumReplicas: maximumReplicas,
       maximumHeld: maximumHeld)
   }
 

@@ -96,6 +96,33 @@ final class SyncHostileStoreTests: XCTestCase {
     XCTAssertEqual(batch.revisions.map(\.body), ["made after the poison"])
   }
 
+  /// Knowledge is per notebook, and so is what bounds it: a member of one notebook cannot
+  /// claim for it what this node saw of a replica only in another notebook — honest devices
+  /// would then never send that replica's earlier revisions of the first.
+  func testKnowledgeOfANotebookIsBoundedByWhatArrivedInThatNotebook() throws {
+    let b = try store()
+    let family = try b.createNotebook(named: "family", now: 1)
+    // Replica `made` wrote revisions 1–40 in b's default notebook, and b received them.
+    let personal = try sink(b)
+    _ = try personal.apply(
+      SyncBatchCodec.Batch(position: 40, revisions: (1...40).map { fresh($0, origin: made, seq: UInt64($0)) }),
+      now: 2)
+    _ = try personal.finish(SyncMessage.Done(position: 40, knowledge: VersionVector([made: 40])), now: 2)
+    XCTAssertEqual(try b.knowledge(of: personal.notebook)[made], 40)
+    // A member of family claims made:40 for family, where nothing of made has arrived.
+    let hostile = try RevisionSink(
+      store: b, peer: peer, peerReplica: made, deleteGuard: MassDeleteGuard(), notebook: family.id)
+    _ = try hostile.finish(SyncMessage.Done(position: 0, knowledge: VersionVector([made: 40])), now: 3)
+    XCTAssertEqual(try b.knowledge(of: family.id)[made], 0, "nothing of made arrived in family")
+    // So made's family revisions stay wanted: one arrives, and then knowledge follows it.
+    let honest = try RevisionSink(
+      store: b, peer: "HONEST", peerReplica: made, deleteGuard: MassDeleteGuard(), notebook: family.id)
+    _ = try honest.apply(SyncBatchCodec.Batch(position: 1, revisions: [fresh(41, origin: made, seq: 41)]), now: 4)
+    _ = try honest.finish(SyncMessage.Done(position: 1, knowledge: VersionVector([made: 41])), now: 4)
+    XCTAssertEqual(try b.knowledge(of: family.id)[made], 41)
+    XCTAssertEqual(try b.listing(notebook: family.id).count, 1)
+  }
+
   /// Clocks that bring more replicas than the node may track are refused, and nothing of
   /// the batch stays.
   func testABatchThatFloodsTheReplicaCountIsRefusedWhole() throws {
