@@ -35,13 +35,14 @@ enum MetaCommands {
     name: "completions", summary: "Print shell completions for bash, zsh or fish.",
     details: """
       bash: `memo-peer completions bash > ~/.local/share/bash-completion/completions/memo-peer`
-      (the Debian package installs all three). Memo ids and peer names are completed by
-      asking `memo-peer completions --values memo-ids|peers`, which prints ids and names
-      only, never memo content, works while the node is locked, and never creates a node.
+      (the Debian package installs all three). Memo ids, peer names and notebook names are
+      completed by asking `memo-peer completions --values memo-ids|peers|notebooks`, which
+      prints ids and names only, never memo content, works while the node is locked, and
+      never creates a node.
       """,
     options: [
       OptionSpec(
-        "values", value: "SOURCE", "print the values a shell completes: memo-ids or peers",
+        "values", value: "SOURCE", "print the values a shell completes: memo-ids, peers or notebooks",
         completion: .choices(CompletionSource.allCases.map(\.rawValue))),
       OptionSpec("prefix", value: "TEXT", "with --values: only values starting with TEXT"),
     ],
