@@ -1,3 +1,5 @@
+import MemoCore
+
 /// The database schema and its forward migrations.
 ///
 /// Rules (docs/FORMATS.md, "Migrations"): a migration only adds (it may rebuild an index,
@@ -6,8 +8,6 @@
 /// in its own transaction together with its `user_version` bump, so a crash mid-migration
 /// leaves the previous version intact. Every released version has a fixture under
 /// Tests/MemoStoreTests/Fixtures that the tests migrate.
-import MemoCore
-
 enum Schema {
   /// `PRAGMA application_id`: "MEMO". Tells our databases from other programs' SQLite files.
   static let applicationID: Int64 = 0x4D45_4D4F
