@@ -52,7 +52,8 @@ extension MemoStore {
   /// The keyring of a notebook this device is a member of (empty for a relayed one). Needs
   /// the device key (the keys are sealed under it).
   func keyring(_ notebook: NotebookID) throws -> NotebookKeyring {
-    let version = try sql { try db.scalarInt("PRAGMA data_version") }
+    // Asked once per record a sync seals or opens: a cached statement, not a new one each time.
+    let version = try sql { try db.withCached("PRAGMA data_version") { try $0.step() ? $0.int64(0) : 0 } }
     if version != notebookKeys.dataVersion {
       notebookKeys.rings = [:]
       notebookKeys.dataVersion = version
