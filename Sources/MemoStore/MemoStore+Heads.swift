@@ -158,12 +158,24 @@ extension MemoStore {
   /// of a revision it stored or held (clock entries do not count: a revision names what it
   /// has seen, which proves nothing about what this replica holds). The bound of what a
   /// peer's knowledge may raise ours to.
-  func horizon() throws -> VersionVector {
+  func horizon() throws -> VersionVector { try horizonRows("SELECT origin, seq FROM horizon") }
+
+  /// Per replica, the highest sequence of a revision of `notebook` this replica has seen
+  /// itself (schema 7): the bound of what a peer's knowledge of that notebook may raise
+  /// ours to.
+  func horizon(of notebook: NotebookID) throws -> VersionVector {
+    try horizonRows("SELECT origin, seq FROM notebook_horizon WHERE notebook = ?", [.text(notebook.rawValue)])
+  }
+
+  /// The (origin, seq) rows of one of the horizon tables, as a vector.
+  private func horizonRows(_ query: String, _ values: [SQLiteValue] = []) throws -> VersionVector {
     try sql {
-      let read = try db.prepare("SELECT origin, seq FROM horizon")
-      var entries: [String: UInt64] = [:]
-      while try read.step() { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
-      return VersionVector(entries)
+      try db.withCached(query) { read in
+        try read.bind(values)
+        var entries: [String: UInt64] = [:]
+        while try read.step() { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
+        return VersionVector(entries)
+      }
     }
   }
 
@@ -181,20 +193,6 @@ extension MemoStore {
       ) { upsert in
         try upsert.bind([.text(notebook.rawValue), .text(dot.origin), .integer(Int64(bitPattern: dot.seq))])
         _ = try upsert.step()
-      }
-    }
-  }
-
-  /// Per replica, the highest sequence of a revision of `notebook` this replica has seen
-  /// itself (schema 7): the bound of what a peer's knowledge of that notebook may raise
-  /// ours to.
-  func horizon(of notebook: NotebookID) throws -> VersionVector {
-    try sql {
-      try db.withCached("SELECT origin, seq FROM notebook_horizon WHERE notebook = ?") { read in
-        try read.bind(1, notebook.rawValue)
-        var entries: [String: UInt64] = [:]
-        while try read.step() { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
-        return VersionVector(entries)
       }
     }
   }
