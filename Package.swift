@@ -19,7 +19,9 @@ let package = Package(
     .systemLibrary(name: "CDNSSD", providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
     .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
     .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-    // libdbus: the browse pipeline speaks avahi-daemon's D-Bus API (MemoDiscovery/Avahi).
+    // libsodium: sealed boxes to a device's Ed25519 key (notebook keys, sync version 3).
+    .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+    // libdbus, wrapped once by MemoDBus: avahi-daemon's API, desktop notifications.
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
     // libsystemd: sd_notify for Type=notify units (READY, STATUS, WATCHDOG, RELOADING, STOPPING).
     .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -34,64 +36,125 @@ let package = Package(
     .target(
       name: "CAvahiProbe", linkerSettings: [.linkedLibrary("avahi-client"), .linkedLibrary("avahi-common")]),
 
-    // Pure logic: no I/O, no C.
+    // Pure logic: no I/O, no C. The domain and its rules (memos, ids, version vectors and
+    // heads, notebooks, consent, protection, trust, errors, the logger and paths).
     .target(name: "MemoCore", swiftSettings: strict),
-    // libcrypto: AEAD sealing, randomness, secret bytes, KDF.
-    .target(name: "MemoCrypto", dependencies: ["MemoCore", "COpenSSL", "COpenSSLShims"], swiftSettings: strict),
+    // Pure: what crosses the network (frames, the channel seam, messages and codecs, the
+    // advertisement) and the sans-I/O session machines (pairing, sync, delivery, hello, ping).
+    .target(name: "MemoProtocol", dependencies: ["MemoCore"], swiftSettings: strict),
+    // Pure: what a person sees beyond the command line's own words: the widget and its
+    // redaction, the privacy screen, terminal input, the JSON output shape.
+    .target(name: "MemoPresentation", dependencies: ["MemoCore"], swiftSettings: strict),
+    // System calls as typed errors: retried on EINTR, naming the call and its errno. Depends
+    // on nothing (I/O, so not in MemoCore).
+    .target(name: "MemoSystem", dependencies: ["CSystemShims"], swiftSettings: strict),
+    // libcrypto: AEAD sealing, randomness, secret bytes, KDF, Ed25519 signatures; libsodium:
+    // sealed boxes.
+    .target(
+      name: "MemoCrypto",
+      dependencies: ["MemoCore", "MemoProtocol", "MemoSystem", "COpenSSL", "COpenSSLShims", "CSodium"],
+      swiftSettings: strict
+    ),
     // SQLite: the encrypted memo store, device key, migrations, archives.
     .target(
-      name: "MemoStore", dependencies: ["MemoCore", "MemoCrypto", "CSQLite", "CSystemShims"], swiftSettings: strict),
+      name: "MemoStore",
+      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoSystem", "CSQLite", "CSystemShims"],
+      swiftSettings: strict),
+    // D-Bus through libdbus, for the system bus (avahi-daemon) and the session bus (desktop
+    // notifications): one owner of each connection, typed arguments, errors by their names.
+    .target(name: "MemoDBus", dependencies: ["CDBus"], swiftSettings: strict),
     // Discovery: register through dns_sd.h (Avahi compat); browse and resolve through
-    // avahi-daemon's D-Bus API on one connection (libdbus).
-    .target(name: "MemoDiscovery", dependencies: ["MemoCore", "CDNSSD", "CDBus"], swiftSettings: strict),
+    // avahi-daemon's D-Bus API on one connection (MemoDBus).
+    .target(name: "MemoDiscovery", dependencies: ["MemoCore", "MemoDBus", "CDNSSD"], swiftSettings: strict),
     // TLS 1.3 between devices: identity keys, pinned-key verification, frames on sockets.
     .target(
-      name: "MemoTransport", dependencies: ["MemoCore", "MemoCrypto", "COpenSSL", "COpenSSLShims"],
+      name: "MemoTransport",
+      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoSystem", "COpenSSL", "COpenSSLShims"],
       swiftSettings: strict),
     // The engine: advertising, browsing, the doctor's checks, wiring core to I/O.
     .target(
       name: "MemoNode",
       dependencies: [
-        "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe", "CSystemd", "CDBus",
+        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe",
+        "CSystemd", "MemoDBus",
       ],
       swiftSettings: strict),
     // The local web page: access rules, routes, API requests, embedded assets (pure), and the
-    // libmicrohttpd server on loopback that carries them.
-    .target(name: "MemoWeb", dependencies: ["MemoCore", "MemoCrypto", "CMicroHTTPD"], swiftSettings: strict),
-    // The command line as a library, so it is testable.
+    // libmicrohttpd server on loopback that carries them. The page's files (Sources/MemoWeb/
+    // Assets) are compiled into the binary as byte arrays (`PackageResources`, WebAssets.swift):
+    // no bundle to find at run time.
+    .target(
+      name: "MemoWeb", dependencies: ["MemoCore", "MemoPresentation", "MemoCrypto", "MemoSystem", "CMicroHTTPD"],
+      resources: [.embedInCode("Assets")],
+      swiftSettings: strict),
+    // The application layer: the use cases (memos, notebooks, sync, send, inbox and outbox,
+    // conflicts, consent, status, protection, trust, ping, browse, pairing, export and
+    // import, the daemon) with typed results and the `--json` shapes, which the command line
+    // and the web page both answer with. Each use case takes what it needs injected (paths,
+    // keys, clock, logger, a prompt, a progress callback), never the environment.
+    .target(
+      name: "MemoApp",
+      dependencies: [
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore", "MemoNode", "MemoDiscovery",
+        "MemoTransport",
+      ],
+      swiftSettings: strict),
+    // The web page's backend: MemoWeb's API calls answered through the use cases of MemoApp,
+    // as the command line answers its commands.
+    .target(
+      name: "MemoWebApp", dependencies: ["MemoApp", "MemoWeb", "MemoCore", "MemoPresentation", "MemoStore"],
+      swiftSettings: strict),
+    // The command line as a library, so it is testable: it parses, calls a use case, prints.
     .target(
       name: "MemoCLI",
+      // The terminal's side only: no transport, no discovery, no engine wiring (MemoApp
+      // does that); MemoNode for the types of results it prints (sightings, pairing offers).
       dependencies: [
-        "MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoTransport", "MemoWeb", "CSystemShims",
+        "MemoApp", "MemoWebApp", "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore",
+        "MemoNode", "MemoWeb", "MemoSystem", "CSystemShims",
       ],
       swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
     .executableTarget(
-      name: "memo-peer-bench", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoTransport", "CSQLite"],
+      name: "memo-peer-bench",
+      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoTransport", "MemoNode", "CSQLite"],
       path: "bench/Sources/memo-peer-bench", swiftSettings: strict),
 
     // Helpers shared by the test targets: real processes and their output; the in-memory
     // frame channel, two sessions run against each other over it (a sync, for one); a fake
     // keyring; a tmux pane.
     .target(
-      name: "MemoTestSupport", dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode"], swiftSettings: strict),
+      name: "MemoTestSupport",
+      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoNode", "MemoSystem"],
+      swiftSettings: strict),
 
-    // MemoCrypto only for the pairing state machine's tests, which use OpenSSL's hash and KDF.
-    .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore", "MemoCrypto"], swiftSettings: strict),
+    // The rules' tests reach the wire codecs (MemoProtocol) that carry what the rules check.
+    .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore", "MemoProtocol"], swiftSettings: strict),
+    // MemoCrypto for the pairing machine's tests, which use OpenSSL's hash and KDF.
     .testTarget(
-      name: "MemoCryptoTests", dependencies: ["MemoCrypto"], resources: [.copy("Vectors")],
+      name: "MemoProtocolTests", dependencies: ["MemoProtocol", "MemoCore", "MemoCrypto"], swiftSettings: strict),
+    .testTarget(name: "MemoSystemTests", dependencies: ["MemoSystem"], swiftSettings: strict),
+    .testTarget(name: "MemoPresentationTests", dependencies: ["MemoPresentation", "MemoCore"], swiftSettings: strict),
+    .testTarget(
+      name: "MemoCryptoTests", dependencies: ["MemoCrypto", "MemoCore"], resources: [.copy("Vectors")],
       swiftSettings: strict),
     .testTarget(
-      name: "MemoStoreTests", dependencies: ["MemoStore", "MemoCrypto", "MemoCore", "MemoNode", "MemoTestSupport"],
+      name: "MemoStoreTests",
+      dependencies: ["MemoStore", "MemoCrypto", "MemoCore", "MemoProtocol", "MemoNode", "MemoTestSupport"],
       resources: [.copy("Fixtures")], swiftSettings: strict),
     .testTarget(
-      name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoCore", "CDBus"], swiftSettings: strict),
+      name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoDBus", "MemoCore", "MemoTestSupport"],
+      swiftSettings: strict),
+    .testTarget(name: "MemoDBusTests", dependencies: ["MemoDBus", "CDBus", "MemoTestSupport"], swiftSettings: strict),
     .testTarget(
-      name: "MemoTransportTests", dependencies: ["MemoTransport", "MemoCrypto", "MemoCore", "MemoTestSupport"],
+      name: "MemoTransportTests",
+      dependencies: ["MemoTransport", "MemoCrypto", "MemoCore", "MemoProtocol", "MemoTestSupport"],
       swiftSettings: strict),
     .testTarget(
       name: "MemoNodeTests",
-      dependencies: ["MemoNode", "MemoCore", "MemoCrypto", "MemoStore", "MemoTransport", "MemoTestSupport"],
+      dependencies: [
+        "MemoNode", "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoTransport", "MemoTestSupport",
+      ],
       swiftSettings: strict),
     // memo-peer with test-only knobs (MemoPeerCLI.Tuning) as leading options; built for the
     // lab tests, never a product.
@@ -102,8 +165,18 @@ let package = Package(
     // nothing in memo-peer depends on it.
     .executableTarget(
       name: "memo-peer-hostile",
-      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "MemoTestSupport"],
+      dependencies: [
+        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "MemoTestSupport",
+      ],
       path: "Tests/memo-peer-hostile", swiftSettings: strict),
+    // The use cases on temporary homes, without a process: what MemoCLITests cannot reach.
+    .testTarget(
+      name: "MemoAppTests",
+      dependencies: [
+        "MemoApp", "MemoWebApp", "MemoWeb", "MemoCore", "MemoCrypto", "MemoPresentation", "MemoProtocol", "MemoStore",
+        "MemoNode", "MemoTestSupport",
+      ],
+      swiftSettings: strict),
     .testTarget(name: "MemoWebTests", dependencies: ["MemoWeb", "MemoCore", "MemoCrypto"], swiftSettings: strict),
     // The virtual home lab (scripts/lab): real avahi-daemons in network namespaces. Needs root.
     .testTarget(
@@ -113,13 +186,18 @@ let package = Package(
       ],
       swiftSettings: strict),
     .testTarget(
-      name: "MemoCLITests", dependencies: ["MemoCLI", "MemoCore", "MemoStore", "memo-peer", "MemoTestSupport"],
+      name: "MemoCLITests",
+      dependencies: [
+        "MemoCLI", "MemoApp", "MemoCore", "MemoPresentation", "MemoProtocol", "MemoStore", "MemoWeb", "memo-peer",
+        "MemoTestSupport",
+      ],
       swiftSettings: strict),
-    // Every decoder of outside bytes as a fuzz target (Tests/Fuzz/README.md); debug builds
-    // only (it reaches internal decoders through @testable import).
+    // Every decoder of outside bytes as a fuzz target (Tests/Fuzz/README.md). It builds in
+    // release too: the internal decoders it reaches are `@_spi(Fuzzing) public` in their
+    // modules, never `@testable import`.
     .target(
       name: "MemoFuzzTargets",
-      dependencies: ["MemoCore", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoWeb"],
+      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoWeb"],
       path: "Tests/Fuzz/MemoFuzzTargets", swiftSettings: strict),
     // The committed corpus and every crash libFuzzer found, through the same targets.
     .testTarget(name: "FuzzRegressionTests", dependencies: ["MemoFuzzTargets"], swiftSettings: strict),

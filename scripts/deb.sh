@@ -83,16 +83,38 @@ install -m 0644 CHANGELOG.md "$doc/CHANGELOG.md"
 for file in "$doc"/*.md; do
   if (($(stat -c %s "$file") > 4096)); then gzip -9n "$file"; fi
 done
+# The copyright file, machine-readable (DEP-5): Apache-2.0 (LICENSE in the source), whose
+# text Debian ships in /usr/share/common-licenses, so the file points there.
 cat >"$doc/copyright" <<'EOF'
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: memo-peer
-Comment: No third-party code is included; the Swift runtime is linked statically from
- the Swift toolchain (Apache-2.0 with Runtime Library Exception).
+Upstream-Contact: the memo-peer maintainers
+Comment: memo-peer's own code includes no third-party code. The binary links
+ the Swift runtime, Foundation and libdispatch statically from the Swift
+ toolchain, under the Apache License 2.0 with the Swift Runtime Library
+ Exception (SPDX: Apache-2.0 WITH Swift-exception), and with Foundation its
+ copy of ICU (swift-foundation-icu), under the Unicode License v3 (SPDX:
+ Unicode-3.0).
 
 Files: *
 Copyright: 2026 the memo-peer authors
-License: memo-peer
- All rights reserved by the memo-peer authors until a licence is chosen.
+License: Apache-2.0
+
+License: Apache-2.0
+ Licensed under the Apache License, Version 2.0 (the "License"); you may not
+ use this file except in compliance with the License. You may obtain a copy of
+ the License at
+ .
+ https://www.apache.org/licenses/LICENSE-2.0
+ .
+ Unless required by applicable law or agreed to in writing, software
+ distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+ WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+ License for the specific language governing permissions and limitations under
+ the License.
+ .
+ On Debian systems, the complete text of the Apache License, Version 2.0 can be
+ found in "/usr/share/common-licenses/Apache-2.0".
 EOF
 date_r=$(date -R -u -d "@$SOURCE_DATE_EPOCH")
 maintainer="memo-peer maintainers <maintainers@users.noreply.a-seed-b96e9b02.example>"

@@ -52,6 +52,7 @@ MEMO_PEER_HOME=$demo/thief "$bin" list || echo "(exit status $?)"
 step "Move memos to another node with a passphrase archive (never the device key)"
 printf 'correct horse battery staple\n' | run "$bin" export --output "$demo/memos.mpa" --passphrase-fd 0
 export MEMO_PEER_HOME=$demo/desktop
+run "$bin" init
 printf 'correct horse battery staple\n' | run "$bin" import "$demo/memos.mpa" --passphrase-fd 0
 run "$bin" list
 

@@ -4,8 +4,10 @@
 set -euo pipefail
 
 packages=(
-  libssl-dev             # OpenSSL: AES-256-GCM, scrypt, TLS 1.3
+  libssl-dev             # OpenSSL: AES-256-GCM, scrypt, TLS 1.3, Ed25519 signatures
+  libsodium-dev          # libsodium: sealed boxes of notebook keys to a device's key (the .deb needs libsodium23)
   openssl                # `openssl speed`, the benchmark's baseline
+  time                   # GNU time: the bench measures a command's own peak RSS with `time -f %M`
   libsqlite3-dev         # the memo store
   libavahi-compat-libdnssd-dev  # dns_sd.h over Avahi
   libavahi-client-dev    # avahi-client: `doctor` asks the daemon for its version over D-Bus
@@ -28,7 +30,7 @@ packages=(
   fish                   # the fish completions are asked for with `fish -c 'complete -C …'`
   libsystemd-dev         # sd_notify: READY/STATUS/WATCHDOG/RELOADING/STOPPING for Type=notify units
   dpkg-dev               # `make deb`: dpkg-shlibdeps computes Depends from the linked libraries
-  lintian                # `make deb` is checked by lintian (no error allowed)
+  lintian                # `make package` and `make deb-check`: no lintian error allowed
   python3-dbusmock       # the desktop-notification test: a fake org.freedesktop.Notifications
   xvfb                   # xvfb-run: an X server for the clipboard test
   xclip                  # the X11 clipboard tool `show --copy` uses (and the test reads back with)
@@ -36,9 +38,10 @@ packages=(
   libmicrohttpd-dev      # GNU libmicrohttpd: the HTTP server of `memo-peer web` (loopback only)
   chromium               # the web page's browser tests (headless)
   chromium-driver        # WebDriver for chromium, driven by selenium
-  python3-selenium       # the browser tests (Tests/Web/*.py), run from the Swift test suite
+  python3-selenium       # the browser test (Tests/browser/web_page_test.py), run by WebBrowserTests
   fonts-dejavu-core      # legible text in the screenshots the browser tests write
   curl                   # the web server's security tests (raw requests, wrong Host, big bodies)
+  eslint                 # `make lint` checks the web page's script (Sources/MemoWeb/Assets/*.js)
 )
 names=()
 for entry in "${packages[@]}"; do names+=("${entry%% *}"); done

@@ -1,6 +1,7 @@
 #include "memo_openssl_shims.h"
 
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 #include <openssl/params.h>
@@ -67,4 +68,14 @@ int memo_ssl_ctx_tls13_without_resumption(SSL_CTX *ctx) {
 int memo_ssl_error_is_unexpected_eof(void) {
     unsigned long error = ERR_peek_error();
     return error != 0 && ERR_GET_LIB(error) == ERR_LIB_SSL && ERR_GET_REASON(error) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+}
+
+/* OpenSSL frees its global state from an atexit handler. A detached thread still in a TLS
+   read when the process exits (a connection of `serve`, a test's server) then touches
+   freed memory and the exit becomes a crash (SIGSEGV in memcpy, seen in CI). The process
+   ends anyway and the kernel reclaims everything, so the clean-up is skipped: this runs
+   when the binary is loaded, before any other OpenSSL call can register it. */
+__attribute__((constructor)) static void memo_openssl_without_atexit_cleanup(void) {
+  OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL);
+  OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT, NULL);
 }

@@ -39,3 +39,5 @@ static long long soft_limit(int resource) {
 long long memo_memlock_limit(void) { return soft_limit(RLIMIT_MEMLOCK); }
 
 long long memo_core_limit(void) { return soft_limit(RLIMIT_CORE); }
+
+void memo_name_this_thread(const char *name) { (void)prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }

@@ -1,6 +1,9 @@
 import MemoCore
 
-/// One option of a command: a flag (`value == nil`) or an option taking a value.
+/// One option of a command: a flag (`value == nil`) or an option taking a value. The tables
+/// (`--help`, the man page, the completions) are made of these; commands declare and read
+/// their options through the typed keys below (`Flag`, `ValueOption`, `RepeatedOption`),
+/// which are the only way to make one.
 struct OptionSpec: Sendable {
   let name: String
   let short: Character?
@@ -11,9 +14,24 @@ struct OptionSpec: Sendable {
   /// What a shell may offer for the value (generated completions).
   let completion: ValueCompletion
 
+  /// How an option is given and read; reading it as another kind is a bug.
+  enum Kind: Sendable, Equatable {
+    /// `--name`: given or not (`Flag`).
+    case flag
+    /// `--name VALUE`, at most once (`ValueOption`).
+    case value
+    /// `--name VALUE`, any number of times (`RepeatedOption`).
+    case repeated
+  }
+
+  var kind: Kind { value == nil ? .flag : repeatable ? .repeated : .value }
+
+  /// The words that give it: `--name`, and `-x` when it has a short form.
+  var words: [String] { ["--" + name] + (short.map { ["-" + String($0)] } ?? []) }
+
   /// `completion` defaults to what the placeholder says (`PEER`, `FILE`, `DIR`); see
   /// `ValueCompletion.inferred(from:)`.
-  init(
+  fileprivate init(
     _ name: String, short: Character? = nil, value: String? = nil, repeatable: Bool = false, _ help: String,
     completion: ValueCompletion? = nil
   ) {
@@ -24,6 +42,75 @@ struct OptionSpec: Sendable {
     self.repeatable = repeatable
     self.completion = completion ?? value.map(ValueCompletion.inferred(from:)) ?? .none
   }
+
+  /// The same option, explained for one command (a shared option's help names what it
+  /// does there).
+  fileprivate func withHelp(_ help: String) -> OptionSpec {
+    OptionSpec(name, short: short, value: value, repeatable: repeatable, help, completion: completion)
+  }
+}
+
+/// A declared option: the key a command reads it by. Each command declares its options once
+/// (an enum of constants beside the command, shared ones in `SharedOptions`), lists the same
+/// constants in its `Command`, and reads through them, so a misspelt option does not compile.
+protocol OptionKey: Sendable {
+  var spec: OptionSpec { get }
+}
+
+/// A flag (`--json`): given or not. Read with `ParsedArguments.has(_:)`.
+struct Flag: OptionKey {
+  let spec: OptionSpec
+
+  init(_ name: String, short: Character? = nil, _ help: String) { spec = OptionSpec(name, short: short, help) }
+  private init(spec: OptionSpec) { self.spec = spec }
+
+  /// This flag with another command's help text (same name, same reading).
+  func withHelp(_ help: String) -> Flag { Flag(spec: spec.withHelp(help)) }
+}
+
+/// An option with one value (`--title TEXT`), given at most once. Read with
+/// `arguments[option]`, nil when absent.
+struct ValueOption: OptionKey {
+  let spec: OptionSpec
+
+  /// `value` is the placeholder shown in help (`TEXT`, `SECONDS`).
+  init(_ name: String, short: Character? = nil, value: String, _ help: String, completion: ValueCompletion? = nil) {
+    spec = OptionSpec(name, short: short, value: value, help, completion: completion)
+  }
+  private init(spec: OptionSpec) { self.spec = spec }
+
+  /// This option with another command's help text (same name, same reading).
+  func withHelp(_ help: String) -> ValueOption { ValueOption(spec: spec.withHelp(help)) }
+}
+
+/// An option with a value that may be given several times (`--tag A --tag B`). Read with
+/// `arguments[option]`, every value in order (empty when absent).
+struct RepeatedOption: OptionKey {
+  let spec: OptionSpec
+
+  /// `value` is the placeholder shown in help (`TAG`).
+  init(_ name: String, short: Character? = nil, value: String, _ help: String, completion: ValueCompletion? = nil) {
+    spec = OptionSpec(name, short: short, value: value, repeatable: true, help, completion: completion)
+  }
+  private init(spec: OptionSpec) { self.spec = spec }
+
+  /// This option with another command's help text (same name, same reading).
+  func withHelp(_ help: String) -> RepeatedOption { RepeatedOption(spec: spec.withHelp(help)) }
+}
+
+/// A spec passes for itself, so a table can be rebuilt from `Command.options` (tests do);
+/// only the typed keys above make one, and only they can be read.
+extension OptionSpec: OptionKey {
+  var spec: OptionSpec { self }
+}
+
+/// `case CommonOptions.help:` in a switch over a word of the command line: one of its words.
+func ~= (key: some OptionKey, word: String) -> Bool { key.spec.words.contains(word) }
+
+/// Options every command accepts (`ArgumentParser.common`).
+enum CommonOptions {
+  static let help = Flag("help", short: "h", "show this help")
+  static let debug = Flag("debug", "log diagnostics to stderr (never memo content)")
 }
 
 /// A positional argument.
@@ -82,16 +169,37 @@ enum CompletionSource: String, Sendable, CaseIterable {
   case notebooks
 }
 
-/// What the parser produced for one command line.
+/// What the parser produced for one command line. Options are read only through the keys
+/// the command declared (`has` takes a flag, the subscripts an option with a value); reading
+/// one it did not declare, or as another kind, stops a debug build (every test runs one), so
+/// such a read cannot pass for an option that was simply not given.
 struct ParsedArguments: Sendable {
-  var values: [String: [String]] = [:]
-  var flags: Set<String> = []
-  var positionals: [String] = []
+  fileprivate var values: [String: [String]] = [:]
+  fileprivate var flags: Set<String> = []
+  fileprivate(set) var positionals: [String] = []
+  /// The command's options and the common ones, by name: what it may read.
+  private let declared: [String: OptionSpec.Kind]
+  private let command: String
 
-  func has(_ flag: String) -> Bool { flags.contains(flag) }
-  func value(_ option: String) -> String? { values[option]?.last }
-  func all(_ option: String) -> [String] { values[option] ?? [] }
+  fileprivate init(declared: [OptionSpec], command: String) {
+    self.declared = Dictionary(declared.map { ($0.name, $0.kind) }, uniquingKeysWith: { first, _ in first })
+    self.command = command
+  }
+
+  func has(_ flag: Flag) -> Bool { flags.contains(checked(flag)) }
+  subscript(_ option: ValueOption) -> String? { values[checked(option)]?.last }
+  subscript(_ option: RepeatedOption) -> [String] { values[checked(option)] ?? [] }
   func positional(_ index: Int) -> String? { index < positionals.count ? positionals[index] : nil }
+
+  /// Whether the command declared this option, as this kind.
+  func declares(_ key: some OptionKey) -> Bool { declared[key.spec.name] == key.spec.kind }
+
+  private func checked(_ key: some OptionKey) -> String {
+    assert(
+      declares(key),
+      "`memo-peer \(command)` reads --\(key.spec.name) as a \(key.spec.kind) option, which it does not declare")
+    return key.spec.name
+  }
 }
 
 /// A hand-written parser (no package can be fetched): `--name value`, `--name=value`,
@@ -99,10 +207,7 @@ struct ParsedArguments: Sendable {
 /// suggests the closest spelling.
 enum ArgumentParser {
   /// Options every command accepts.
-  static let common: [OptionSpec] = [
-    OptionSpec("help", short: "h", "show this help"),
-    OptionSpec("debug", "log diagnostics to stderr (never memo content)"),
-  ]
+  static let common: [OptionSpec] = [CommonOptions.help.spec, CommonOptions.debug.spec]
 
   static func parse(
     _ arguments: [String], options declared: [OptionSpec], positionals: [PositionalSpec], command: String
@@ -110,7 +215,7 @@ enum ArgumentParser {
     throws -> ParsedArguments
   {
     let options = declared + common
-    var result = ParsedArguments()
+    var result = ParsedArguments(declared: options, command: command)
     var index = 0
     var onlyPositionals = false
     while index < arguments.count {
@@ -163,7 +268,7 @@ enum ArgumentParser {
       }
       result.values[name, default: []].append(value)
     }
-    if result.has("help") { return result }
+    if result.has(CommonOptions.help) { return result }
     let required = positionals.filter { !$0.optional }.count
     if result.positionals.count < required {
       let missing = positionals[result.positionals.count].name
@@ -178,14 +283,7 @@ enum ArgumentParser {
   /// A word from the command line, repeated in an error only when it looks like a word of
   /// the command line (short, ASCII letters, digits, `-_.`): anything else may be memo text
   /// typed in the wrong place, and errors never repeat memo text.
-  static func echo(_ word: String) -> String {
-    let looksLikeAWord =
-      word.count <= 32
-      && word.unicodeScalars.allSatisfy {
-        $0.isASCII && ($0.properties.isAlphabetic || "0123456789-_.".unicodeScalars.contains($0))
-      }
-    return looksLikeAWord ? word : "(not repeated: it does not look like an option or a name)"
-  }
+  static func echo(_ word: String) -> String { TerminalText.echo(word) }
 
   static func usage(_ message: String, suggestion: String?, command: String?) -> MemoPeerError {
     var hint = command.map { "see `memo-peer \($0) --help`" } ?? "see `memo-peer --help`"

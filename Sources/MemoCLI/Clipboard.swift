@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
 import MemoStore
@@ -104,8 +104,9 @@ struct Clipboard {
 
   static func ownExecutable() throws -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard count > 0 else { throw PrivateFiles.ioError(errno, "cannot find the memo-peer executable") }
+    let count = try PrivateFiles.call("readlink", orThrow: "cannot find the memo-peer executable") {
+      readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    }
     return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
   }
 

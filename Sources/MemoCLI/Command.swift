@@ -1,17 +1,33 @@
-import Foundation
+import FoundationEssentials
+import MemoApp
 import MemoCore
 import MemoStore
 
 /// A command: its help and its action. The action gets parsed arguments and a context; it
-/// only calls the libraries and prints.
+/// reads its declared options, calls a use case (`context.app()`, MemoApp) and prints the
+/// result.
 struct Command: Sendable {
   let name: String
   let summary: String
   /// Text after the summary in `--help`: what it does in more detail.
   let details: String
+  /// The command's own options (the common ones come on top), in the order `--help` lists them.
   let options: [OptionSpec]
   let positionals: [PositionalSpec]
   let run: @Sendable (CommandContext) throws -> Void
+
+  /// `options` are the keys the command reads its options by (see `OptionKey`).
+  init(
+    name: String, summary: String, details: String, options: [any OptionKey], positionals: [PositionalSpec],
+    run: @escaping @Sendable (CommandContext) throws -> Void
+  ) {
+    self.name = name
+    self.summary = summary
+    self.details = details
+    self.options = options.map(\.spec)
+    self.positionals = positionals
+    self.run = run
+  }
 
   var usageLine: String {
     var parts = ["memo-peer", name]
@@ -44,7 +60,7 @@ final class CommandContext {
   let console: Console
   let logger: Logger
   let tuning: MemoPeerCLI.Tuning
-  private var openedStore: MemoStore?
+  private var openedApp: App?
 
   init(
     arguments: ParsedArguments, environment: [String: String], console: Console, logger: Logger,
@@ -57,23 +73,18 @@ final class CommandContext {
     self.tuning = tuning
   }
 
-  var wantsJSON: Bool { arguments.has("json") }
-
-  var now: Timestamp { Timestamp((Date().timeIntervalSince1970 * 1000).rounded()) }
+  /// `--json` (`SharedOptions.json`), for the commands that declare it.
+  var wantsJSON: Bool { arguments.has(SharedOptions.json) }
 
   func paths() throws -> NodePaths { try NodePaths.resolve(environment: environment) }
 
-  /// Opens (on first use, creates) this node's store.
-  func store() throws -> MemoStore {
-    if let openedStore { return openedStore }
-    let store = try MemoStore.open(paths: try paths(), logger: logger.scoped("store"))
-    openedStore = store
-    return store
-  }
-
-  /// Resolves the command's first positional argument as a memo id or unique prefix.
-  func memoID(at index: Int = 0) throws -> MemoID {
-    try store().resolve(arguments.positional(index) ?? "")
+  /// This command's use of the node, made on first use: its paths (from the environment),
+  /// the wall clock and the command's logger. The use cases hang off it.
+  func app() throws -> App {
+    if let openedApp { return openedApp }
+    let app = App(paths: try paths(), logger: logger, clock: App.wallClock)
+    openedApp = app
+    return app
   }
 
   func printJSON(_ value: some Encodable) { console.write(OutputFormat.json(value)) }

@@ -1,8 +1,14 @@
+import MemoApp
 import MemoCore
 import MemoNode
 
 /// `memo-peer doctor`: discovery failing in silence, explained.
 enum DoctorCommand {
+  /// The options of `doctor`.
+  enum DoctorOptions {
+    static let json = SharedOptions.json.withHelp("print {schema, ok, checks: [{name, ok, detail, fix}]} as JSON")
+  }
+
   static let doctor = Command(
     name: "doctor", summary: "Explain why discovery finds nothing, and how to fix it.",
     details: """
@@ -11,13 +17,10 @@ enum DoctorCommand {
       advertisement, and how memo-peer protects what it holds in memory (not dumpable, no core
       files, keys in locked memory). Exits 0 when every check passes, 1 otherwise.
       """,
-    options: [OptionSpec("json", "print {schema, ok, checks: [{name, ok, detail, fix}]} as JSON")],
+    options: [DoctorOptions.json],
     positionals: []
   ) { context in
-    let paths = try context.paths()
-    let environment = context.environment
-    let checks =
-      try runBlocking { await Doctor.run(paths: paths, environment: environment) } + ProcessHardening.checks()
+    let checks = try context.app().doctor.run(environment: context.environment) + ProcessHardening.checks()
     let ok = checks.allSatisfy(\.ok)
     if context.wantsJSON {
       struct DoctorJSON: Encodable {

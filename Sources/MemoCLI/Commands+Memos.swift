@@ -1,8 +1,20 @@
+import MemoApp
 import MemoCore
 import MemoStore
 
 /// The commands that work on memos of this node.
 enum MemoCommands {
+  /// The options of `new`.
+  enum NewOptions {
+    static let title = SharedOptions.title
+    static let fromClipboard = Flag("from-clipboard", "take the body from the desktop clipboard")
+    static let tag = SharedOptions.tag.withHelp("add a tag (repeatable)")
+    static let `private` = SharedOptions.private.withHelp("mark the memo private (hidden from widgets while locked)")
+    static let notebook = SharedOptions.notebook.withHelp("put it in this notebook (default: the default notebook)")
+    static let allowEmpty = Flag("allow-empty", "accept an empty body on stdin (a memo of a --title alone)")
+    static let json = SharedOptions.json.withHelp("print the new memo as JSON")
+  }
+
   static let new = Command(
     name: "new", summary: "Create a memo.",
     details: """
@@ -12,31 +24,34 @@ enum MemoCommands {
       Without --title, the first line of the body becomes the title.
       """,
     options: [
-      OptionSpec("title", short: "t", value: "TITLE", "the memo's title"),
-      OptionSpec("from-clipboard", "take the body from the desktop clipboard"),
-      OptionSpec("tag", value: "TAG", repeatable: true, "add a tag (repeatable)"),
-      OptionSpec("private", "mark the memo private (hidden from widgets while locked)"),
-      OptionSpec(
-        "notebook", value: "NAME", "put it in this notebook (default: the default notebook)",
-        completion: .dynamic(.notebooks)),
-      OptionSpec("json", "print the new memo as JSON"),
+      NewOptions.title, NewOptions.fromClipboard, NewOptions.tag, NewOptions.private, NewOptions.allowEmpty,
+      NewOptions.notebook, NewOptions.json,
     ],
     positionals: []
   ) { context in
-    // Refuse before the editor opens: text typed into a locked node could not be saved.
-    try requireUnlocked(context)
-    let notebook = try context.notebookOption()
-    let body =
-      context.arguments.has("from-clipboard") ? try clipboardBody(context) : try readBody(context, initial: "")
-    let draft = MemoDraft(
-      title: context.arguments.value("title") ?? "", body: body, tags: context.arguments.all("tag"),
-      isPrivate: context.arguments.has("private"))
-    let memo = try context.store().create(draft, now: context.now, in: notebook?.id)
+    let app = try context.app()
+    // Refused before the editor opens: text typed into a locked node could not be saved.
+    let memo = try app.memos.create(in: context.arguments[NewOptions.notebook]) {
+      let body =
+        context.arguments.has(NewOptions.fromClipboard)
+        ? try clipboardBody(context) : try readBody(context, initial: "")
+      return MemoDraft(
+        title: context.arguments[NewOptions.title] ?? "", body: body, tags: context.arguments[NewOptions.tag],
+        isPrivate: context.arguments.has(NewOptions.private))
+    }
     if context.wantsJSON {
-      context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary, names: try context.names())))
+      context.printJSON(MemoJSON(memo: .init(memo.summary, names: try app.names())))
     } else {
       context.console.print(memo.id.rawValue)
     }
+  }
+
+  /// The options of `list`.
+  enum ListOptions {
+    /// One tag to filter by (not `SharedOptions.tag`, which sets tags and repeats).
+    static let tag = ValueOption("tag", value: "TAG", "only memos with this tag")
+    static let notebook = SharedOptions.notebook
+    static let json = SharedOptions.json.withHelp("print {schema, memos: [...]} as JSON")
   }
 
   static let list = Command(
@@ -46,30 +61,57 @@ enum MemoCommands {
       memos. While the node is locked, only the titles of memos not marked private are shown
       (no tags, and --tag needs the node unlocked).
       """,
-    options: [
-      OptionSpec("tag", value: "TAG", "only memos with this tag"),
-      OptionSpec("notebook", value: "NAME", "only memos of this notebook", completion: .dynamic(.notebooks)),
-      OptionSpec("json", "print {schema, memos: [...]} as JSON"),
-    ],
+    options: [ListOptions.tag, ListOptions.notebook, ListOptions.json],
     positionals: []
   ) { context in
-    let store = try context.store()
-    let notebook = try context.notebookOption()
-    let memos = try store.listing(tag: context.arguments.value("tag"), notebook: notebook?.id)
-    let names = try context.names()
-    let relayed = try relayedSummaries(context, only: notebook)
+    let app = try context.app()
+    let list = try app.memos.listStream(
+      tag: context.arguments[ListOptions.tag], notebook: context.arguments[ListOptions.notebook])
+    let names = try app.names()
+    let console = context.console
+    // Each memo is printed as it is read; once stdout is gone (`| head`) reading stops.
     if context.wantsJSON {
-      context.printJSON(
-        OutputFormat.MemoListJSON(
-          memos: memos.map { .init($0, names: names) }, locked: !store.lockState.canReadContent,
-          relayed: relayed.isEmpty ? nil : relayed.map { .init($0, names: names) }))
+      var writer = MemoListJSONWriter(locked: list.locked) { console.write($0) }
+      try whileStdoutIsOpen(console) { next in
+        try list.forEachMemo { memo in
+          writer.add(.init(memo, names: names))
+          try next()
+        }
+      }
+      writer.finish(relayed: list.relayed.isEmpty ? nil : list.relayed.map { .init($0, names: names) })
       return
     }
-    for memo in memos { context.console.print(OutputFormat.line(memo, names: names)) }
-    for summary in relayed { context.console.print(OutputFormat.relayedLine(summary, names: names)) }
-    if !store.lockState.canReadContent {
+    var listed = 0
+    try whileStdoutIsOpen(console) { next in
+      try list.forEachMemo { memo in
+        console.print(OutputFormat.line(memo, names: names))
+        listed += 1
+        try next()
+      }
+    }
+    for summary in list.relayed { console.print(OutputFormat.relayedLine(summary, names: names)) }
+    if listed == 0 && list.relayed.isEmpty && console.stdoutIsTerminal {
+      // On a pipe, nothing: scripts count lines. A person is told.
+      context.console.print(
+        context.arguments[ListOptions.tag] != nil
+          ? "No memo has that tag."
+          : context.arguments[ListOptions.notebook] != nil
+            ? "No memos in that notebook." : "No memos yet: `memo-peer new` adds one.")
+    }
+    if list.locked {
       context.console.error("memo-peer: locked: titles of private memos and all tags are hidden (`memo-peer unlock`)")
     }
+  }
+
+  /// The options of `show`.
+  enum ShowOptions {
+    static let plain = Flag("plain", "print as text even on a terminal (it stays in the scrollback)")
+    static let copy = Flag("copy", "put the body on the clipboard; cleared after 45 s unless changed")
+    static let clearAfter = ValueOption(
+      "clear-after", value: "SECONDS", "with --copy: clear the clipboard after SECONDS (default 45)")
+    static let revision = ValueOption(
+      "revision", value: "N", "show revision N as this device kept it (`memo-peer history ID` lists them)")
+    static let json = SharedOptions.json.withHelp("print {schema, memo: {..., body}} as JSON")
   }
 
   static let show = Command(
@@ -82,31 +124,42 @@ enum MemoCommands {
       control characters are shown escaped, as \\x1b; a pipe gets the exact text). --copy
       puts the body on the desktop clipboard instead (wl-copy on Wayland, xclip on X11),
       printing nothing of it, and clears the clipboard after 45 s (--clear-after) unless it
-      changed meanwhile.
+      changed meanwhile. The second line says which device made the revision and when
+      ("edited on laptop-b · 2026-12-01 20:08"). --revision N shows an earlier revision (a
+      deleted memo's too).
       """,
-    options: [
-      OptionSpec("plain", "print as text even on a terminal (it stays in the scrollback)"),
-      OptionSpec("copy", "put the body on the clipboard; cleared after 45 s unless changed"),
-      OptionSpec("clear-after", value: "SECONDS", "with --copy: clear the clipboard after SECONDS (default 45)"),
-      OptionSpec("json", "print {schema, memo: {..., body}} as JSON"),
-    ],
+    options: [ShowOptions.plain, ShowOptions.copy, ShowOptions.clearAfter, ShowOptions.revision, ShowOptions.json],
     positionals: [
       PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
     ]
   ) { context in
-    let memo = try context.store().memo(try context.memoIDOrSealed())
-    if context.arguments.has("copy") {
+    let app = try context.app()
+    let number = try HistoryCommands.revisionNumber(
+      context.arguments[ShowOptions.revision], option: "--revision", command: "show")
+    let memo: Memo
+    let author: DeviceID?
+    if let number {
+      let entry = try app.history.revision(context.arguments.positional(0) ?? "", number)
+      if context.wantsJSON {
+        context.printJSON(RevisionShownJSON(entry, names: try app.names()))
+        return
+      }
+      (memo, author) = (entry.memo, entry.author)
+    } else {
+      memo = try app.memos.show(context.arguments.positional(0) ?? "")
+      author = memo.record?.author
+    }
+    if context.arguments.has(ShowOptions.copy) {
       try copyToClipboard(memo, context)
       return
     }
     if context.wantsJSON {
       context.printJSON(
-        OutputFormat.MemoJSON(
-          memo: .init(memo.summary, body: memo.body, conflictOf: memo.conflictOf, names: try context.names())))
+        MemoJSON(memo: .init(memo.summary, body: memo.body, conflictOf: memo.conflictOf, names: try app.names())))
       return
     }
-    let document = OutputFormat.document(memo, names: try context.names())
-    if !context.arguments.has("plain"), let viewer = TerminalViewer(environment: context.environment) {
+    let document = OutputFormat.document(memo, names: try app.names(), author: author)
+    if !context.arguments.has(ShowOptions.plain), let viewer = TerminalViewer(environment: context.environment) {
       context.console.flush()
       try viewer.show(document)
       return
@@ -117,6 +170,20 @@ enum MemoCommands {
     for line in document { context.console.print(onTerminal ? OutputFormat.terminalLine(line) : line) }
   }
 
+  /// The options of `edit`.
+  enum EditOptions {
+    static let stdin = SharedOptions.stdin.withHelp("read the new body from stdin")
+    static let title = SharedOptions.title.withHelp("set the title (empty: derive from the body)")
+    static let tag = SharedOptions.tag.withHelp("replace the tags (repeatable)")
+    static let noTags = Flag("no-tags", "remove all tags")
+    static let `private` = SharedOptions.private.withHelp("mark private")
+    static let `public` = Flag("public", "remove the private mark")
+    static let pin = Flag("pin", "pin it: the widget shows the pinned memo (works while locked)")
+    static let unpin = Flag("unpin", "unpin it")
+    static let allowEmpty = Flag("allow-empty", "with --stdin: accept an empty body")
+    static let json = SharedOptions.json.withHelp("print the changed memo as JSON")
+  }
+
   static let edit = Command(
     name: "edit", summary: "Change a memo.",
     details: """
@@ -125,88 +192,101 @@ enum MemoCommands {
       and the private mark change with their options, without an editor.
       """,
     options: [
-      OptionSpec("stdin", "read the new body from stdin"),
-      OptionSpec("title", short: "t", value: "TITLE", "set the title (empty: derive from the body)"),
-      OptionSpec("tag", value: "TAG", repeatable: true, "replace the tags (repeatable)"),
-      OptionSpec("no-tags", "remove all tags"),
-      OptionSpec("private", "mark private"),
-      OptionSpec("public", "remove the private mark"),
-      OptionSpec("pin", "pin it: the widget shows the pinned memo (works while locked)"),
-      OptionSpec("unpin", "unpin it"),
-      OptionSpec("json", "print the changed memo as JSON"),
+      EditOptions.stdin, EditOptions.allowEmpty, EditOptions.title, EditOptions.tag, EditOptions.noTags,
+      EditOptions.private, EditOptions.public, EditOptions.pin, EditOptions.unpin, EditOptions.json,
     ],
     positionals: [
       PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
     ]
   ) { context in
     let arguments = context.arguments
-    let store = try context.store()
-    let id = try context.memoID()
-    if arguments.has("pin") && arguments.has("unpin") {
+    let app = try context.app()
+    if arguments.has(EditOptions.pin) && arguments.has(EditOptions.unpin) {
       throw ArgumentParser.usage("--pin and --unpin exclude each other", suggestion: nil, command: "edit")
     }
-    if arguments.has("pin") || arguments.has("unpin") {
-      try store.setPinned(id, arguments.has("pin"))
-      let others = ["stdin", "title", "tag", "no-tags", "private", "public"]
-      if !others.contains(where: { arguments.has($0) || arguments.value($0) != nil }) {
-        context.console.print("\(id.short)  \(arguments.has("pin") ? "pinned" : "unpinned")")
-        return
-      }
-    }
-    try requireUnlocked(context)
-    try store.checkChangeable(id)
-    var change = MemoChange()
-    change.title = arguments.value("title")
-    if arguments.has("no-tags") { change.tags = [] }
-    if !arguments.all("tag").isEmpty { change.tags = arguments.all("tag") }
-    if arguments.has("private") && arguments.has("public") {
+    if arguments.has(EditOptions.private) && arguments.has(EditOptions.public) {
       throw ArgumentParser.usage("--private and --public exclude each other", suggestion: nil, command: "edit")
     }
-    if arguments.has("private") { change.isPrivate = true }
-    if arguments.has("public") { change.isPrivate = false }
-    if arguments.has("stdin") {
-      change.body = try MemoRules.decodeUTF8(
-        try context.console.readStdin(limit: MemoRules.maxBodyBytes), source: "stdin")
-    } else if change.isEmpty {
-      change.body = try EditorSession.edit(
-        try store.memo(id).body, environment: context.environment, privacy: TerminalViewer.editorPrivacy())
-    }
-    let memo = try save(change, to: id, in: store, now: context.now)
-    if context.wantsJSON {
-      context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary)))
+    let pin: Bool? =
+      arguments.has(EditOptions.pin) ? true : arguments.has(EditOptions.unpin) ? false : nil
+    var change = MemoChange()
+    change.title = arguments[EditOptions.title]
+    if arguments.has(EditOptions.noTags) { change.tags = [] }
+    if !arguments[EditOptions.tag].isEmpty { change.tags = arguments[EditOptions.tag] }
+    if arguments.has(EditOptions.private) { change.isPrivate = true }
+    if arguments.has(EditOptions.public) { change.isPrivate = false }
+    // Without options, the editor; with --pin or --unpin alone, only the pin changes.
+    let newBody: NewBody?
+    if arguments.has(EditOptions.stdin) {
+      newBody = .read { try stdinBody(context, allowEmpty: arguments.has(EditOptions.allowEmpty)) }
+    } else if change.isEmpty && pin == nil {
+      newBody = .edit {
+        try EditorSession.edit($0, environment: context.environment, privacy: TerminalViewer.editorPrivacy())
+      }
     } else {
-      context.console.print("\(memo.id.short)  revision \(memo.revision)")
+      newBody = nil
     }
+    switch try app.memos.edit(arguments.positional(0) ?? "", pin: pin, change: change, newBody: newBody) {
+    case .pinned(let id, let pinned, _):
+      context.console.print("\(id.short)  \(pinned ? "pinned" : "unpinned")")
+    case .saved(let memo):
+      if context.wantsJSON {
+        context.printJSON(MemoJSON(memo: .init(memo.summary)))
+      } else {
+        context.console.print("\(memo.id.short)  revision \(memo.revision)")
+      }
+    }
+  }
+
+  /// The options of `delete`.
+  enum DeleteOptions {
+    static let yes = SharedOptions.yes
+    static let purge = Flag("purge", "also drop its history and trash entry on this device")
+    static let json = SharedOptions.json.withHelp("print {schema, deleted} (with --purge {schema, purged}) as JSON")
   }
 
   static let delete = Command(
     name: "delete", summary: "Delete a memo.",
-    details: "Asks for confirmation on a terminal; scripts pass --yes. The text is wiped; a tombstone keeps the id.",
-    options: [OptionSpec("yes", short: "y", "do not ask"), OptionSpec("json", "print {schema, deleted} as JSON")],
+    details: """
+      Asks for confirmation on a terminal; scripts pass --yes. The text is wiped; a tombstone
+      keeps the id, and the memo stays in the trash for 30 days (`memo-peer trash`). --purge
+      also drops its history and trash entry on this device, for good (other devices keep
+      theirs).
+      """,
+    options: [DeleteOptions.yes, DeleteOptions.purge, DeleteOptions.json],
     positionals: [
       PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
     ]
   ) { context in
-    let store = try context.store()
-    let id = try context.memoID()
-    try store.checkChangeable(id)
-    if !context.arguments.has("yes") {
-      guard context.console.stdinIsTerminal else {
-        throw MemoPeerError(
-          .usage, "refusing to delete without confirmation (stdin is not a terminal)",
-          hint: "pass --yes to delete from a script")
-      }
-      let title = try store.memo(id).title
-      guard try context.console.confirm("Delete memo \(id.short) “\(title)”?") else {
-        throw MemoPeerError(.cancelled, "nothing was deleted")
-      }
+    let console = context.console
+    if context.arguments.has(DeleteOptions.purge) {
+      try purge(context)
+      return
     }
-    try store.delete(id, now: context.now)
+    let confirm: ((MemoID, () throws -> String) throws -> Bool)? =
+      context.arguments.has(DeleteOptions.yes)
+      ? nil
+      : { id, title in
+        guard console.stdinIsTerminal else {
+          throw MemoPeerError(
+            .usage, "refusing to delete without confirmation (stdin is not a terminal)",
+            hint: "pass --yes to delete from a script")
+        }
+        return try console.confirm("Delete memo \(id.short) “\(try title())”?")
+      }
+    let id = try context.app().memos.delete(context.arguments.positional(0) ?? "", confirm: confirm)
     if context.wantsJSON {
-      context.printJSON(DeletedJSON(deleted: id.rawValue))
+      context.printJSON(DeletedMemoJSON(deleted: id))
     } else {
       context.console.print("deleted \(id.short)")
     }
+  }
+
+  /// The options of `search`.
+  enum SearchOptions {
+    static let stdin = SharedOptions.stdin.withHelp("read TEXT from stdin instead of the command line")
+    static let notebook = SharedOptions.notebook
+    static let json = SharedOptions.json.withHelp("print {schema, memos: [...]} as JSON")
   }
 
   static let search = Command(
@@ -215,33 +295,47 @@ enum MemoCommands {
       Memos are decrypted in memory only. A process's arguments are visible to other users
       of this machine (ps); to keep the search text private, pass --stdin and type it there.
       """,
-    options: [
-      OptionSpec("stdin", "read TEXT from stdin instead of the command line"),
-      OptionSpec("notebook", value: "NAME", "only memos of this notebook", completion: .dynamic(.notebooks)),
-      OptionSpec("json", "print {schema, memos: [...]} as JSON"),
-    ],
+    options: [SearchOptions.stdin, SearchOptions.notebook, SearchOptions.json],
     positionals: [PositionalSpec(name: "TEXT", optional: true, help: "what to look for")]
   ) { context in
     var query = context.arguments.positional(0) ?? ""
-    if context.arguments.has("stdin") {
-      query = try MemoRules.decodeUTF8(try context.console.readStdin(limit: 4096), source: "stdin").trimmingWhitespace
+    if context.arguments.has(SearchOptions.stdin) {
+      query = try MemoRules.decodeUTF8(try context.console.readStdin(.searchText), source: "stdin").trimmingWhitespace
     }
     guard !query.isEmpty else {
       throw ArgumentParser.usage("nothing to search for", suggestion: nil, command: "search")
     }
-    let notebook = try context.notebookOption()
-    let found = try context.store().search(query, notebook: notebook?.id)
-    let names = try context.names()
-    let relayed = try relayedSummaries(context, only: notebook)
+    let app = try context.app()
+    let names = try app.names()
+    let console = context.console
+    let notebook = context.arguments[SearchOptions.notebook]
+    // Each memo found is printed as it is read, as for `list`.
     if context.wantsJSON {
-      context.printJSON(
-        OutputFormat.MemoListJSON(
-          memos: found.map { .init($0, names: names) },
-          relayed: relayed.isEmpty ? nil : relayed.map { .init($0, names: names) }))
+      var writer = MemoListJSONWriter(locked: nil) { console.write($0) }
+      var relayed: [NotebookSummary] = []
+      try whileStdoutIsOpen(console) { next in
+        relayed = try app.memos.search(query, notebook: notebook) { memo in
+          writer.add(.init(memo, names: names))
+          try next()
+        }
+      }
+      writer.finish(relayed: relayed.isEmpty ? nil : relayed.map { .init($0, names: names) })
       return
     }
-    for memo in found { context.console.print(OutputFormat.line(memo, names: names)) }
+    var relayed: [NotebookSummary]?
+    try whileStdoutIsOpen(console) { next in
+      relayed = try app.memos.search(query, notebook: notebook) { memo in
+        console.print(OutputFormat.line(memo, names: names))
+        try next()
+      }
+    }
     try noteRelayed(context, verb: "searched", relayed)
+  }
+
+  /// The options of `move`.
+  enum MoveOptions {
+    static let to = ValueOption("to", value: "NAME", "the notebook to move it to", completion: .dynamic(.notebooks))
+    static let json = SharedOptions.json.withHelp("print the moved memo as JSON")
   }
 
   static let move = Command(
@@ -251,60 +345,88 @@ enum MemoCommands {
       notebook's devices at their next sync. A device that gets only the old notebook keeps
       the version it had (as when a notebook is unshared).
       """,
-    options: [
-      OptionSpec("to", value: "NAME", "the notebook to move it to", completion: .dynamic(.notebooks)),
-      OptionSpec("json", "print the moved memo as JSON"),
-    ],
+    options: [MoveOptions.to, MoveOptions.json],
     positionals: [
       PositionalSpec(name: "ID", optional: false, help: "memo id or unique prefix", completion: .dynamic(.memoIDs))
     ]
   ) { context in
-    try requireUnlocked(context)
-    guard let target = try context.notebookOption("to") else {
+    guard let notebook = context.arguments[MoveOptions.to] else {
       throw ArgumentParser.usage("move needs --to NAME", suggestion: nil, command: "move")
     }
-    let memo = try context.store().move(try context.memoID(), to: target.id, now: context.now)
+    let app = try context.app()
+    let moved = try app.memos.move(context.arguments.positional(0) ?? "", to: notebook)
+    let memo = moved.memo
     if context.wantsJSON {
-      context.printJSON(OutputFormat.MemoJSON(memo: .init(memo.summary, names: try context.names())))
+      context.printJSON(MemoJSON(memo: .init(memo.summary, names: try app.names())))
     } else {
-      context.console.print("\(memo.id.short)  moved to \(target.displayName) (revision \(memo.revision))")
+      context.console.print("\(memo.id.short)  moved to \(moved.notebook.displayName) (revision \(memo.revision))")
     }
   }
 
-  /// `relayed` of `list`, `search` and `export --json`: nil when this device relays nothing.
-  static func relayedJSON(_ context: CommandContext) throws -> [OutputFormat.RelayedJSON]? {
-    let relayed = try relayedSummaries(context)
-    let names = try context.names()
+  /// `relayed` of `export --json`: nil when this device relays nothing.
+  static func relayedJSON(_ context: CommandContext) throws -> [RelayedJSON]? {
+    let app = try context.app()
+    let relayed = try app.memos.relayedSummaries()
+    let names = try app.names()
     return relayed.isEmpty ? nil : relayed.map { .init($0, names: names) }
   }
 
   /// Tells a person, on stderr, which relayed notebooks a command left out (`export`,
   /// `search`): it cannot read them.
   static func noteRelayed(_ context: CommandContext, verb: String, _ relayed: [NotebookSummary]? = nil) throws {
-    let names = try context.names()
-    for summary in try relayed ?? relayedSummaries(context) {
+    let app = try context.app()
+    let names = try app.names()
+    for summary in try relayed ?? app.memos.relayedSummaries() {
       context.console.error("not \(verb) (sealed, relayed here): \(OutputFormat.relayedLine(summary, names: names))")
     }
   }
 
-  /// The notebooks this device relays (all, or `only` when it is one of them): what `list`,
-  /// `search` and `export` show of them — counts, never content.
-  static func relayedSummaries(_ context: CommandContext, only: Notebook? = nil) throws -> [NotebookSummary] {
-    if let only, only.role == .member { return [] }
-    return try context.store().relayedNotebookSummaries().filter { only == nil || $0.notebook.id == only?.id }
+  // MARK: - Helpers
+
+  /// Thrown by `whileStdoutIsOpen`'s check to stop reading memos nobody will see.
+  private struct StdoutGone: Error {}
+
+  /// Runs a streamed listing; `body` calls the check it is given after each memo, which
+  /// stops the listing once stdout is closed (`| head`) or failed (`> /dev/full`: the
+  /// command still exits with the write's error).
+  static func whileStdoutIsOpen(_ console: Console, _ body: (_ next: () throws -> Void) throws -> Void) throws {
+    do {
+      try body { if console.stdoutClosed { throw StdoutGone() } }
+    } catch is StdoutGone {}
   }
 
-  // MARK: - Helpers
+  /// `delete --purge`: the memo, its history and its trash entry, on this device.
+  static func purge(_ context: CommandContext) throws {
+    let console = context.console
+    let confirm: ((MemoID) throws -> Bool)? =
+      context.arguments.has(DeleteOptions.yes)
+      ? nil
+      : { id in
+        guard console.stdinIsTerminal else {
+          throw MemoPeerError(
+            .usage, "refusing to purge without confirmation (stdin is not a terminal)",
+            hint: "pass --yes to purge from a script")
+        }
+        return try console.confirm(
+          "Delete memo \(id.short) and drop its history on this device for good? It cannot be restored here.")
+      }
+    let id = try context.app().history.purge(context.arguments.positional(0) ?? "", confirm: confirm)
+    if context.wantsJSON {
+      context.printJSON(PurgedMemoJSON(purged: id))
+    } else {
+      context.console.print("purged \(id.short) on this device")
+    }
+  }
 
   /// `show --copy`: the body to the clipboard, a helper to clear it later, and a line that
   /// says so without any of the memo.
   static func copyToClipboard(_ memo: Memo, _ context: CommandContext) throws {
-    if context.arguments.has("json") || context.arguments.has("plain") {
+    if context.wantsJSON || context.arguments.has(ShowOptions.plain) {
       throw ArgumentParser.usage(
         "--copy prints nothing of the memo: leave out --json and --plain", suggestion: nil, command: "show")
     }
     let seconds =
-      try context.arguments.value("clear-after").map { text -> Int in
+      try context.arguments[ShowOptions.clearAfter].map { text -> Int in
         guard let value = Int(text), (1...86400).contains(value) else {
           throw ArgumentParser.usage(
             "--clear-after needs a number of seconds from 1 to 86400", suggestion: nil, command: "show")
@@ -332,56 +454,25 @@ enum MemoCommands {
     return try MemoRules.decodeUTF8(bytes, source: "the clipboard")
   }
 
-  /// `delete --json`.
-  struct DeletedJSON: Encodable {
-    let schema = OutputFormat.jsonSchema
-    let deleted: String
-  }
-
-  /// Changes a memo (for `edit` and the web page). When a sync brought a conflict copy while
-  /// the text was being written, or (with `expectedRevision`) the memo changed since the
-  /// writer read it, the new text is kept as a memo of its own rather than lost or written
-  /// over the other change, and the error says which.
-  static func save(
-    _ change: MemoChange, to id: MemoID, in store: MemoStore, now: Timestamp, expectedRevision: Int64? = nil
-  )
-    throws -> Memo
-  {
-    func keepAsNewMemo(_ reason: String) throws -> Never {
-      let current = try store.memo(id)
-      let saved = try store.create(
-        MemoDraft(
-          title: change.title ?? current.title, body: change.body ?? current.body, tags: change.tags ?? current.tags,
-          isPrivate: change.isPrivate ?? current.isPrivate), now: now)
-      throw MemoPeerError(
-        .conflict, "\(reason); your text was saved as memo \(saved.id.short)",
-        hint: "`memo-peer conflicts` shows the versions of \(id.short)")
-    }
-    if let expectedRevision, try store.memo(id).revision != expectedRevision {
-      let reason = "memo \(id.short) changed (on another device, or elsewhere) since you opened it"
-      guard change.body != nil else {
-        throw MemoPeerError(.conflict, reason + "; nothing was changed", hint: "open it again and repeat the change")
-      }
-      try keepAsNewMemo(reason)
-    }
-    do {
-      return try store.update(id, change, now: now)
-    } catch let error as MemoPeerError where error.code == .conflict && change.body != nil {
-      try keepAsNewMemo(error.message)
-    }
-  }
-
-  /// Refuses a change before any text is typed when the node is locked.
-  static func requireUnlocked(_ context: CommandContext) throws {
-    guard try context.store().lockState.canReadContent else { throw MemoStore.lockedError }
-  }
-
   /// The body of a new memo: stdin when piped, the editor on a terminal.
   static func readBody(_ context: CommandContext, initial: String) throws -> String {
     if context.console.stdinIsTerminal {
       return try EditorSession.edit(initial, environment: context.environment, privacy: TerminalViewer.editorPrivacy())
     }
-    let bytes = try context.console.readStdin(limit: MemoRules.maxBodyBytes)
-    return try MemoRules.decodeUTF8(bytes, source: "stdin")
+    return try stdinBody(context, allowEmpty: context.arguments.has(NewOptions.allowEmpty))
+  }
+
+  /// A memo's body from stdin: empty (or only white space) is refused unless `allowEmpty`,
+  /// since it is far more often a mistake (`memo-peer new < missing-file`, a pipe whose
+  /// writer failed) than a wish.
+  static func stdinBody(_ context: CommandContext, allowEmpty: Bool) throws -> String {
+    let body = try MemoRules.decodeUTF8(try context.console.readStdin(.memoBody), source: "stdin")
+    guard allowEmpty || !body.trimmingWhitespace.isEmpty else {
+      throw MemoPeerError(
+        .invalidInput, "stdin is empty: there is no text to save",
+        hint:
+          "pipe the memo's text in (echo 'text' | memo-peer new), or pass --allow-empty for a memo without a body")
+    }
+    return body
   }
 }

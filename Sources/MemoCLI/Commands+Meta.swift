@@ -1,19 +1,25 @@
-import Foundation
+import FoundationEssentials
+import MemoApp
 import MemoCore
 import MemoStore
 
 /// Commands about the command line itself: help, the man page, shell completions.
 enum MetaCommands {
+  /// The options of `help`.
+  enum HelpOptions {
+    static let man = Flag("man", "write the manual page memo-peer(1) in roff")
+  }
+
   static let help = Command(
     name: "help", summary: "Explain a command, or write the manual page (--man).",
     details: """
       Without COMMAND, lists the commands. `memo-peer help --man` writes memo-peer(1) in roff
       to stdout, from the same table as every --help (`memo-peer help --man | man -l -`).
       """,
-    options: [OptionSpec("man", "write the manual page memo-peer(1) in roff")],
+    options: [HelpOptions.man],
     positionals: [PositionalSpec(name: "COMMAND", optional: true, help: "the command to explain", completion: .command)]
   ) { context in
-    if context.arguments.has("man") {
+    if context.arguments.has(HelpOptions.man) {
       context.console.write(
         Array(
           ManPage.render(
@@ -31,6 +37,14 @@ enum MetaCommands {
     context.console.print(command.help)
   }
 
+  /// The options of `completions`.
+  enum CompletionsOptions {
+    static let values = ValueOption(
+      "values", value: "SOURCE", "print the values a shell completes: memo-ids, peers or notebooks",
+      completion: .choices(CompletionSource.allCases.map(\.rawValue)))
+    static let prefix = ValueOption("prefix", value: "TEXT", "with --values: only values starting with TEXT")
+  }
+
   static let completions = Command(
     name: "completions", summary: "Print shell completions for bash, zsh or fish.",
     details: """
@@ -40,26 +54,23 @@ enum MetaCommands {
       prints ids and names only, never memo content, works while the node is locked, and
       never creates a node.
       """,
-    options: [
-      OptionSpec(
-        "values", value: "SOURCE", "print the values a shell completes: memo-ids, peers or notebooks",
-        completion: .choices(CompletionSource.allCases.map(\.rawValue))),
-      OptionSpec("prefix", value: "TEXT", "with --values: only values starting with TEXT"),
-    ],
+    options: [CompletionsOptions.values, CompletionsOptions.prefix],
     positionals: [
       PositionalSpec(
         name: "SHELL", optional: true, help: "bash, zsh or fish",
         completion: .choices(Completions.Shell.allCases.map(\.rawValue)))
     ]
   ) { context in
-    if let name = context.arguments.value("values") {
+    if let name = context.arguments[CompletionsOptions.values] {
       guard let source = CompletionSource(rawValue: name) else {
         throw ArgumentParser.usage(
           "unknown value source \(ArgumentParser.echo(name))",
           suggestion: ArgumentParser.closest(to: name, among: CompletionSource.allCases.map(\.rawValue)),
           command: "completions")
       }
-      for value in try CompletionValues.values(of: source, prefix: context.arguments.value("prefix") ?? "", context) {
+      for value in try CompletionValues.values(
+        of: source, prefix: context.arguments[CompletionsOptions.prefix] ?? "", context)
+      {
         context.console.print(value)
       }
       return
@@ -79,11 +90,7 @@ enum MetaCommands {
   /// The man page's date: SOURCE_DATE_EPOCH's (reproducible builds), else today's, in UTC.
   static func manDate(_ environment: [String: String]) -> String {
     let seconds = environment["SOURCE_DATE_EPOCH"].flatMap(TimeInterval.init) ?? Date().timeIntervalSince1970
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    formatter.dateFormat = "yyyy-MM-dd"
-    return formatter.string(from: Date(timeIntervalSince1970: seconds))
+    return String(MarkdownMemo.isoTime(Timestamp((seconds * 1000).rounded(.down))).prefix(10))
   }
 }
 
@@ -94,21 +101,13 @@ enum CompletionValues {
   static let limit = 1000
 
   static func values(of source: CompletionSource, prefix: String, _ context: CommandContext) throws -> [String] {
-    let paths = try context.paths()
+    // Never creates a node, never counts as use for the idle timeout.
+    let info = try context.app().info
     switch source {
-    case .memoIDs:
-      // Never creates a node, never counts as use for the idle timeout.
-      guard PrivateFiles.exists(paths.databasePath) else { return [] }
-      guard (try? IDPrefix(prefix)) != nil || prefix.isEmpty else { return [] }
-      let store = try MemoStore.open(paths: paths, logger: context.logger.scoped("store"), use: .background)
-      return shortestUnique(try store.liveMemoIDs(prefix: prefix, limit: limit).map(\.rawValue))
-    case .peers:
-      return try TrustStore(paths: paths).load().peers.map(\.name).filter { completable($0, prefix: prefix) }
-    case .notebooks:
-      // Names only (never a memo), read without counting as use; never creates a node.
-      guard PrivateFiles.exists(paths.databasePath) else { return [] }
-      let store = try MemoStore.open(paths: paths, logger: context.logger.scoped("store"), use: .background)
-      return try store.notebooks().compactMap(\.name).filter { completable($0, prefix: prefix) }
+    case .memoIDs: return shortestUnique(try info.memoIDs(prefix: prefix, limit: limit).map(\.rawValue))
+    case .peers: return try info.peerNames().filter { completable($0, prefix: prefix) }
+    // Names only (never a memo).
+    case .notebooks: return try info.notebookNames().filter { completable($0, prefix: prefix) }
     }
   }
 

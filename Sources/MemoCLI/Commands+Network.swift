@@ -1,7 +1,9 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import MemoApp
 import MemoCore
-import MemoDiscovery
 import MemoNode
+import MemoProtocol
 import MemoStore
 import MemoWeb
 import Synchronization
@@ -12,6 +14,16 @@ import Synchronization
 
 /// Commands that use the local network, all behind the consent gate.
 enum NetworkCommands {
+  /// The options of `browse`.
+  enum BrowseOptions {
+    static let timeout = SharedOptions.timeout.withHelp("how long to watch (default 5)")
+    static let allTypes = Flag(
+      "all-types", "list every service type on the network (needs the all-service-types scope)")
+    static let type = ValueOption(
+      "type", value: "TYPE", "browse another declared service type (default _memo-peer._tcp)")
+    static let json = SharedOptions.json.withHelp("one JSON object per line for each peer event")
+  }
+
   static let browse = Command(
     name: "browse", summary: "Find memo-peer devices on the local network (asks for consent first).",
     details: """
@@ -20,59 +32,37 @@ enum NetworkCommands {
       exits with status 11; a denied consent exits with status 12 (PolicyDenied). Peers are
       printed as they come (+) and go (-) until the timeout.
       """,
-    options: [
-      OptionSpec("timeout", value: "SECONDS", "how long to watch (default 5)"),
-      OptionSpec("all-types", "list every service type on the network (needs the all-service-types scope)"),
-      OptionSpec("type", value: "TYPE", "browse another declared service type (default _memo-peer._tcp)"),
-      OptionSpec("json", "one JSON object per line for each peer event"),
-    ],
+    options: [BrowseOptions.timeout, BrowseOptions.allTypes, BrowseOptions.type, BrowseOptions.json],
     positionals: []
   ) { context in
-    let paths = try context.paths()
-    let gate = try ConsentGate(paths: paths)
-    let allTypes = context.arguments.has("all-types")
-    let type =
-      allTypes
-      ? LocalNetworkManifest.allTypesQuery : context.arguments.value("type") ?? LocalNetworkManifest.memoPeerServiceType
-    let timeout = try seconds(context.arguments.value("timeout"), default: 5, option: "timeout")
-    let use: LocalNetworkUse = allTypes ? .browseAllTypes : .browse(serviceType: type)
-    try obtainConsent(for: use, gate: gate, context: context)
-
+    let allTypes = context.arguments.has(BrowseOptions.allTypes)
+    let timeout = try seconds(context.arguments[BrowseOptions.timeout], default: 5, option: BrowseOptions.timeout)
     let printer = LinePrinter()
-    // Recognising this node and trusted devices needs keys that are sealed while the node is
-    // locked; browsing itself needs none, so a locked node browses without names.
-    var identity: AdvertisementIdentity?
-    var trust = TrustList()
-    do {
-      identity = try AdvertisementIdentity.load(paths: paths, rotationSeconds: Advertisement.defaultRotationSeconds)
-      trust = try TrustStore(paths: paths).load()
-    } catch let error as MemoPeerError where error.code == .locked {
-      printer.error("memo-peer: locked: this node and trusted devices are not recognised (`memo-peer unlock`)")
-      identity = nil
-    }
-    let recognizer = PeerRecognizer(trust: trust)
     let json = context.wantsJSON
-    let found = Counter()
-    // Started here, so the first calls to avahi-daemon overlap the start of the task below.
-    let sightings = try PeerBrowser.sightings(
-      discovery: gate.discovery, type: type, resolve: !allTypes, ownIdentity: identity, clock: { wallClock() })
-    try runBlocking {
-      // Until the timeout, or until the browse fails.
-      _ = try await untilDeadline(.after(seconds: timeout)) {
-        for try await raw in sightings {
-          let sighting = recognizer.annotate(raw, at: wallClock())
-          found.increment()
-          let text =
-            json
+    let found = try context.app().network.browse(
+      type: context.arguments[BrowseOptions.type], allTypes: allTypes, timeout: timeout, prompt: context.console,
+      onLocked: {
+        printer.error("memo-peer: locked: this node and trusted devices are not recognised (`memo-peer unlock`)")
+      },
+      onSighting: { sighting in
+        printer.print(
+          json
             ? String(decoding: OutputFormat.json(sighting).dropLast(), as: UTF8.self)
-            : line(sighting, allTypes: allTypes)
-          printer.print(text)
-        }
-      }
-    }
-    if found.value == 0 && !json {
+            : line(sighting, allTypes: allTypes))
+      })
+    if found == 0 && !json {
       printer.error("no memo-peer device answered within \(formatSeconds(timeout)) (`memo-peer doctor` checks why)")
     }
+  }
+
+  /// The options of `consent`.
+  enum ConsentOptions {
+    static let scope = ValueOption(
+      "scope", value: "SCOPE", "local-network (default), all-service-types or background-sync",
+      completion: .choices(ConsentScope.allCases.map(\.rawValue)))
+    static let note = ValueOption("note", value: "TEXT", "a note stored with the decision")
+    static let provisioning = Flag("provisioning", "record the decision as made by provisioning")
+    static let json = SharedOptions.json.withHelp("print the consent state as JSON")
   }
 
   static let consent = Command(
@@ -84,23 +74,15 @@ enum NetworkCommands {
       who decided, when and how. --provisioning marks a decision made while setting up a
       trusted host (for example from a systemd unit's setup step).
       """,
-    options: [
-      OptionSpec(
-        "scope", value: "SCOPE", "local-network (default), all-service-types or background-sync",
-        completion: .choices(ConsentScope.allCases.map(\.rawValue))),
-      OptionSpec("note", value: "TEXT", "a note stored with the decision"),
-      OptionSpec("provisioning", "record the decision as made by provisioning"),
-      OptionSpec("json", "print the consent state as JSON"),
-    ],
+    options: [ConsentOptions.scope, ConsentOptions.note, ConsentOptions.provisioning, ConsentOptions.json],
     positionals: [
       PositionalSpec(
         name: "ACTION", optional: true, help: "status (default), grant, deny or revoke",
         completion: .choices(["status", "grant", "deny", "revoke"]))
     ]
   ) { context in
-    let gate = try ConsentGate(paths: try context.paths())
     let action = context.arguments.positional(0) ?? "status"
-    let scopeName = context.arguments.value("scope") ?? ConsentScope.localNetwork.rawValue
+    let scopeName = context.arguments[ConsentOptions.scope] ?? ConsentScope.localNetwork.rawValue
     guard let scope = ConsentScope(rawValue: scopeName) else {
       throw ArgumentParser.usage(
         "unknown consent scope \(ArgumentParser.echo(scopeName))",
@@ -110,31 +92,46 @@ enum NetworkCommands {
     let decision: ConsentDecision
     switch action {
     case "status":
-      printConsentStatus(gate: gate, context: context)
+      printConsentStatus(try context.app().consent.overview(ignoringUnreadableLog: true), context: context)
       return
     case "grant": decision = .granted
     case "deny": decision = .denied
-    case "revoke":
-      guard try gate.state(scope).isGranted else {
-        context.console.print("\(scope.rawValue) is not granted; nothing to revoke")
-        return
-      }
-      decision = .revoked
+    case "revoke": decision = .revoked
     default:
       throw ArgumentParser.usage(
         "unknown consent action \(ArgumentParser.echo(action))",
         suggestion: ArgumentParser.closest(to: action, among: ["status", "grant", "deny", "revoke"]), command: "consent"
       )
     }
-    let record = try gate.record(
-      decision, scope: scope, method: context.arguments.has("provisioning") ? .provisioning : .command,
-      note: context.arguments.value("note"), now: context.now)
-    if context.wantsJSON {
-      context.printJSON(record)
-    } else {
-      context.console.print("\(scope.rawValue): \(decision.rawValue)")
-      context.console.print("usage description: \(record.usageText)")
+    let change = try context.app().consent.decide(
+      decision, scope: scope, method: context.arguments.has(ConsentOptions.provisioning) ? .provisioning : .command,
+      note: context.arguments[ConsentOptions.note])
+    switch change {
+    case .notGranted(let scope):
+      context.console.print("\(scope.rawValue) is not granted; nothing to revoke")
+    case .recorded(let record):
+      if context.wantsJSON {
+        context.printJSON(record)
+      } else {
+        context.console.print("\(scope.rawValue): \(decision.rawValue)")
+        context.console.print("usage description: \(record.usageText)")
+      }
     }
+  }
+
+  /// The options of `serve`.
+  enum ServeOptions {
+    static let port = ValueOption("port", value: "PORT", "TCP port to listen on (default: any free port)")
+    static let interface = RepeatedOption(
+      "interface", value: "NAME", "advertise only on this interface (repeatable)")
+    static let rotation = ValueOption(
+      "rotation", value: "SECONDS", "rotation period of the pseudonym and tag (default: config, or 900)")
+    static let syncEvery = ValueOption(
+      "sync-every", value: "DURATION",
+      "also sync with every trusted device this often (90s, 10m, 1h); needs the background-sync consent")
+    static let web = Flag("web", "also serve the web page on this computer (see `memo-peer web`)")
+    static let webPort = ValueOption(
+      "web-port", value: "PORT", "the web page's port (default 8426 or the next free one)")
   }
 
   static let serve = Command(
@@ -154,35 +151,21 @@ enum NetworkCommands {
       advertisement and exits 0.
       """,
     options: [
-      OptionSpec("port", value: "PORT", "TCP port to listen on (default: any free port)"),
-      OptionSpec("interface", value: "NAME", repeatable: true, "advertise only on this interface (repeatable)"),
-      OptionSpec("rotation", value: "SECONDS", "rotation period of the pseudonym and tag (default: config, or 900)"),
-      OptionSpec(
-        "sync-every", value: "DURATION",
-        "also sync with every trusted device this often (90s, 10m, 1h); needs the background-sync consent"),
-      OptionSpec("web", "also serve the web page on this computer (see `memo-peer web`)"),
-      OptionSpec("web-port", value: "PORT", "the web page's port (default 8426 or the next free one)"),
+      ServeOptions.port, ServeOptions.interface, ServeOptions.rotation, ServeOptions.syncEvery, ServeOptions.web,
+      ServeOptions.webPort,
     ],
     positionals: []
   ) { context in
-    let paths = try context.paths()
-    let gate = try ConsentGate(paths: paths)
-    let rotation = try context.arguments.value("rotation").map {
-      Int64(try seconds($0, default: 900, option: "rotation"))
+    let rotation = try context.arguments[ServeOptions.rotation].map {
+      Int64(try seconds($0, default: 900, option: ServeOptions.rotation))
     }
     guard rotation.map({ $0 >= 1 }) ?? true else {
       throw ArgumentParser.usage("--rotation must be at least 1 second", suggestion: nil, command: "serve")
     }
-    // Loaded by the daemon when it can: on a locked node it waits for `unlock` instead.
-    let identity: @Sendable () throws -> NodeIdentity = {
-      try NodeIdentity.load(paths: paths, rotationSeconds: rotation)
-    }
-    _ = try NodeConfig.load(paths: paths)
-    let interfaces = try selectedInterfaces(context.arguments.all("interface"))
-    guard let port = UInt16(context.arguments.value("port") ?? "0") else {
+    guard let port = UInt16(context.arguments[ServeOptions.port] ?? "0") else {
       throw ArgumentParser.usage("--port needs a number from 0 to 65535", suggestion: nil, command: "serve")
     }
-    let syncEvery = try context.arguments.value("sync-every").map { text -> Double in
+    let syncEvery = try context.arguments[ServeOptions.syncEvery].map { text -> Double in
       guard let seconds = DurationText.seconds(text), seconds >= 1 else {
         throw ArgumentParser.usage(
           "--sync-every needs a duration from 1 s to 366 days, such as 90s, 10m or 1h", suggestion: nil,
@@ -190,30 +173,40 @@ enum NetworkCommands {
       }
       return seconds
     }
-    let stop = StopFlag()
-    let reload = ReloadRequest()
+    let webPort = try WebCommands.webPort(
+      context.arguments[ServeOptions.webPort], option: ServeOptions.webPort, command: "serve")
+    if webPort != nil && !context.arguments.has(ServeOptions.web) {
+      throw ArgumentParser.usage("--web-port needs --web", suggestion: nil, command: "serve")
+    }
+    let controls = DaemonControls()
     let signals = [SIGTERM, SIGINT, SIGHUP].map { number -> any DispatchSourceSignal in
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler { number == SIGHUP ? reload.set() : stop.set() }
+      source.setEventHandler { number == SIGHUP ? controls.reload() : controls.stop() }
       source.resume()
       return source
     }
     let printer = LinePrinter()
-    let keys = DeviceKeys(paths: paths)
-    let engine = try ServeEngine(
-      paths: paths, gate: gate, identity: identity, port: port, interfaces: interfaces,
-      logger: context.logger.scoped("serve"),
-      report: { printer.error("memo-peer serve: \($0)", priority: servePriority($0)) },
-      syncEvery: syncEvery, notifier: SystemdNotifier(), reloadRequest: reload,
-      collaborators: ServeEngine.Collaborators(
-        clock: { wallClock() }, keys: keys, receiptDelay: context.tuning.receiptDelay))
-    let alerts = desktopAlerts(paths: paths, environment: context.environment)
-    let web = try startWeb(context, paths: paths, printer: printer)
+    let app = try context.app()
+    let daemon = try app.daemon.prepare(
+      DaemonOptions(
+        port: port, interfaces: context.arguments[ServeOptions.interface], rotation: rotation, syncEvery: syncEvery,
+        receiptDelay: context.tuning.receiptDelay),
+      controls: controls, report: { printer.error("memo-peer serve: \($0)", priority: servePriority($0)) })
+    let alerts = app.daemon.desktopAlerts(
+      environment: context.environment, open: openInTerminal(environment: context.environment))
+    let web =
+      context.arguments.has(ServeOptions.web)
+      ? try startWeb(context, paths: app.paths, port: webPort, printer: printer) : nil
     defer { web?.stop() }
-    try runBlocking { try await engine.run(until: stop) }
+    try daemon.run()
     alerts?.cancel()
     withExtendedLifetime(signals) {}
+  }
+
+  /// The options of `status`.
+  enum StatusOptions {
+    static let json = SharedOptions.json.withHelp("print the status as JSON")
   }
 
   static let status = Command(
@@ -223,63 +216,35 @@ enum NetworkCommands {
       `serve`: waiting (and for what), advertising (as what, where), or not running, and
       whether it finds the memos locked.
       """,
-    options: [OptionSpec("json", "print the status as JSON")],
+    options: [StatusOptions.json],
     positionals: []
   ) { context in
-    let paths = try context.paths()
-    let status = try StatusJSON(paths: paths)
+    let status = try context.app().status.current()
     if context.wantsJSON {
-      context.printJSON(status)
+      context.printJSON(StatusJSON(status))
       return
     }
-    context.console.print(ProtectionCommands.describe(try DeviceKeys(paths: paths).status()))
+    context.console.print(ProtectionCommands.describe(status.protection))
     for scope in ConsentScope.allCases {
-      context.console.print("consent \(scope.rawValue): \(status.consent[scope.rawValue]!)")
+      context.console.print("consent \(scope.rawValue): \(status.consent[scope]?.name ?? "undetermined")")
     }
     context.console.print(
       "daemon: " + (status.serve?.summary ?? "not running (start it with `memo-peer serve`)"))
   }
 
-  /// `status --json`: consent per scope, the daemon, the protection.
-  struct StatusJSON: Encodable {
-    let schema = OutputFormat.jsonSchema
-    let consent: [String: String]
-    let running: Bool
-    let serve: ServeStatus?
-    let protection: ProtectionCommands.ProtectionJSON
-
-    init(paths: NodePaths) throws {
-      let gate = try ConsentGate(paths: paths)
-      var consent: [String: String] = [:]
-      for scope in ConsentScope.allCases { consent[scope.rawValue] = try gate.state(scope).name }
-      self.consent = consent
-      let serve = ServeStatus.read(paths)
-      running = serve?.isRunning ?? false
-      self.serve = running ? serve : nil
-      protection = .init(try DeviceKeys(paths: paths).status(), changed: nil)
-    }
-  }
-
   // MARK: - Helpers
 
-  /// Desktop notifications for the user daemon, checked once a second; nil without a
-  /// session bus (the system daemon). The "Open" action runs the notice's command in the
-  /// desktop's terminal (x-terminal-emulator), when there is one.
-  static func desktopAlerts(paths: NodePaths, environment: [String: String]) -> (any DispatchSourceTimer)? {
-    guard let bus = SessionBusNotifications(environment: environment) else { return nil }
+  /// What a desktop notice's "Open" action does: its command (memo-peer itself for
+  /// `memo-peer …`) in the desktop's terminal (x-terminal-emulator), when there is one.
+  static func openInTerminal(environment: [String: String]) -> @Sendable ([String]) -> Void {
     let executable = (try? Clipboard.ownExecutable()) ?? "memo-peer"
     let search = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
     let terminal = search.map { $0 + "/x-terminal-emulator" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    let watcher = DesktopAlertWatcher(paths: paths, notifier: bus) { command in
+    return { command in
       guard let terminal, let first = command.first else { return }
       let program = first == "memo-peer" ? executable : first
       _ = try? ToolProcess.run(terminal, ["-e", program] + command.dropFirst(), input: nil, detach: true)
     }
-    let timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "memo-peer.desktop-alerts"))
-    timer.schedule(deadline: .now(), repeating: .seconds(1))
-    timer.setEventHandler { watcher.check() }
-    timer.resume()
-    return timer
   }
 
   /// The journal priority of a line from `serve`: waiting on something that is broken (the
@@ -292,14 +257,9 @@ enum NetworkCommands {
 
   /// `serve --web`: the page, beside the daemon. Its link goes only to the runtime file
   /// (`memo-peer web` prints it, `--open` opens it), never to the daemon's log.
-  static func startWeb(_ context: CommandContext, paths: NodePaths, printer: LinePrinter) throws -> LocalWebServer? {
-    let port = try WebCommands.webPort(context.arguments.value("web-port"), option: "web-port", command: "serve")
-    guard context.arguments.has("web") else {
-      if port != nil {
-        throw ArgumentParser.usage("--web-port needs --web", suggestion: nil, command: "serve")
-      }
-      return nil
-    }
+  static func startWeb(_ context: CommandContext, paths: NodePaths, port: UInt16?, printer: LinePrinter) throws
+    -> LocalWebServer
+  {
     let files = try WebRuntimeFiles(paths: paths, environment: context.environment)
     if let running = files.running() {
       throw MemoPeerError(
@@ -317,67 +277,20 @@ enum NetworkCommands {
     return server
   }
 
-  /// Asks for consent on a terminal when none is recorded; refuses otherwise.
-  static func obtainConsent(for use: LocalNetworkUse, gate: ConsentGate, context: CommandContext) throws {
-    switch try gate.verdict(for: use) {
-    case .allowed: return
-    case .refused(let error): throw error
-    case .needsConsent(let scope):
-      guard context.console.stdinIsTerminal else { throw ConsentGate.consentRequired(scope, manifest: gate.manifest) }
-      let answer = try context.console.ask("\(gate.manifest.promptText)\nAllow / Don't Allow? ")
-      let normalized = answer.trimmingWhitespace.lowercased()
-      let allowed = ["allow", "a", "y", "yes"].contains(normalized)
-      try gate.record(allowed ? .granted : .denied, scope: scope, method: .prompt, note: nil, now: context.now)
-      if !allowed {
-        if case .refused(let error) = try gate.verdict(for: use) { throw error }
-      }
-    }
-  }
-
-  /// `consent status --json`: each scope's state and last record, and the usage text the
-  /// prompts show (on the terminal and on the web page).
-  struct ConsentJSON: Encodable {
-    struct Scope: Encodable {
-      let state: String
-      let last: ConsentRecord?
-    }
-    let schema = OutputFormat.jsonSchema
-    let scopes: [String: Scope]
-    let usageText: String
-    let serviceTypes: [String]
-    enum CodingKeys: String, CodingKey {
-      case schema, scopes
-      case usageText = "usage_text"
-      case serviceTypes = "service_types"
-    }
-
-    init(gate: ConsentGate, records: [ConsentRecord]) {
-      var scopes: [String: Scope] = [:]
-      for scope in ConsentScope.allCases {
-        scopes[scope.rawValue] = Scope(
-          state: ConsentState.of(scope, in: records).name, last: records.last { $0.scope == scope })
-      }
-      self.scopes = scopes
-      usageText = gate.manifest.promptText
-      serviceTypes = gate.manifest.serviceTypes
-    }
-  }
-
-  static func printConsentStatus(gate: ConsentGate, context: CommandContext) {
-    let records = (try? gate.log.records()) ?? []
+  static func printConsentStatus(_ overview: ConsentOverview, context: CommandContext) {
     if context.wantsJSON {
-      context.printJSON(ConsentJSON(gate: gate, records: records))
+      context.printJSON(ConsentJSON(overview))
       return
     }
     for scope in ConsentScope.allCases {
-      var line = "\(scope.rawValue): \(ConsentState.of(scope, in: records).name)"
-      if let last = records.last(where: { $0.scope == scope }) {
+      var line = "\(scope.rawValue): \(overview.state(scope).name)"
+      if let last = overview.last(scope) {
         line += " (\(OutputFormat.localTime(last.time)), by \(last.user), via \(last.method.rawValue))"
       }
       context.console.print(line)
     }
-    context.console.print("usage description: \(gate.manifest.usageDescription)")
-    context.console.print("declared service types: \(gate.manifest.serviceTypes.joined(separator: ", "))")
+    context.console.print("usage description: \(overview.manifest.usageDescription)")
+    context.console.print("declared service types: \(overview.manifest.serviceTypes.joined(separator: ", "))")
   }
 
   static func line(_ sighting: PeerSighting, allTypes: Bool) -> String {
@@ -400,10 +313,11 @@ enum NetworkCommands {
     return text
   }
 
-  static func seconds(_ text: String?, default value: Double, option: String) throws -> Double {
+  /// `text` (the value of `option`, or an argument that goes with it) as seconds.
+  static func seconds(_ text: String?, default value: Double, option: some OptionKey) throws -> Double {
     guard let text else { return value }
     guard let number = Double(text), number > 0, number <= 86400 else {
-      throw ArgumentParser.usage("--\(option) needs a number of seconds", suggestion: nil, command: nil)
+      throw ArgumentParser.usage("--\(option.spec.name) needs a number of seconds", suggestion: nil, command: nil)
     }
     return number
   }
@@ -411,27 +325,4 @@ enum NetworkCommands {
   static func formatSeconds(_ value: Double) -> String {
     value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
   }
-
-  static func selectedInterfaces(_ names: [String]) throws -> [NetworkInterface] {
-    guard !names.isEmpty else { return [] }
-    let available = NetworkInterfaces.all()
-    return try names.map { name in
-      guard let interface = available.first(where: { $0.name == name }) else {
-        throw MemoPeerError(
-          .usage, "there is no interface named \(ArgumentParser.echo(name))",
-          hint: "interfaces here: " + available.map(\.name).joined(separator: ", "))
-      }
-      return interface
-    }
-  }
 }
-
-/// A count shared between tasks.
-final class Counter: Sendable {
-  private let count = Mutex(0)
-  var value: Int { count.withLock { $0 } }
-  func increment() { count.withLock { $0 += 1 } }
-}
-
-/// Milliseconds since the epoch, now.
-func wallClock() -> Timestamp { Timestamp((Date().timeIntervalSince1970 * 1000).rounded()) }

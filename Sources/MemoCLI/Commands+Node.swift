@@ -1,52 +1,45 @@
+import MemoApp
 import MemoCore
 import MemoStore
 
 /// Commands about the node itself and moving memos between nodes.
 enum NodeCommands {
+  /// The options of `init`.
+  enum InitOptions {
+    static let json = SharedOptions.json.withHelp("print the node's paths as JSON")
+  }
+
   static let initialize = Command(
     name: "init", summary: "Create this node's device key and memo store (other commands do it on first use).",
     details: """
       The device key goes to the key directory, the database to the data directory; both are
       0700 and owned by you. MEMO_PEER_HOME=DIR puts everything under DIR.
       """,
-    options: [OptionSpec("json", "print the node's paths as JSON")],
+    options: [InitOptions.json],
     positionals: []
   ) { context in
-    let paths = try context.paths()
-    let existed = PrivateFiles.exists(paths.databasePath)
-    let store = try context.store()
-    let protection = try DeviceKeys(paths: paths).status()
+    let setup = try context.app().transfer.initialize()
     if context.wantsJSON {
-      struct Initialized: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let created: Bool
-        let dataDirectory: String
-        let keyDirectory: String
-        let schemaVersion: Int
-        let memos: Int
-        let protection: String
-        let state: String
-
-        enum CodingKeys: String, CodingKey {
-          case schema, created, memos, protection, state
-          case dataDirectory = "data_directory"
-          case keyDirectory = "key_directory"
-          case schemaVersion = "schema_version"
-        }
-      }
-      context.printJSON(
-        Initialized(
-          created: !existed, dataDirectory: paths.dataDirectory, keyDirectory: paths.keyDirectory,
-          schemaVersion: store.schemaVersion, memos: try store.count(), protection: protection.protection.rawValue,
-          state: protection.lockState.name))
+      context.printJSON(InitializedJSON(setup))
       return
     }
     let console = context.console
-    console.print(existed ? "memo-peer node already set up" : "memo-peer node created")
-    console.print("  data:  \(paths.dataDirectory)")
-    console.print("  keys:  \(paths.keyDirectory)  (device-only: never exported or backed up by memo-peer)")
-    console.print("  memos: \(try store.count())")
-    console.print("  \(ProtectionCommands.describe(protection))")
+    console.print(setup.created ? "memo-peer node created" : "memo-peer node already set up")
+    console.print("  data:  \(setup.paths.dataDirectory)")
+    console.print("  keys:  \(setup.paths.keyDirectory)  (device-only: never exported or backed up by memo-peer)")
+    console.print("  memos: \(setup.memos)")
+    console.print("  \(ProtectionCommands.describe(setup.protection))")
+  }
+
+  /// The options of `export` (also read by `MarkdownCommands.export`).
+  enum ExportOptions {
+    static let output = ValueOption("output", short: "o", value: "FILE", "where to write the archive (- for stdout)")
+    static let passphraseFD = SharedOptions.passphraseFD
+    static let format = ValueOption(
+      "format", value: "FORMAT", "archive (default) or markdown (plain-text files, one per memo)",
+      completion: .choices(["archive", "markdown"]))
+    static let force = Flag("force", "with --format markdown: write into a folder that is not empty")
+    static let json = SharedOptions.json.withHelp("print {schema, exported, path} as JSON")
   }
 
   static let export = Command(
@@ -60,17 +53,11 @@ enum NodeCommands {
       read them reads the memos. DIR must be new or empty unless --force.
       """,
     options: [
-      OptionSpec("output", short: "o", value: "FILE", "where to write the archive (- for stdout)"),
-      OptionSpec("passphrase-fd", value: "N", "read the passphrase from this file descriptor"),
-      OptionSpec(
-        "format", value: "FORMAT", "archive (default) or markdown (plain-text files, one per memo)",
-        completion: .choices(["archive", "markdown"])),
-      OptionSpec("force", "with --format markdown: write into a folder that is not empty"),
-      OptionSpec("json", "print {schema, exported, path} as JSON"),
+      ExportOptions.output, ExportOptions.passphraseFD, ExportOptions.format, ExportOptions.force, ExportOptions.json,
     ],
     positionals: [PositionalSpec(name: "DIR", optional: true, help: "with --format markdown: the folder to write")]
   ) { context in
-    switch context.arguments.value("format") ?? "archive" {
+    switch context.arguments[ExportOptions.format] ?? "archive" {
     case "archive":
       guard context.arguments.positional(0) == nil else {
         throw ArgumentParser.usage(
@@ -82,34 +69,34 @@ enum NodeCommands {
         "unknown export format \(ArgumentParser.echo(other))",
         suggestion: ArgumentParser.closest(to: other, among: ["archive", "markdown"]), command: "export")
     }
-    guard let output = context.arguments.value("output") else {
+    guard let output = context.arguments[ExportOptions.output] else {
       throw ArgumentParser.usage("missing --output FILE", suggestion: nil, command: "export")
     }
     if output == "-" && context.console.stdoutIsTerminal {
       throw MemoPeerError(.usage, "refusing to write a binary archive to the terminal", hint: "use --output FILE")
     }
-    try MemoCommands.requireUnlocked(context)
-    let store = try context.store()
-    let passphrase = try context.console.passphrase(
-      prompt: "Passphrase for the archive: ", confirm: true, fd: try passphraseFD(context))
-    let file = output == "-" ? nil : try AtomicFile(path: output)
-    let writer = try MemoArchiveWriter(fd: file?.fd ?? 1, destination: output, passphrase: passphrase)
-    try store.forEachMemo { memo in
-      try writer.append(memo)
-      if writer.count % 500 == 0 { context.console.progress("exporting… \(writer.count) memos") }
-    }
-    try writer.finish()
-    context.console.endProgress()
-    try file?.commit()
+    let console = context.console
+    let count = try context.app().transfer.exportArchive(
+      to: output == "-" ? .descriptor(1, name: output) : .file(output),
+      passphrase: {
+        try console.passphrase(prompt: "Passphrase for the archive: ", confirm: true, fd: try passphraseFD(context))
+      }, progress: { console.progress("exporting… \($0) memos") })
+    console.endProgress()
     if output == "-" { return }
     if context.wantsJSON {
-      context.printJSON(
-        OutputFormat.ExportJSON(
-          exported: writer.count, path: output, relayed: try MemoCommands.relayedJSON(context)))
+      context.printJSON(ExportJSON(exported: count, path: output, relayed: try MemoCommands.relayedJSON(context)))
     } else {
-      context.console.print("exported \(writer.count) memo(s) to \(output)")
+      console.print("exported \(count) memo(s) to \(output)")
       try MemoCommands.noteRelayed(context, verb: "exported")
     }
+  }
+
+  /// The options of `import`.
+  enum ImportOptions {
+    static let passphraseFD = SharedOptions.passphraseFD
+    static let markdown = Flag("markdown", "import Markdown or text files and folders instead of an archive")
+    static let json = SharedOptions.json.withHelp(
+      "print {schema, added, updated, unchanged} as JSON (and ignored, for --markdown)")
   }
 
   static let `import` = Command(
@@ -123,53 +110,35 @@ enum NodeCommands {
       #tags in the text, times from front matter or the file's modification time. Every file
       is checked first, then all are added in one transaction, or none.
       """,
-    options: [
-      OptionSpec("passphrase-fd", value: "N", "read the passphrase from this file descriptor"),
-      OptionSpec("markdown", "import Markdown or text files and folders instead of an archive"),
-      OptionSpec("json", "print {schema, added, updated, unchanged} as JSON (and ignored, for --markdown)"),
-    ],
+    options: [ImportOptions.passphraseFD, ImportOptions.markdown, ImportOptions.json],
     positionals: [
       PositionalSpec(
         name: "PATH", optional: false, help: "the archive, or with --markdown files and folders", completion: .file,
         variadic: true)
     ]
   ) { context in
-    if context.arguments.has("markdown") { return try MarkdownCommands.import(context) }
+    if context.arguments.has(ImportOptions.markdown) { return try MarkdownCommands.import(context) }
     guard context.arguments.positionals.count == 1 else {
       throw ArgumentParser.usage(
         "import takes one archive (several paths are for --markdown)", suggestion: nil, command: "import")
     }
-    let path = context.arguments.positional(0) ?? ""
-    let bytes = try PrivateFiles.read(path, limit: MemoArchiveReader.maxArchiveBytes)
-    try MemoCommands.requireUnlocked(context)
-    let store = try context.store()
-    let passphrase = try context.console.passphrase(
-      prompt: "Passphrase of the archive: ", confirm: false, fd: try passphraseFD(context))
-    let reader = try MemoArchiveReader(bytes: bytes, source: path, passphrase: passphrase)
-    try reader.forEachMemo { _ in }  // authenticate every chunk before writing anything
-    var counts: [MemoStore.ImportOutcome: Int] = [:]
-    var done = 0
-    try store.batch {
-      try reader.forEachMemo { memo in
-        counts[try store.importMemo(memo), default: 0] += 1
-        done += 1
-        if done % 500 == 0 { context.console.progress("importing… \(done) memos") }
-      }
-    }
-    context.console.endProgress()
+    let console = context.console
+    let counts = try context.app().transfer.importArchive(
+      context.arguments.positional(0) ?? "",
+      passphrase: {
+        try console.passphrase(prompt: "Passphrase of the archive: ", confirm: false, fd: try passphraseFD(context))
+      }, progress: { console.progress("importing… \($0) memos") })
+    console.endProgress()
     if context.wantsJSON {
-      context.printJSON(
-        OutputFormat.ImportJSON(
-          added: counts[.added] ?? 0, updated: counts[.updated] ?? 0, unchanged: counts[.unchanged] ?? 0))
+      context.printJSON(ImportJSON(counts))
     } else {
-      context.console.print(
-        "imported: \(counts[.added] ?? 0) added, \(counts[.updated] ?? 0) updated, \(counts[.unchanged] ?? 0) unchanged"
-      )
+      console.print("imported: \(counts.added) added, \(counts.updated) updated, \(counts.unchanged) unchanged")
     }
   }
 
+  /// `--passphrase-fd N` of `export` and `import`.
   private static func passphraseFD(_ context: CommandContext) throws -> Int32? {
-    guard let text = context.arguments.value("passphrase-fd") else { return nil }
+    guard let text = context.arguments[SharedOptions.passphraseFD] else { return nil }
     guard let fd = Int32(text), fd >= 0 else {
       throw ArgumentParser.usage("--passphrase-fd needs a file descriptor number", suggestion: nil, command: nil)
     }

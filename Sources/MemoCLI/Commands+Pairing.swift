@@ -1,12 +1,30 @@
-import Foundation
+import FoundationEssentials
+import MemoApp
 import MemoCore
 import MemoNode
+import MemoProtocol
 import MemoStore
-import MemoTransport
 import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// Pairing two devices by code, and checking a trusted connection.
 enum PairingCommands {
+  /// The options of `pair`.
+  enum PairOptions {
+    static let accept = Flag("accept", "open a pairing window on this device and wait for the other")
+    static let name = ValueOption(
+      "name", value: "NAME", "the name the other device will know this one by (default: host name)")
+    static let window = ValueOption("window", value: "SECONDS", "how long the pairing window stays open (default 120)")
+    static let timeout = SharedOptions.timeout.withHelp(
+      "how long to look for devices with an open window (default 10)")
+    static let share = SharedOptions.share.withHelp(
+      "share this notebook with the new device (repeatable; without it, pair asks; default: none)")
+    static let role = SharedOptions.role.withHelp("with --share: member (default) or relay")
+  }
+
   static let pair = Command(
     name: "pair", summary: "Pair with another device by comparing a six-digit code.",
     details: """
@@ -23,79 +41,59 @@ enum PairingCommands {
       hosts use `memo-peer trust add`.
       """,
     options: [
-      OptionSpec("accept", "open a pairing window on this device and wait for the other"),
-      OptionSpec("name", value: "NAME", "the name the other device will know this one by (default: host name)"),
-      OptionSpec("window", value: "SECONDS", "how long the pairing window stays open (default 120)"),
-      OptionSpec("timeout", value: "SECONDS", "how long to look for devices with an open window (default 10)"),
-      OptionSpec(
-        "share", value: "NOTEBOOK", repeatable: true,
-        "share this notebook with the new device (repeatable; without it, pair asks; default: none)",
-        completion: .dynamic(.notebooks)),
-      OptionSpec(
-        "as", value: "ROLE", "with --share: member (default) or relay",
-        completion: .choices(NotebookRole.allCases.map(\.rawValue))),
+      PairOptions.accept, PairOptions.name, PairOptions.window, PairOptions.timeout, PairOptions.share,
+      PairOptions.role,
     ],
     positionals: [PositionalSpec(name: "DEVICE", optional: true, help: "the name the other device shows (pair)")]
   ) { context in
-    let paths = try context.paths()
-    let gate = try ConsentGate(paths: paths)
-    let displayName = try context.arguments.value("name") ?? defaultDisplayName()
-    try DeviceName.validatePairingName(displayName)
-    // Checked before pairing: a typo must not leave a pairing half answered.
-    _ = try NotebookCommands.roleArgument(context, command: "pair")
-    for notebook in context.arguments.all("share") { _ = try context.store().findNotebook(notebook) }
-    guard context.console.stdinIsTerminal else {
-      throw MemoPeerError(
-        .usage, "pairing needs a person at a terminal to compare codes",
-        hint: "on a headless host use `memo-peer trust add DEVICE-ID --name NAME` (see `memo-peer id`)")
-    }
-    let identity = try NodeIdentity.load(paths: paths)
-    let trust = TrustStore(paths: paths)
+    let displayName = context.arguments[PairOptions.name] ?? PairingUseCases.displayName(forHost: hostName())
+    let role = try NotebookCommands.roleArgument(context, command: "pair")
+    let shares = context.arguments[PairOptions.share]
+    let pairing = try context.app().pairing
     let prompt = SharedConsole()
     let confirm: @Sendable (PairingOffer) throws -> Bool = { offer in try prompt.confirm(offer) }
     let printer = LinePrinter()
-    let pairing = Pairing(
-      gate: gate, identity: identity, trust: trust, attempts: PairingAttemptStore(paths: paths), clock: { wallClock() })
     let peer: TrustedPeer
-    if context.arguments.has("accept") {
-      try NetworkCommands.obtainConsent(
-        for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
-      let window = try NetworkCommands.seconds(context.arguments.value("window"), default: 120, option: "window")
-      peer = try runBlocking {
-        try await pairing.openWindow(
-          seconds: window, displayName: displayName,
-          onOpen: { _ in
-            printer.print(
-              "Pairing window open for \(NetworkCommands.formatSeconds(window)) as “\(displayName)”.")
-            printer.print("On the other device run: memo-peer pair")
-          }, onNotice: { printer.error("memo-peer: \($0)") }, confirm: confirm)
-      }
+    if context.arguments.has(PairOptions.accept) {
+      let window = try NetworkCommands.seconds(
+        context.arguments[PairOptions.window], default: 120, option: PairOptions.window)
+      peer = try pairing.accept(
+        displayName: displayName, window: window, sharing: shares, prompt: context.console,
+        onOpen: {
+          printer.print("Pairing window open for \(NetworkCommands.formatSeconds(window)) as “\(displayName)”.")
+          printer.print("On the other device run: memo-peer pair")
+        }, onNotice: { printer.error("memo-peer: \($0)") }, confirm: confirm)
     } else {
-      try NetworkCommands.obtainConsent(
-        for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
-      let timeout = try NetworkCommands.seconds(context.arguments.value("timeout"), default: 10, option: "timeout")
-      let wanted = context.arguments.positional(0)
-      printer.error("looking for devices with an open pairing window…")
-      let candidates = try runBlocking {
-        try await pairing.candidates(timeout: timeout, wanted: wanted) { refused in
+      let timeout = try NetworkCommands.seconds(
+        context.arguments[PairOptions.timeout], default: 10, option: PairOptions.timeout)
+      let console = context.console
+      peer = try pairing.join(
+        wanted: context.arguments.positional(0), displayName: displayName, timeout: timeout, sharing: shares,
+        prompt: console, onLooking: { printer.error("looking for devices with an open pairing window…") },
+        onRefused: { refused in
           printer.error(
             "memo-peer: ignored a pairing advertisement whose name is not printable text of at most 63 bytes: "
               + "“\((refused.pairingName ?? "").terminalSafe)” (\(refused.instance.terminalSafe))")
-        }
-      }
-      let chosen = try choose(among: candidates, wanted: wanted, console: context.console)
-      peer = try pairing.pair(with: chosen, displayName: displayName, confirm: confirm)
+        }, pick: { try pick(among: $0, console: console) }, confirm: confirm)
     }
-    context.console.print("Paired: this device now trusts \(peer.displayName) (\(peer.id?.short ?? "?")…).")
-    var chosen = context.arguments.all("share")
+    context.console.print("Paired: this device now trusts \(peer.displayName) (\(peer.deviceID.short)…).")
+    var chosen = shares
     if chosen.isEmpty {
-      let offered = try context.store().notebooks().filter { $0.role == .member }.compactMap(\.name)
+      let offered = try pairing.offerableNotebooks()
       let answer = try context.console.ask(
         "Share notebooks with \(peer.displayName)? Names separated by commas (\(offered.map(\.terminalSafe).joined(separator: ", "))), "
           + "or Enter for none: ")
       chosen = answer.split(separator: ",").map { String($0).trimmingWhitespace }.filter { !$0.isEmpty }
     }
-    try TrustCommands.share(chosen, with: peer, context, command: "pair")
+    try TrustCommands.share(chosen, with: peer, as: role, context)
+  }
+
+  /// The options of `ping`.
+  enum PingOptions {
+    static let count = ValueOption("count", value: "N", "pings to send (default 3)")
+    static let interval = ValueOption("interval", value: "SECONDS", "pause between pings (default 0.5)")
+    static let timeout = SharedOptions.timeout.withHelp("how long to wait for the connection (default 30)")
+    static let json = SharedOptions.json.withHelp("print a JSON summary")
   }
 
   static let ping = Command(
@@ -106,97 +104,32 @@ enum PairingCommands {
       visible it waits (and says for what) until --timeout, then fails with status 17. A
       device that advertises as PEER with another key is refused (status 16).
       """,
-    options: [
-      OptionSpec("count", value: "N", "pings to send (default 3)"),
-      OptionSpec("interval", value: "SECONDS", "pause between pings (default 0.5)"),
-      OptionSpec("timeout", value: "SECONDS", "how long to wait for the connection (default 30)"),
-      OptionSpec("json", "print a JSON summary"),
-    ],
+    options: [PingOptions.count, PingOptions.interval, PingOptions.timeout, PingOptions.json],
     positionals: [PositionalSpec(name: "PEER", optional: false, help: "a trusted device's name or device-ID prefix")]
   ) { context in
-    let paths = try context.paths()
-    let gate = try ConsentGate(paths: paths)
     guard let reference = context.arguments.positional(0) else {
       throw ArgumentParser.usage("ping needs a trusted device", suggestion: nil, command: "ping")
     }
-    let trust = TrustStore(paths: paths)
-    let peer = try trust.load().find(reference)
-    guard let count = Int(context.arguments.value("count") ?? "3"), (1...10_000).contains(count) else {
+    guard let count = Int(context.arguments[PingOptions.count] ?? "3"), (1...10_000).contains(count) else {
       throw ArgumentParser.usage("--count needs a number from 1 to 10000", suggestion: nil, command: "ping")
     }
-    let interval = try NetworkCommands.seconds(context.arguments.value("interval"), default: 0.5, option: "interval")
-    let timeout = try NetworkCommands.seconds(context.arguments.value("timeout"), default: 30, option: "timeout")
-    if context.console.stdinIsTerminal {
-      try NetworkCommands.obtainConsent(
-        for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
-    }
-    // `memo-peer lock` while the pings run closes the connection.
-    let watch = LockWatch(keys: DeviceKeys(paths: paths))
-    defer { watch.stop() }
-    let connector = PeerConnector(
-      gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: watch.sessions,
-      clock: { wallClock() })
+    let interval = try NetworkCommands.seconds(
+      context.arguments[PingOptions.interval], default: 0.5, option: PingOptions.interval)
+    let timeout = try NetworkCommands.seconds(
+      context.arguments[PingOptions.timeout], default: 30, option: PingOptions.timeout)
     let printer = LinePrinter()
-    let name = peer.displayName
-    let link = try runBlocking {
-      try await connector.connect(to: peer, timeout: timeout) { state in
-        printer.error("memo-peer: \(name): \(state)")
-      }
-    }
-    var times: [Double] = []
-    for index in 0..<count {
-      let started = DispatchTime.now().uptimeNanoseconds
-      do throws(TransportError) {
-        try link.channel.send(Frame(.ping, payload: Array(String(index).utf8)))
-        guard let answer = try link.channel.receive(), answer.kind == .pong else {
-          throw TransportError(.closed, "no pong")
-        }
-      } catch {
-        if watch.fired { throw LockWatch.lockedDuring("the pings") }
-        throw MemoPeerError(
-          .connection, "\(name) closed the connection after \(index) of \(count) pings",
-          hint: "it may have removed this device from its trusted devices", diagnostics: error.description)
-      }
-      let milliseconds = (Double(DispatchTime.now().uptimeNanoseconds - started) / 1e4).rounded() / 100
-      times.append(milliseconds)
-      if !context.wantsJSON { printer.print("pong from \(name): time=\(milliseconds) ms") }
-      if index + 1 < count { Thread.sleep(forTimeInterval: interval) }
-    }
-    try? link.channel.send(PeerSession.goodbye("done"))
-    link.channel.close()
-    if context.wantsJSON {
-      struct PingJSON: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let peer: String
-        let deviceID: String
-        let received: Int
-        let milliseconds: [Double]
-        enum CodingKeys: String, CodingKey {
-          case schema, peer, received, milliseconds
-          case deviceID = "device_id"
-        }
-      }
-      context.printJSON(
-        PingJSON(peer: name, deviceID: link.peer.id?.description ?? "", received: times.count, milliseconds: times))
-    }
+    let quiet = context.wantsJSON
+    let result = try context.app().network.ping(
+      reference, count: count, interval: interval, timeout: timeout, prompt: context.console,
+      onState: { printer.error("memo-peer: \($0)") },
+      onPong: { peer, milliseconds in
+        if !quiet { printer.print("pong from \(peer.displayName): time=\(milliseconds) ms") }
+      })
+    if context.wantsJSON { context.printJSON(PingJSON(result)) }
   }
 
-  /// The device to pair with: the one named, the only one, or the person's pick.
-  static func choose(among candidates: [PeerSighting], wanted: String?, console: Console) throws -> PeerSighting {
-    if let wanted {
-      guard let match = candidates.first(where: { $0.pairingName?.lowercased() == wanted.lowercased() }) else {
-        throw MemoPeerError(
-          .notFound, "no device named \(TerminalText.display(wanted)) has an open pairing window",
-          hint: "run `memo-peer pair --accept` on it first; devices seen: "
-            + (candidates.compactMap { $0.pairingName?.terminalSafe }.joined(separator: ", ").nonEmpty ?? "none"))
-      }
-      return match
-    }
-    guard !candidates.isEmpty else {
-      throw MemoPeerError(
-        .notFound, "no device has an open pairing window", hint: "run `memo-peer pair --accept` on the other device")
-    }
-    if candidates.count == 1 { return candidates[0] }
+  /// The person's pick among several devices with an open pairing window.
+  static func pick(among candidates: [PeerSighting], console: Console) throws -> PeerSighting {
     for (index, candidate) in candidates.enumerated() {
       console.print("  \(index + 1). \((candidate.pairingName ?? candidate.instance).terminalSafe)")
     }
@@ -207,14 +140,11 @@ enum PairingCommands {
     return candidates[number - 1]
   }
 
-  /// The host name, when it makes a valid pairing name (cut to 63 bytes); otherwise a
-  /// neutral name.
-  static func defaultDisplayName() throws -> String {
+  /// This machine's host name, if it has one.
+  static func hostName() -> String? {
     var name = [CChar](repeating: 0, count: 256)
-    guard gethostname(&name, name.count) == 0 else { return "memo-peer device" }
-    var host = String(nulTerminated: name)
-    while host.utf8.count > DeviceName.maximumPairingBytes { host.removeLast() }
-    return DeviceName.isValidPairingName(host) ? host : "memo-peer device"
+    guard gethostname(&name, name.count) == 0 else { return nil }
+    return String(nulTerminated: name)
   }
 }
 
@@ -235,8 +165,4 @@ final class SharedConsole: Sendable {
     console.print("  code:          \(PairingCode.display(offer.code))")
     return try console.confirm("Does the other device show the same code?")
   }
-}
-
-extension String {
-  var nonEmpty: String? { isEmpty ? nil : self }
 }

@@ -1,9 +1,24 @@
+import MemoApp
 import MemoCore
 import MemoCrypto
 import MemoStore
 
 /// `protect`, `unlock` and `lock`: the device key's protection class and lock state.
 enum ProtectionCommands {
+  /// The options of `protect`.
+  enum ProtectOptions {
+    static let idleTimeout = ValueOption(
+      "idle-timeout", value: "SECONDS", "complete only: lock after this long without use")
+    static let changePassphrase = Flag(
+      "change-passphrase", "set a new passphrase (keeps the class unless CLASS is given)")
+    static let passphraseFD = SharedOptions.passphraseFD.withHelp(
+      "read the current passphrase from this file descriptor")
+    static let newPassphraseFD = ValueOption(
+      "new-passphrase-fd", value: "N", "read the new passphrase from this file descriptor")
+    static let json = SharedOptions.json.withHelp(
+      "print {schema, protection, state, idle_timeout, unlocked_since_boot, changed}")
+  }
+
   static let protect = Command(
     name: "protect", summary: "Choose how the device key is protected: none, after-first-unlock or complete.",
     details: """
@@ -17,11 +32,8 @@ enum ProtectionCommands {
       --passphrase-fd N (the current one) and --new-passphrase-fd M (the new one).
       """,
     options: [
-      OptionSpec("idle-timeout", value: "SECONDS", "complete only: lock after this long without use"),
-      OptionSpec("change-passphrase", "set a new passphrase (keeps the class unless CLASS is given)"),
-      OptionSpec("passphrase-fd", value: "N", "read the current passphrase from this file descriptor"),
-      OptionSpec("new-passphrase-fd", value: "N", "read the new passphrase from this file descriptor"),
-      OptionSpec("json", "print {schema, protection, state, idle_timeout, unlocked_since_boot, changed}"),
+      ProtectOptions.idleTimeout, ProtectOptions.changePassphrase, ProtectOptions.passphraseFD,
+      ProtectOptions.newPassphraseFD, ProtectOptions.json,
     ],
     positionals: [
       PositionalSpec(
@@ -29,28 +41,27 @@ enum ProtectionCommands {
         completion: .choices(["none", "after-first-unlock", "complete"]))
     ]
   ) { context in
-    let keys = DeviceKeys(paths: try context.paths())
-    let changePassphrase = context.arguments.has("change-passphrase")
     let requested = try context.arguments.positional(0).map(parseClass)
-    let timeout = try context.arguments.value("idle-timeout").map(parseTimeout)
-    guard requested != nil || changePassphrase || timeout != nil else {
-      printProtection(try keys.status(), changed: nil, context)
-      return
-    }
-    let current = try keys.status().protection
-    let target = requested ?? current
+    let timeout = try context.arguments[ProtectOptions.idleTimeout].map(parseTimeout)
     let console = context.console
-    let outcome = try keys.protect(
-      target, idleTimeout: timeout, changePassphrase: changePassphrase,
+    let change = try context.app().protection.protect(
+      requested, idleTimeout: timeout, changePassphrase: context.arguments.has(ProtectOptions.changePassphrase),
       currentPassphrase: {
         try console.passphrase(
-          prompt: "Current passphrase: ", confirm: false, fd: try fd(context, "passphrase-fd"))
+          prompt: "Current passphrase: ", confirm: false, fd: try fd(context, ProtectOptions.passphraseFD))
       },
       newPassphrase: {
-        try console.passphrase(prompt: "New passphrase: ", confirm: true, fd: try fd(context, "new-passphrase-fd"))
+        try console.passphrase(
+          prompt: "New passphrase: ", confirm: true, fd: try fd(context, ProtectOptions.newPassphraseFD))
       })
-    context.logger.info("protection changed: \(outcome != .unchanged, privacy: .public)")
-    printProtection(try keys.status(), changed: outcome != .unchanged, context)
+    printProtection(change, context)
+  }
+
+  /// The options of `unlock`.
+  enum UnlockOptions {
+    static let passphraseFD = SharedOptions.passphraseFD
+    static let json = SharedOptions.json.withHelp(
+      "print {schema, protection, state, idle_timeout, unlocked_since_boot}")
   }
 
   static let unlock = Command(
@@ -61,26 +72,20 @@ enum ProtectionCommands {
       The passphrase comes from the terminal (not echoed) or, for scripts, as one line from
       --passphrase-fd N.
       """,
-    options: [
-      OptionSpec("passphrase-fd", value: "N", "read the passphrase from this file descriptor"),
-      OptionSpec("json", "print {schema, protection, state, idle_timeout, unlocked_since_boot}"),
-    ],
+    options: [UnlockOptions.passphraseFD, UnlockOptions.json],
     positionals: []
   ) { context in
-    let keys = DeviceKeys(paths: try context.paths())
-    let status = try keys.status()
-    guard status.protection.isProtected else {
-      throw MemoPeerError(
-        .notProtected, "this node's key has no passphrase (protection none): it is always unlocked",
-        hint: "protect it with `memo-peer protect after-first-unlock` or `memo-peer protect complete`")
+    let change = try context.app().protection.unlock {
+      try context.console.passphrase(
+        prompt: "Passphrase: ", confirm: false, fd: try fd(context, UnlockOptions.passphraseFD))
     }
-    if status.lockState == .unlocked {
-      printProtection(status, changed: false, context)
-      return
-    }
-    let passphrase = try context.console.passphrase(
-      prompt: "Passphrase: ", confirm: false, fd: try fd(context, "passphrase-fd"))
-    printProtection(try keys.unlock(passphrase: passphrase), changed: true, context)
+    printProtection(change, context)
+  }
+
+  /// The options of `lock`.
+  enum LockOptions {
+    static let json = SharedOptions.json.withHelp(
+      "print {schema, protection, state, idle_timeout, unlocked_since_boot}")
   }
 
   static let lock = Command(
@@ -90,44 +95,19 @@ enum ProtectionCommands {
       copy they hold until they finish; every later one, and the daemon, finds the node
       locked. Titles of memos not marked private stay listable.
       """,
-    options: [OptionSpec("json", "print {schema, protection, state, idle_timeout, unlocked_since_boot}")],
+    options: [LockOptions.json],
     positionals: []
   ) { context in
-    let keys = DeviceKeys(paths: try context.paths())
-    try keys.lock()
-    printProtection(try keys.status(), changed: true, context)
+    printProtection(try context.app().protection.lock(), context)
   }
 
   // MARK: - Helpers
 
-  struct ProtectionJSON: Encodable {
-    let schema = OutputFormat.jsonSchema
-    let protection: String
-    let state: String
-    let idleTimeout: UInt32?
-    let unlockedSinceBoot: Bool
-    let changed: Bool?
-
-    init(_ status: DeviceKeys.Status, changed: Bool?) {
-      protection = status.protection.rawValue
-      state = status.lockState.name
-      idleTimeout = status.idleTimeout
-      unlockedSinceBoot = status.lockState.unlockedSinceBoot
-      self.changed = changed
-    }
-
-    enum CodingKeys: String, CodingKey {
-      case schema, protection, state, changed
-      case idleTimeout = "idle_timeout"
-      case unlockedSinceBoot = "unlocked_since_boot"
-    }
-  }
-
-  static func printProtection(_ status: DeviceKeys.Status, changed: Bool?, _ context: CommandContext) {
+  static func printProtection(_ change: ProtectionChange, _ context: CommandContext) {
     if context.wantsJSON {
-      context.printJSON(ProtectionJSON(status, changed: changed))
+      context.printJSON(ProtectionJSON(change))
     } else {
-      context.console.print(describe(status))
+      context.console.print(describe(change.status))
     }
   }
 
@@ -159,10 +139,10 @@ enum ProtectionCommands {
   }
 
   /// A `--…-fd N` option's descriptor number.
-  static func fd(_ context: CommandContext, _ option: String) throws -> Int32? {
-    guard let text = context.arguments.value(option) else { return nil }
+  static func fd(_ context: CommandContext, _ option: ValueOption) throws -> Int32? {
+    guard let text = context.arguments[option] else { return nil }
     guard let fd = Int32(text), fd >= 0 else {
-      throw ArgumentParser.usage("--\(option) needs a file descriptor number", suggestion: nil, command: nil)
+      throw ArgumentParser.usage("--\(option.spec.name) needs a file descriptor number", suggestion: nil, command: nil)
     }
     return fd
   }

@@ -1,6 +1,10 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import MemoApp
 import MemoCore
 import MemoNode
+import MemoPresentation
+import MemoProtocol
 import MemoStore
 import Synchronization
 
@@ -10,6 +14,18 @@ import Synchronization
 
 /// `sync`, `peers` and `conflicts`: keeping the memos of trusted devices in step.
 enum SyncCommands {
+  /// The options of `sync`.
+  enum SyncOptions {
+    static let peer = ValueOption(
+      "peer", value: "PEER", "sync only with this trusted device (name or device-ID prefix)")
+    static let timeout = SharedOptions.timeout.withHelp("how long to wait for each device (default 10)")
+    static let allowDeletes = Flag(
+      "allow-deletes", "apply the deletes the guard held back from PEER (needs --peer)")
+    static let keepDeleted = Flag(
+      "keep-deleted", "keep the memos whose deletes were held back from PEER (needs --peer)")
+    static let json = SharedOptions.json.withHelp("print {schema, peers: [...], received, sent, conflicts} as JSON")
+  }
+
   static let sync = Command(
     name: "sync", summary: "Sync memos with trusted devices now.",
     details: """
@@ -26,195 +42,53 @@ enum SyncCommands {
       the protocol (nothing of it is stored; the message names the device).
       """,
     options: [
-      OptionSpec("peer", value: "PEER", "sync only with this trusted device (name or device-ID prefix)"),
-      OptionSpec("timeout", value: "SECONDS", "how long to wait for each device (default 10)"),
-      OptionSpec("allow-deletes", "apply the deletes the guard held back from PEER (needs --peer)"),
-      OptionSpec("keep-deleted", "keep the memos whose deletes were held back from PEER (needs --peer)"),
-      OptionSpec("json", "print {schema, peers: [...], received, sent, conflicts} as JSON"),
+      SyncOptions.peer, SyncOptions.timeout, SyncOptions.allowDeletes, SyncOptions.keepDeleted, SyncOptions.json,
     ],
     positionals: []
   ) { context in
-    let paths = try context.paths()
-    let gate = try ConsentGate(paths: paths)
-    let trust = TrustStore(paths: paths)
-    let list = try trust.load()
-    let allowDeletes = context.arguments.has("allow-deletes")
-    let keepDeleted = context.arguments.has("keep-deleted")
-    let peers: [TrustedPeer]
-    if let reference = context.arguments.value("peer") {
-      peers = [try list.find(reference)]
-    } else {
-      guard !allowDeletes && !keepDeleted else {
-        throw ArgumentParser.usage(
-          "--allow-deletes and --keep-deleted answer one device's held deletes: add --peer", suggestion: nil,
-          command: "sync")
-      }
-      peers = list.peers
+    let allowDeletes = context.arguments.has(SyncOptions.allowDeletes)
+    let keepDeleted = context.arguments.has(SyncOptions.keepDeleted)
+    let reference = context.arguments[SyncOptions.peer]
+    guard reference != nil || !(allowDeletes || keepDeleted) else {
+      throw ArgumentParser.usage(
+        "--allow-deletes and --keep-deleted answer one device's held deletes: add --peer", suggestion: nil,
+        command: "sync")
     }
     guard !(allowDeletes && keepDeleted) else {
       throw ArgumentParser.usage("choose --allow-deletes or --keep-deleted, not both", suggestion: nil, command: "sync")
     }
-    guard !peers.isEmpty else { throw nobodyToSync }
-    let timeout = try NetworkCommands.seconds(context.arguments.value("timeout"), default: 10, option: "timeout")
-    let store = try context.store()
-    guard store.canReadContent else { throw MemoStore.lockedError }
-    if keepDeleted, let peer = peers.first, let id = DeviceID(peer.deviceID) {
-      let kept = try store.settleHeldDeletes(from: id.compact, apply: false, now: context.now)
-      context.console.error(
-        "memo-peer: kept \(kept) memo(s) whose deletes \(peer.displayName) sent; they go back to it now")
-    }
-    if context.console.stdinIsTerminal {
-      try NetworkCommands.obtainConsent(
-        for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType), gate: gate, context: context)
-    }
-    // `memo-peer lock` during the sync closes its connections.
-    let watch = LockWatch(keys: DeviceKeys(paths: paths))
-    defer { watch.stop() }
+    let timeout = try NetworkCommands.seconds(
+      context.arguments[SyncOptions.timeout], default: 10, option: SyncOptions.timeout)
+    let console = context.console
+    let sync = try context.app().sync.prepare(
+      peer: reference, timeout: timeout, deletes: allowDeletes ? .allow : keepDeleted ? .keep : .guarded,
+      consent: .ask(console),
+      onKept: { kept, peer in
+        console.error("memo-peer: kept \(kept) memo(s) whose deletes \(peer.displayName) sent; they go back to it now")
+      })
     let progress = ProgressLine(enabled: isatty(2) == 1 && !context.wantsJSON)
-    let logger = context.logger.scoped("sync")
-    let results = try runBlocking {
-      try await syncAll(
-        peers, paths: paths, gate: gate, trust: trust, sessions: watch.sessions, timeout: timeout,
-        guarded: !allowDeletes, logger: logger, note: { progress.note($0) }, progress: { progress.update($0) })
+    let outcome = try runBlocking {
+      try await sync.run(note: { progress.note($0) }, progress: { progress.update($0) })
     }
     progress.clear()
-    if watch.fired { throw LockWatch.lockedDuring("the sync") }
-    try report(results, context: context)
-  }
-
-  /// A sync of a node that trusts nobody.
-  static let nobodyToSync = MemoPeerError(
-    .notFound, "this node trusts no device yet, so there is nobody to sync with",
-    hint: "pair with `memo-peer pair --accept` on one device and `memo-peer pair` on the other")
-
-  /// Syncs with `peers` through `PeerSync.syncAll`, the one way to sync with several devices
-  /// (up to `PeerSync.concurrency` at once: a device that is away costs its timeout once,
-  /// not once per device before it). Each sync has its own store connection; their batches
-  /// take turns at SQLite's write lock; `sessions` closes them when the node locks. `note`
-  /// gets lines that stay (waiting states), `progress` the line that changes (counts only,
-  /// never memo text). For `sync` and the web page.
-  static func syncAll(
-    _ peers: [TrustedPeer], paths: NodePaths, gate: ConsentGate, trust: TrustStore, sessions: LiveSessions?,
-    timeout: Double, guarded: Bool, logger: Logger, note: @escaping @Sendable (String) -> Void,
-    progress: @escaping @Sendable (String) -> Void
-  ) async throws -> [PeerSync.PeerResult] {
-    let runner = PeerSync(
-      store: StoreAccess(paths: paths, use: .person, logger: logger),
-      dialer: PeerConnector(
-        gate: gate, identity: try NodeIdentity.load(paths: paths), trust: trust, sessions: sessions,
-        clock: { wallClock() }),
-      clock: { wallClock() })
-    return await runner.syncAll(
-      peers, timeout: timeout, deleteGuard: guarded ? MassDeleteGuard() : nil,
-      onState: { peer, state in
-        if case .waiting(let reason) = state { note("\(peer.displayName): waiting (\(reason))") }
-      },
-      progress: { peer, step in
-        let direction = step.receiving ? "receiving from" : "sending to"
-        let total = step.estimate > step.done ? " of about \(step.estimate)" : ""
-        progress("\(direction) \(peer.displayName): \(step.done)\(total) memo revisions")
-      })
-  }
-
-  /// Prints the summary and turns what needs a person into the exit status.
-  private static func report(_ results: [PeerSync.PeerResult], context: CommandContext) throws {
-    let json = SyncJSON(results)
+    if let error = outcome.lockError { throw error }
     if context.wantsJSON {
-      context.printJSON(json)
+      context.printJSON(SyncJSON(outcome.results))
     } else {
-      for result in results {
+      for result in outcome.results {
         context.console.print(result.summary)
       }
-      if results.count > 1 {
+      if outcome.results.count > 1 {
+        let json = SyncJSON(outcome.results)
         context.console.print("in all: received \(json.received), sent \(json.sent), conflicts \(json.conflicts)")
       }
     }
-    if let held = results.first(where: { ($0.report?.received.heldDeletes ?? 0) > 0 }) {
-      let name = held.peer.displayName
-      throw MemoPeerError(
-        .syncHeld,
-        "\(held.report?.received.heldDeletes ?? 0) deletes (or edits emptying memos) from \(name) were held back: they would remove that many of your \(held.report?.received.liveMemos ?? 0) memos; nothing was deleted",
-        hint: "if \(name) deleted them on purpose: `memo-peer sync --peer \(name) --allow-deletes`; "
-          + "to keep them (and bring them back on \(name)): `memo-peer sync --peer \(name) --keep-deleted`")
-    }
-    if let failed = results.first(where: { $0.error != nil }), let error = failed.error {
-      guard results.count > 1 else { throw error }
-      throw MemoPeerError(
-        error.code,
-        "\(results.filter { $0.error != nil }.count) of \(results.count) devices could not be synced; first: \(error.message)",
-        hint: error.hint)
-    }
+    if let problem = outcome.problem { throw problem }
   }
 
-  struct SyncJSON: Encodable {
-    struct Outcome: Encodable {
-      let applied: Int
-      let conflicts: Int
-      let heldDeletes: Int
-      enum CodingKeys: String, CodingKey {
-        case applied, conflicts
-        case heldDeletes = "held_deletes"
-      }
-      init(_ outcome: SyncMessage.Outcome) {
-        applied = outcome.applied
-        conflicts = outcome.conflicts
-        heldDeletes = outcome.heldDeletes
-      }
-    }
-    struct Peer: Encodable {
-      let name: String
-      let deviceID: String
-      let status: String
-      let received: Outcome?
-      let sent: Outcome?
-      let sentRevisions: Int?
-      let error: OutputFormat.ErrorJSON.Detail?
-      /// Finding the device and the TLS handshake; then the sync over the ready connection.
-      let connectMilliseconds: Double?
-      let sessionMilliseconds: Double?
-      /// TLS record bytes of the sync itself, both directions.
-      let sessionBytes: UInt64?
-      enum CodingKeys: String, CodingKey {
-        case name, status, received, sent, error
-        case deviceID = "device_id"
-        case sentRevisions = "sent_revisions"
-        case connectMilliseconds = "connect_ms"
-        case sessionMilliseconds = "session_ms"
-        case sessionBytes = "session_bytes"
-      }
-      init(_ result: PeerSync.PeerResult) {
-        name = result.peer.name
-        deviceID = result.peer.deviceID
-        received = result.report.map { Outcome($0.received) }
-        sent = result.report.map { Outcome($0.sent) }
-        sentRevisions = result.report?.sentRevisions
-        connectMilliseconds = result.connectSeconds.map { ($0 * 100_000).rounded() / 100 }
-        sessionMilliseconds = result.sessionSeconds.map { ($0 * 100_000).rounded() / 100 }
-        sessionBytes = result.sessionBytes
-        if let report = result.report {
-          status = report.received.heldDeletes > 0 ? "held" : "synced"
-        } else {
-          status = result.error?.code.rawValue ?? "failed"
-        }
-        error = result.error.map {
-          OutputFormat.ErrorJSON.Detail(code: $0.code.rawValue, message: $0.message, hint: $0.hint, dnsServiceCode: nil)
-        }
-      }
-    }
-    let schema = OutputFormat.jsonSchema
-    let peers: [Peer]
-    let received: Int
-    let sent: Int
-    let conflicts: Int
-
-    init(_ results: [PeerSync.PeerResult]) {
-      peers = results.map(Peer.init)
-      received = results.compactMap(\.report).reduce(0) { $0 + $1.received.applied }
-      sent = results.compactMap(\.report).reduce(0) { $0 + $1.sentRevisions }
-      // A conflict made by this sync shows on both sides (each receives the other's
-      // version): counted once, here.
-      conflicts = results.compactMap(\.report).reduce(0) { $0 + $1.received.conflicts }
-    }
+  /// The options of `peers`.
+  enum PeersOptions {
+    static let json = SharedOptions.json.withHelp("print {schema, peers: [...]} as JSON")
   }
 
   static let peers = Command(
@@ -224,12 +98,12 @@ enum SyncCommands {
       daemon), when it last synced, how many changes here it has not received yet, and deletes
       from it held back by the mass-delete guard.
       """,
-    options: [OptionSpec("json", "print {schema, peers: [...]} as JSON")],
+    options: [PeersOptions.json],
     positionals: []
   ) { context in
-    let rows = try peerRows(paths: try context.paths(), store: try context.store())
+    let rows = try context.app().sync.peers()
     if context.wantsJSON {
-      context.printJSON(PeersJSON(peers: rows.map(\.json)))
+      context.printJSON(PeersJSON(rows))
       return
     }
     if rows.isEmpty {
@@ -237,56 +111,19 @@ enum SyncCommands {
       return
     }
     for row in rows {
-      let json = row.json
-      var text = "\(json.name.terminalSafe)  \(String(json.deviceID.prefix(9)))…"
+      var text = "\(row.peer.name.terminalSafe)  \(String(row.peer.deviceID.compact.prefix(9)))…"
       text += "  seen \(row.seen.map(OutputFormat.localTime) ?? "never")"
-      text += "  synced \(row.synced.map(OutputFormat.localTime) ?? "never")  pending \(json.pending)"
-      if json.heldDeletes > 0 { text += "  held deletes \(json.heldDeletes)" }
+      text += "  synced \(row.synced.map(OutputFormat.localTime) ?? "never")  pending \(row.pending)"
+      if row.heldDeletes > 0 { text += "  held deletes \(row.heldDeletes)" }
       context.console.print(text)
     }
   }
 
-  /// Each trusted device's row of `peers`: its JSON, and the times for people.
-  static func peerRows(paths: NodePaths, store: MemoStore) throws -> [(
-    json: PeerJSON, seen: Timestamp?, synced: Timestamp?
-  )] {
-    let trusted = try TrustStore(paths: paths).load().peers
-    let records = Dictionary(uniqueKeysWithValues: try store.syncPeerRecords().map { ($0.device, $0) })
-    let contacts = ServeStatus.read(paths)?.trustedContacts ?? [:]
-    return try trusted.map { peer -> (json: PeerJSON, seen: Timestamp?, synced: Timestamp?) in
-      let compact = DeviceID(peer.deviceID)?.compact ?? peer.deviceID
-      let record = records[compact]
-      let seen = [record?.lastSeen, contacts[compact]].compactMap { $0 }.max()
-      // Never synced: everything here is pending for it.
-      let pending = try record?.pending ?? store.feedCount(after: 0)
-      let json = PeerJSON(
-        name: peer.name, deviceID: peer.deviceID, lastSeen: seen.map(OutputFormat.isoTime),
-        lastSynced: record?.lastSynced.map(OutputFormat.isoTime), pending: pending,
-        heldDeletes: record?.heldDeletes ?? 0)
-      return (json, seen, record?.lastSynced)
-    }
-  }
-
-  /// `peers --json`.
-  struct PeersJSON: Encodable {
-    let schema = OutputFormat.jsonSchema
-    let peers: [PeerJSON]
-  }
-
-  struct PeerJSON: Encodable {
-    let name: String
-    let deviceID: String
-    let lastSeen: String?
-    let lastSynced: String?
-    let pending: Int
-    let heldDeletes: Int
-    enum CodingKeys: String, CodingKey {
-      case name, pending
-      case deviceID = "device_id"
-      case lastSeen = "last_seen"
-      case lastSynced = "last_synced"
-      case heldDeletes = "held_deletes"
-    }
+  /// The options of `conflicts`.
+  enum ConflictsOptions {
+    static let keep = ValueOption(
+      "keep", value: "A|B|both", "which version to keep (resolve)", completion: .choices(["A", "B", "both"]))
+    static let json = SharedOptions.json
   }
 
   static let conflicts = Command(
@@ -302,11 +139,7 @@ enum SyncCommands {
       device picks the same version as the memo, so all show the same; a resolution
       syncs like an edit.
       """,
-    options: [
-      OptionSpec(
-        "keep", value: "A|B|both", "which version to keep (resolve)", completion: .choices(["A", "B", "both"])),
-      OptionSpec("json", "print as JSON"),
-    ],
+    options: [ConflictsOptions.keep, ConflictsOptions.json],
     positionals: [
       PositionalSpec(
         name: "ACTION", optional: true, help: "list or resolve", completion: .choices(["list", "resolve"])),
@@ -314,20 +147,24 @@ enum SyncCommands {
         name: "ID", optional: true, help: "a conflict copy's or memo's id or prefix", completion: .dynamic(.memoIDs)),
     ]
   ) { context in
-    let store = try context.store()
+    let conflicts = try context.app().conflicts
     switch context.arguments.positional(0) ?? "list" {
     case "list":
-      let entries = try store.conflicts()
+      let entries = try conflicts.list()
       if context.wantsJSON {
-        context.printJSON(ConflictsJSON(conflicts: entries.map(ConflictsJSON.Entry.init)))
+        context.printJSON(ConflictsJSON(entries, names: try context.app().names()))
         return
       }
       if entries.isEmpty { context.console.print("no conflicts") }
+      let names = try context.app().names()
       for entry in entries {
-        context.console.print("\(entry.memo.short)  \(OutputFormat.title(entry.title))")
+        context.console.print(
+          "\(entry.memo.short)  \(OutputFormat.title(entry.title))  (by \(names.author(entry.author)))")
         for copy in entry.copies {
           let title = OutputFormat.title(copy.title)
-          context.console.print("  copy \(copy.id.short)  \(OutputFormat.localTime(copy.updated))  \(title)")
+          context.console.print(
+            "  copy \(copy.id.short)  \(OutputFormat.localTime(copy.updated))  \(title)  (by \(names.author(copy.author)))"
+          )
         }
         if entry.overruledDelete {
           context.console.print("  deleted on another device while edited here: kept (A) or delete it (B)")
@@ -337,10 +174,11 @@ enum SyncCommands {
       guard let text = context.arguments.positional(1) else {
         throw ArgumentParser.usage("conflicts resolve needs an id", suggestion: nil, command: "conflicts")
       }
-      guard let keepText = context.arguments.value("keep"), let choice = conflictChoice(keepText) else {
+      guard let keepText = context.arguments[ConflictsOptions.keep], let choice = ConflictUseCases.choice(keepText)
+      else {
         throw ArgumentParser.usage("conflicts resolve needs --keep A, B or both", suggestion: nil, command: "conflicts")
       }
-      let resolution = try store.resolveConflict(try store.resolve(text), keep: choice, now: context.now)
+      let resolution = try conflicts.resolve(text, keep: choice)
       if context.wantsJSON {
         context.printJSON(ResolvedJSON(resolution))
         return
@@ -352,50 +190,6 @@ enum SyncCommands {
       throw ArgumentParser.usage(
         "unknown conflicts action (use list or resolve)", suggestion: nil, command: "conflicts")
     }
-  }
-
-  /// `A`, `B` or `both`, in any case.
-  static func conflictChoice(_ text: String) -> ConflictChoice? {
-    ConflictChoice.allCases.first { $0.rawValue.lowercased() == text.lowercased() }
-  }
-
-  /// `conflicts resolve --json`.
-  struct ResolvedJSON: Encodable {
-    let schema = OutputFormat.jsonSchema
-    let memo: String
-    let deleted: Bool
-    let newMemos: [String]
-    enum CodingKeys: String, CodingKey {
-      case schema, memo, deleted
-      case newMemos = "new_memos"
-    }
-
-    init(_ resolution: ConflictResolution) {
-      memo = resolution.memo.rawValue
-      deleted = resolution.deleted
-      newMemos = resolution.newMemos.map(\.rawValue)
-    }
-  }
-
-  struct ConflictsJSON: Encodable {
-    struct Entry: Encodable {
-      let memo: String
-      let title: String
-      let copies: [OutputFormat.SummaryJSON]
-      let overruledDelete: Bool
-      enum CodingKeys: String, CodingKey {
-        case memo, title, copies
-        case overruledDelete = "overruled_delete"
-      }
-      init(_ entry: ConflictEntry) {
-        memo = entry.memo.rawValue
-        title = entry.title
-        copies = entry.copies.map { OutputFormat.SummaryJSON($0, conflictOf: entry.memo) }
-        overruledDelete = entry.overruledDelete
-      }
-    }
-    let schema = OutputFormat.jsonSchema
-    let conflicts: [Entry]
   }
 }
 

@@ -1,10 +1,15 @@
-import Foundation
+import MemoApp
 import MemoCore
-import MemoNode
 import MemoStore
 
 /// This device's identity and the devices it trusts.
 enum TrustCommands {
+  /// The options of `id`.
+  enum IDOptions {
+    static let certificate = Flag("certificate", "print this device's self-signed TLS certificate (PEM) instead")
+    static let json = SharedOptions.json.withHelp("print the ID as JSON")
+  }
+
   static let id = Command(
     name: "id", summary: "Show this device's ID (the fingerprint peers pin).",
     details: """
@@ -13,33 +18,29 @@ enum TrustCommands {
       pairing. The identity key is created on first use and never leaves this device. The ID
       is shown also while the node is locked; the certificate needs it unlocked.
       """,
-    options: [
-      OptionSpec("certificate", "print this device's self-signed TLS certificate (PEM) instead"),
-      OptionSpec("json", "print the ID as JSON"),
-    ],
+    options: [IDOptions.certificate, IDOptions.json],
     positionals: []
   ) { context in
-    let paths = try context.paths()
-    if context.arguments.has("certificate") {
-      let identity = try NodeIdentity.load(paths: paths)
-      context.console.write(Array(try identity.device.certificatePEM().utf8))
+    let trust = try context.app().trust
+    if context.arguments.has(IDOptions.certificate) {
+      context.console.write(Array(try trust.certificatePEM().utf8))
       return
     }
-    // The ID is public: it is shown also while the node is locked.
-    let deviceID = try NodeIdentity.deviceID(paths: paths)
+    let deviceID = try trust.deviceID()
     if context.wantsJSON {
-      struct IDJSON: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let deviceID: String
-        enum CodingKeys: String, CodingKey {
-          case schema
-          case deviceID = "device_id"
-        }
-      }
-      context.printJSON(IDJSON(deviceID: deviceID.description))
+      context.printJSON(DeviceIDJSON(deviceID))
     } else {
       context.console.print(deviceID.description)
     }
+  }
+
+  /// The options of `trust`.
+  enum TrustOptions {
+    static let name = ValueOption("name", value: "NAME", "the name for `trust add`")
+    static let share = SharedOptions.share.withHelp("trust add: share this notebook with the device (repeatable)")
+    static let role = SharedOptions.role.withHelp(
+      "with --share: member (gets the key; default) or relay (sealed revisions only)")
+    static let json = SharedOptions.json.withHelp("print the trusted devices as JSON")
   }
 
   static let trust = Command(
@@ -55,16 +56,7 @@ enum TrustCommands {
       newly trusted device gets no memo until a notebook is shared with it: `trust add
       --share NAME` (repeatable) or `memo-peer notebook share`.
       """,
-    options: [
-      OptionSpec("name", value: "NAME", "the name for `trust add`"),
-      OptionSpec(
-        "share", value: "NOTEBOOK", repeatable: true, "trust add: share this notebook with the device (repeatable)",
-        completion: .dynamic(.notebooks)),
-      OptionSpec(
-        "as", value: "ROLE", "with --share: member (gets the key; default) or relay (sealed revisions only)",
-        completion: .choices(NotebookRole.allCases.map(\.rawValue))),
-      OptionSpec("json", "print the trusted devices as JSON"),
-    ],
+    options: [TrustOptions.name, TrustOptions.share, TrustOptions.role, TrustOptions.json],
     positionals: [
       PositionalSpec(
         name: "ACTION", optional: true, help: "list, add, rename, remove or policy",
@@ -74,7 +66,7 @@ enum TrustCommands {
       PositionalSpec(name: "NEW-NAME", optional: true, help: "the new name (rename), or the policy (policy)"),
     ]
   ) { context in
-    let store = TrustStore(paths: try context.paths())
+    let trust = try context.app().trust
     let action = context.arguments.positional(0) ?? "list"
     func peerArgument() throws -> String {
       guard let peer = context.arguments.positional(1) else {
@@ -84,41 +76,33 @@ enum TrustCommands {
     }
     switch action {
     case "list":
-      printTrustList(try store.load(), context: context)
+      printTrustList(try trust.list(), context: context)
     case "add":
       let text = try peerArgument()
-      guard let id = DeviceID(text) else {
-        throw MemoPeerError(
-          .invalidInput, "that is not a device ID (52 base32 characters, as `memo-peer id` prints)",
-          hint: "copy the whole ID from `memo-peer id` on the other device")
-      }
-      guard let name = context.arguments.value("name") else {
+      guard let name = context.arguments[TrustOptions.name] else {
         throw ArgumentParser.usage("trust add needs --name NAME", suggestion: nil, command: "trust")
       }
-      let peer = TrustedPeer(deviceID: id, name: name, discoveryKey: nil, source: .command, added: context.now)
-      let shares = context.arguments.all("share")
-      // Checked before anything is stored: a typo in a notebook's name trusts nobody.
-      for notebook in shares { _ = try context.store().findNotebook(notebook) }
-      _ = try NotebookCommands.roleArgument(context, command: "trust")
-      try store.update { try $0.trust(peer) }
-      context.console.print("trusted \(name) (\(id.short)…); do the same on that device for this one")
-      try share(shares, with: peer, context, command: "trust")
+      let role = try NotebookCommands.roleArgument(context, command: "trust")
+      let shares = context.arguments[TrustOptions.share]
+      let peer = try trust.add(text, name: name, sharing: shares)
+      context.console.print("trusted \(name) (\(peer.deviceID.short)…); do the same on that device for this one")
+      try share(shares, with: peer, as: role, context)
     case "rename":
       let reference = try peerArgument()
       guard let name = context.arguments.positional(2) else {
         throw ArgumentParser.usage("trust rename needs a new name", suggestion: nil, command: "trust")
       }
-      let renamed = try store.update { try $0.rename(reference, to: name) }
-      context.console.print("renamed \(renamed.id?.short ?? "?")… to \(renamed.displayName)")
+      let renamed = try trust.rename(reference, to: name)
+      context.console.print("renamed \(renamed.deviceID.short)… to \(renamed.displayName)")
     case "remove":
-      let removed = try store.update { try $0.remove(try peerArgument()) }
-      context.console.print("removed \(removed.displayName) (\(removed.id?.short ?? "?")…); it can no longer connect")
+      let removed = try trust.remove(try peerArgument())
+      context.console.print("removed \(removed.displayName) (\(removed.deviceID.short)…); it can no longer connect")
     case "policy":
       let reference = try peerArgument()
       guard let text = context.arguments.positional(2), let policy = ReceivePolicy(rawValue: text) else {
         throw ArgumentParser.usage("trust policy needs ask, accept or refuse", suggestion: nil, command: "trust")
       }
-      let peer = try store.update { try $0.setReceivePolicy(policy, for: reference) }
+      let peer = try trust.setPolicy(policy, for: reference)
       context.console.print("memos from \(peer.displayName) now: \(policy.rawValue)")
     default:
       throw ArgumentParser.usage(
@@ -129,13 +113,14 @@ enum TrustCommands {
   }
 
   /// Shares each named notebook with a newly trusted device (`trust add --share`, `pair`),
-  /// as `--as` says, and says so; nothing when `names` is empty.
-  static func share(_ names: [String], with peer: TrustedPeer, _ context: CommandContext, command: String) throws {
-    let role = try NotebookCommands.roleArgument(context, command: command)
+  /// as `role`, and says so; with no names, says that the device gets nothing yet.
+  static func share(_ names: [String], with peer: TrustedPeer, as role: NotebookRole, _ context: CommandContext)
+    throws
+  {
+    let notebooks = try context.app().notebooks
     for name in names {
-      let notebook = try context.store().findNotebook(name)
-      try context.store().share(notebook.id, with: peer.deviceID, as: role, now: context.now)
-      context.console.print("shared \(notebook.displayName) with \(peer.displayName) as \(role.rawValue)")
+      let shared = try notebooks.share(name, with: peer, as: role)
+      context.console.print("shared \(shared.notebook.displayName) with \(peer.displayName) as \(role.rawValue)")
     }
     if names.isEmpty {
       context.console.print(
@@ -146,30 +131,7 @@ enum TrustCommands {
 
   static func printTrustList(_ list: TrustList, context: CommandContext) {
     if context.wantsJSON {
-      struct PeerJSON: Encodable {
-        let name: String
-        let deviceID: String
-        let source: String
-        let added: String
-        let recognizable: Bool
-        let receive: String
-        enum CodingKeys: String, CodingKey {
-          case name, source, added, recognizable, receive
-          case deviceID = "device_id"
-        }
-      }
-      struct ListJSON: Encodable {
-        let schema = OutputFormat.jsonSchema
-        let peers: [PeerJSON]
-      }
-      context.printJSON(
-        ListJSON(
-          peers: list.peers.map {
-            PeerJSON(
-              name: $0.name, deviceID: $0.id?.description ?? $0.deviceID, source: $0.source.rawValue,
-              added: OutputFormat.isoTime($0.added), recognizable: $0.discoveryKey != nil,
-              receive: ($0.receive ?? .ask).rawValue)
-          }))
+      context.printJSON(TrustListJSON(list))
       return
     }
     guard !list.peers.isEmpty else {
@@ -179,7 +141,7 @@ enum TrustCommands {
     for peer in list.peers {
       let how = peer.source == .pairing ? "paired" : "added by ID"
       context.console.print(
-        "\(peer.displayName)  \(peer.id?.description ?? peer.deviceID)  \(how) \(OutputFormat.localTime(peer.added))")
+        "\(peer.displayName)  \(peer.deviceID)  \(how) \(OutputFormat.localTime(peer.added))")
     }
   }
 }

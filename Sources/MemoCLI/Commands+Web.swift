@@ -1,7 +1,11 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import MemoApp
 import MemoCore
 import MemoStore
+import MemoSystem
 import MemoWeb
+import MemoWebApp
 import Synchronization
 
 #if canImport(Glibc)
@@ -10,6 +14,18 @@ import Synchronization
 
 /// `web`: the memo-peer page for the people in the house who do not use a terminal.
 enum WebCommands {
+  /// The options of `web`.
+  enum WebOptions {
+    static let port = ValueOption(
+      "port", value: "PORT", "TCP port (default 8426, or the next free one up to 8435; 0: any free port)")
+    static let address = RepeatedOption(
+      "address", value: "ADDRESS", "127.0.0.1, ::1 or localhost (both, the default); any other address is refused")
+    static let open = Flag("open", "open the page in your browser (xdg-open)")
+    static let sessionTimeout = ValueOption(
+      "session-timeout", value: "DURATION",
+      "end a signed-in browser's session after this long without use (default 30m; 10s to 12h)")
+  }
+
   static let web = Command(
     name: "web", summary: "Serve the memo-peer page in a browser on this computer (127.0.0.1 and ::1 only).",
     details: """
@@ -21,26 +37,24 @@ enum WebCommands {
       its window is in the background. --open hands the link to your browser through a 0600
       file in $XDG_RUNTIME_DIR (xdg-open FILE), so the link never appears in another
       process's arguments. With a server of this node already running (`web`, or `serve
-      --web`), prints or opens its link instead of starting another. SIGTERM or Ctrl-C stops
-      it. docs/WEB.md describes the page and its JSON API.
+      --web`), prints or opens its link instead of starting another. A signed-in browser's
+      session ends after --session-timeout without use (30 minutes; the page's own polling is
+      not use) and 12 hours after sign-in, and a lock suspends it (the page then offers only
+      its unlock form) and empties the page. SIGTERM or Ctrl-C stops it. docs/WEB.md
+      describes the page, its limits and its JSON API.
       """,
-    options: [
-      OptionSpec("port", value: "PORT", "TCP port (default 8426, or the next free one up to 8435; 0: any free port)"),
-      OptionSpec(
-        "address", value: "ADDRESS", repeatable: true,
-        "127.0.0.1, ::1 or localhost (both, the default); any other address is refused"),
-      OptionSpec("open", "open the page in your browser (xdg-open)"),
-    ],
+    options: [WebOptions.port, WebOptions.address, WebOptions.open, WebOptions.sessionTimeout],
     positionals: []
   ) { context in
     let paths = try context.paths()
-    let addresses = try LoopbackAddress.parse(context.arguments.all("address"))
-    let port = try webPort(context.arguments.value("port"), option: "port", command: "web")
+    let addresses = try LoopbackAddress.parse(context.arguments[WebOptions.address])
+    let port = try webPort(context.arguments[WebOptions.port], option: WebOptions.port, command: "web")
+    let sessionIdle = try sessionTimeout(context.arguments[WebOptions.sessionTimeout])
     let files = try WebRuntimeFiles(paths: paths, environment: context.environment)
     let printer = LinePrinter()
     if let running = files.running() {
       printer.error("memo-peer web: already running for this node (pid \(running.pid), port \(running.port))")
-      if context.arguments.has("open") {
+      if context.arguments.has(WebOptions.open) {
         openInBrowser(files.launcherPath, environment: context.environment, printer: printer)
       } else {
         printer.print(running.url)
@@ -56,8 +70,8 @@ enum WebCommands {
       return source
     }
     let server = try LocalWebServer(
-      paths: paths, files: files, addresses: addresses, port: port, logger: context.logger.scoped("web"),
-      report: { printer.error("memo-peer web: \($0)") },
+      paths: paths, files: files, addresses: addresses, port: port, sessionIdle: sessionIdle,
+      logger: context.logger.scoped("web"), report: { printer.error("memo-peer web: \($0)") },
       onSignIn: { url in
         printer.error("memo-peer web: a browser signed in; the next one-time link:")
         printer.print(url)
@@ -66,7 +80,7 @@ enum WebCommands {
       "memo-peer web: serving \(server.server.baseURLs.joined(separator: " and ")) (this computer only); "
         + "Ctrl-C stops it. Open this one-time link to sign in:")
     printer.print(server.server.signInURL)
-    if context.arguments.has("open") {
+    if context.arguments.has(WebOptions.open) {
       openInBrowser(files.launcherPath, environment: context.environment, printer: printer)
     }
     stop.wait()
@@ -75,12 +89,23 @@ enum WebCommands {
   }
 
   /// `--port`/`--web-port`: nil when not given (the default port or the next free one).
-  static func webPort(_ text: String?, option: String, command: String) throws -> UInt16? {
+  static func webPort(_ text: String?, option: ValueOption, command: String) throws -> UInt16? {
     guard let text else { return nil }
     guard let port = UInt16(text) else {
-      throw ArgumentParser.usage("--\(option) needs a number from 0 to 65535", suggestion: nil, command: command)
+      throw ArgumentParser.usage(
+        "--\(option.spec.name) needs a number from 0 to 65535", suggestion: nil, command: command)
     }
     return port
+  }
+
+  /// `--session-timeout`: 10 s to 12 h (the absolute lifetime), default 30 minutes.
+  static func sessionTimeout(_ text: String?) throws -> Double {
+    guard let text else { return WebSessions.defaultIdleSeconds }
+    guard let seconds = DurationText.seconds(text), (10...WebSessions.absoluteSeconds).contains(seconds) else {
+      throw ArgumentParser.usage(
+        "--session-timeout needs a duration from 10s to 12h, such as 30m", suggestion: nil, command: "web")
+    }
+    return seconds
   }
 
   /// Runs `xdg-open FILE` (the launcher page, never the link itself) and reports a failure
@@ -92,23 +117,17 @@ enum WebCommands {
         "memo-peer web: cannot open a browser: xdg-open is not installed (Debian: xdg-utils); open the link above")
       return
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: opener)
-    process.arguments = [file]
-    process.environment = environment
-    process.standardInput = FileHandle.nullDevice
-    do {
-      try process.run()
-    } catch {
-      printer.error("memo-peer web: cannot start xdg-open; open the link above")
-      return
-    }
-    Thread.detachNewThread {
-      process.waitUntilExit()
-      if process.terminationStatus != 0 {
-        printer.error("memo-peer web: xdg-open failed (status \(process.terminationStatus)); open the link above")
+    let started: Void? = try? SystemThread.start(name: "mp.xdg-open") {
+      do {
+        let result = try ToolProcess.run(opener, [file], input: nil)
+        if result.status != 0 {
+          printer.error("memo-peer web: xdg-open failed (status \(result.status)); open the link above")
+        }
+      } catch {
+        printer.error("memo-peer web: cannot start xdg-open; open the link above")
       }
     }
+    if started == nil { printer.error("memo-peer web: cannot start xdg-open; open the link above") }
   }
 }
 
@@ -118,13 +137,15 @@ final class LocalWebServer: Sendable {
   let files: WebRuntimeFiles
 
   init(
-    paths: NodePaths, files: WebRuntimeFiles, addresses: [LoopbackAddress], port: UInt16?, logger: Logger,
+    paths: NodePaths, files: WebRuntimeFiles, addresses: [LoopbackAddress], port: UInt16?,
+    sessionIdle: Double = WebSessions.defaultIdleSeconds, logger: Logger,
     report: @escaping @Sendable (String) -> Void, onSignIn: @escaping @Sendable (String) -> Void
   ) throws {
     // Problems with the store (permissions, a foreign database) show now, not on the page.
     _ = try MemoStore.open(paths: paths, logger: logger, use: .background)
-    let backend = WebBackend(paths: paths, logger: logger, clock: { wallClock() })
+    let backend = WebBackend(paths: paths, logger: logger, clock: App.wallClock)
     let info = Mutex<WebRuntimeFiles.Info?>(nil)
+    let keys = DeviceKeys(paths: paths)
     let server = try WebServer(
       addresses: addresses, port: port, api: backend, logger: logger,
       onSignIn: { url in
@@ -134,7 +155,8 @@ final class LocalWebServer: Sendable {
         }
         if let next { try? files.write(next) }
         onSignIn(url)
-      })
+      }, sessionIdleSeconds: sessionIdle,
+      isLocked: { keys.isLocked })
     for note in server.notes { report(note) }
     let written = WebRuntimeFiles.Info(
       pid: getpid(), port: server.origins.port, addresses: server.origins.addresses.map(\.rawValue),
@@ -146,11 +168,40 @@ final class LocalWebServer: Sendable {
     }
     self.server = server
     self.files = files
+    lockWatch = WebLockWatch(keys: DeviceKeys(paths: paths), sessions: server.sessions)
   }
+
+  /// Suspends the page's sessions when the node locks (`memo-peer lock`, the idle timeout).
+  private let lockWatch: WebLockWatch
 
   /// Stops serving and removes the runtime files (the link dies with them).
   func stop() {
+    lockWatch.stop()
     server.stop()
     files.remove()
   }
+}
+
+/// Watches the node's lock state while the page is served: when it becomes locked
+/// (`memo-peer lock` anywhere, the idle timeout of `complete`, the page's own Lock), every
+/// session is suspended within `interval`, so a copy of a cookie is worth nothing from
+/// then on (docs/WEB.md), even when the node is unlocked again before any request came.
+/// Requests do not wait for it: the front door asks the lock state on each one.
+final class WebLockWatch: Sendable {
+  /// How often the keyring is asked: at most once a second, so an idle server stays idle.
+  static let interval = 1.0
+  private let stopped = Mutex(false)
+
+  init(keys: DeviceKeys, sessions: WebSessions) {
+    let watch: @Sendable () -> Void = { [self] in
+      while !stopped.withLock({ $0 }) {
+        sessions.observeLock { keys.isLocked }
+        SystemThread.sleep(seconds: Self.interval)
+      }
+    }
+    // Without the watch, requests still meet every lock (the front door asks on each).
+    _ = try? SystemThread.start(name: "mp.web-lock", watch)
+  }
+
+  func stop() { stopped.withLock { $0 = true } }
 }

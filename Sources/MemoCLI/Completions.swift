@@ -16,9 +16,7 @@ enum Completions {
   }
 
   /// An option's words: `--name`, and `-x` when it has a short form.
-  static func words(_ option: OptionSpec) -> [String] {
-    ["--" + option.name] + (option.short.map { ["-" + String($0)] } ?? [])
-  }
+  static func words(_ option: OptionSpec) -> [String] { option.words }
 
   /// The words of every option of a command, long and short, with the common ones; with
   /// `takingValues`, only of the options that take a value (whose next word is not a

@@ -1,7 +1,10 @@
-import Foundation
+import FoundationEssentials
+import MemoApp
 import MemoCore
 import MemoCrypto
 import MemoStore
+import MemoSystem
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -12,6 +15,9 @@ import MemoStore
 final class Console {
   private var buffer: [UInt8] = []
   private(set) var stdoutClosed = false
+  /// Why stdout could not be written (not a closed pipe): the command then exits with the
+  /// status of `io` (7) rather than 0, having printed less than it said.
+  private(set) var writeFailure: MemoPeerError?
 
   var stdinIsTerminal: Bool { isatty(0) == 1 }
   var stdoutIsTerminal: Bool { isatty(1) == 1 }
@@ -29,11 +35,27 @@ final class Console {
     if buffer.count >= 1 << 16 { flush() }
   }
 
-  /// Writes what is buffered. A closed pipe (`memo-peer list | head`) is not an error.
+  /// Writes what is buffered. A closed pipe (`memo-peer list | head`) is not an error; any
+  /// other failure (a full disk, `> /dev/full`) is kept in `writeFailure`.
   func flush() {
     defer { buffer.removeAll(keepingCapacity: true) }
-    guard !stdoutClosed else { return }
-    do { try PrivateFiles.writeAll(1, buffer, path: "stdout") } catch { stdoutClosed = true }
+    guard !stdoutClosed, !buffer.isEmpty else { return }
+    do {
+      var offset = 0
+      while offset < buffer.count {
+        offset += try System.call("write") {
+          buffer.withUnsafeBytes { Glibc.write(1, $0.baseAddress! + offset, $0.count - offset) }
+        }
+      }
+    } catch {
+      stdoutClosed = true
+      guard error.code != EPIPE else { return }
+      writeFailure = MemoPeerError(
+        error.code == ENOSPC || error.code == EDQUOT ? .diskFull : .io,
+        "cannot write the output to stdout: \(error.errno)",
+        hint: "check where the output goes (a full disk, a file that cannot be written); it is incomplete",
+        diagnostics: error.diagnostics)
+    }
   }
 
   /// A line on stderr; an error's priority when stderr is the journal.
@@ -60,14 +82,40 @@ final class Console {
 
   private var showingProgress = false
 
-  /// Reads all of stdin, refusing more than `limit` bytes.
-  func readStdin(limit: Int) throws -> [UInt8] {
-    do { return try PrivateFiles.readAll(0, limit: limit, what: "stdin") } catch let error as MemoPeerError
+  /// What stdin carries, for its limit's message and hint.
+  enum StdinUse {
+    /// A memo's body (`new`, `edit --stdin`, `send -`): 64 KiB.
+    case memoBody
+    /// The text to search for (`search --stdin`): 4 KiB.
+    case searchText
+
+    var limit: Int {
+      switch self {
+      case .memoBody: MemoRules.maxBodyBytes
+      case .searchText: 4096
+      }
+    }
+
+    var tooLarge: MemoPeerError {
+      switch self {
+      case .memoBody:
+        MemoPeerError(
+          .tooLarge, "the memo on stdin is larger than the limit of \(limit) bytes (64 KiB)",
+          hint: "split it into several memos")
+      case .searchText:
+        MemoPeerError(
+          .tooLarge, "the search text on stdin is longer than the limit of \(limit) bytes (4 KiB)",
+          hint: "search for a shorter part of it")
+      }
+    }
+  }
+
+  /// Reads all of stdin, refusing more than the use's limit.
+  func readStdin(_ use: StdinUse) throws -> [UInt8] {
+    do { return try PrivateFiles.readAll(0, limit: use.limit, what: "stdin") } catch let error as MemoPeerError
       where error.code == .tooLarge
     {
-      throw MemoPeerError(
-        .tooLarge, "the input on stdin is larger than the limit of \(limit) bytes (64 KiB)",
-        hint: "split it into several memos")
+      throw use.tooLarge
     }
   }
 
@@ -117,8 +165,8 @@ final class Console {
   }
 
   private func withTerminal<R>(_ body: (Int32) throws -> R) throws -> R {
-    let tty = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)
-    guard tty >= 0 else {
+    // Whatever the errno (ENXIO: no controlling terminal), the answer is the same.
+    guard let tty = try? System.call("open", { open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY) }) else {
       throw MemoPeerError(
         .usage, "this needs an answer from a terminal, and there is none",
         hint: "run it on a terminal, or use the command's non-interactive option (see --help)")
@@ -136,8 +184,8 @@ final class Console {
     var bytes: [UInt8] = []
     var byte: UInt8 = 0
     while bytes.count < 4096 {
-      let count = Glibc.read(tty, &byte, 1)
-      if count < 0 && errno == EINTR { continue }
+      // A failed read ends the answer, as the end of input does.
+      let count = (try? System.call("read") { Glibc.read(tty, &byte, 1) }) ?? 0
       if count <= 0 || byte == 0x0A { break }
       bytes.append(byte)
     }
@@ -162,8 +210,8 @@ final class Console {
     defer { for index in bytes.indices { bytes[index] = 0 } }
     var byte: UInt8 = 0
     while bytes.count < 4096 {
-      let count = Glibc.read(tty, &byte, 1)
-      if count < 0 && errno == EINTR { continue }
+      // A failed read ends the passphrase, as the end of input does.
+      let count = (try? System.call("read") { Glibc.read(tty, &byte, 1) }) ?? 0
       if count <= 0 || byte == 0x0A || byte == 0x0D { break }
       bytes.append(byte)
     }
@@ -171,19 +219,25 @@ final class Console {
   }
 }
 
+/// The terminal is where the use cases ask a person (consent, above all).
+extension Console: Prompt {
+  var canAsk: Bool { stdinIsTerminal }
+}
+
 /// Whole lines to stdout from any thread (streaming commands such as `browse`).
 struct LinePrinter: Sendable {
-  private static let lock = NSLock()
+  /// Held while a line is written, so lines from two threads never interleave.
+  private static let writing = Mutex(())
 
   func print(_ line: String) {
-    Self.lock.withLock { try? PrivateFiles.writeAll(1, Array((line + "\n").utf8), path: "stdout") }
+    Self.writing.withLock { _ in try? PrivateFiles.writeAll(1, Array((line + "\n").utf8), path: "stdout") }
   }
 
   /// A line on stderr, with `priority` when stderr is the journal (a state change is a
   /// notice; something the daemon cannot do is a warning).
   func error(_ line: String, priority: JournalStream.Priority = .notice) {
     let text = JournalStream.prefix(priority) + line + "\n"
-    Self.lock.withLock { try? PrivateFiles.writeAll(2, Array(text.utf8), path: "stderr") }
+    Self.writing.withLock { _ in try? PrivateFiles.writeAll(2, Array(text.utf8), path: "stderr") }
   }
 }
 

@@ -1,6 +1,7 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -59,19 +60,21 @@ enum ForegroundChild {
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var pid = pid_t()
-    let result = argv.withUnsafeBufferPointer { buffer in
-      posix_spawn(&pid, executable, nil, &attributes, buffer.baseAddress!, environ)
+    let spawned = Result { () throws(SystemError) in
+      try System.callReturningErrno("posix_spawn") {
+        argv.withUnsafeBufferPointer { posix_spawn(&pid, executable, nil, &attributes, $0.baseAddress!, environ) }
+      }
     }
     child.set(pid)
-    guard result == 0 else {
+    if case .failure(let error) = spawned {
       throw MemoPeerError(
-        .editor, "could not start the editor", hint: "check VISUAL or EDITOR", diagnostics: "posix_spawn: \(result)")
+        .editor, "could not start the editor", hint: "check VISUAL or EDITOR", diagnostics: error.diagnostics)
     }
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-      guard errno == EINTR else {
-        throw MemoPeerError(.editor, "lost track of the editor", diagnostics: "waitpid: errno \(errno)")
-      }
+    do throws(SystemError) {
+      try System.call("waitpid") { waitpid(pid, &status, 0) }
+    } catch {
+      throw MemoPeerError(.editor, "lost track of the editor", diagnostics: error.diagnostics)
     }
     // WIFEXITED / WEXITSTATUS / WTERMSIG, which are macros Swift cannot import.
     return status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)

@@ -18,12 +18,16 @@ enum Manual {
   static let exitStatuses: [ExitStatus] = [
     ExitStatus(status: 0, meaning: "success"),
     ExitStatus(status: 1, meaning: "internal error (a bug; nothing was changed), or `doctor` found a problem"),
-    ExitStatus(status: 2, meaning: "wrong command line, or a confirmation that cannot be asked"),
-    ExitStatus(status: 3, meaning: "no such memo, or a prefix matching several"),
+    ExitStatus(
+      status: 2,
+      meaning: "wrong command line, a confirmation that cannot be asked, or a MEMO_PEER_HOME that does not exist"),
+    ExitStatus(status: 3, meaning: "no such memo, or a prefix matching several (or shorter than 4 characters)"),
     ExitStatus(status: 4, meaning: "input refused; the message says which limit"),
     ExitStatus(status: 5, meaning: "keys and access: permissions, a missing or wrong key, a passphrase"),
     ExitStatus(status: 6, meaning: "damaged, foreign or newer data; left untouched"),
-    ExitStatus(status: 7, meaning: "the write was rolled back; the previous state is intact"),
+    ExitStatus(
+      status: 7,
+      meaning: "the write was rolled back; the previous state is intact (or the output could not be written to stdout)"),
     ExitStatus(status: 8, meaning: "the cryptographic library failed"),
     ExitStatus(status: 9, meaning: "no editor, or it failed; nothing was changed"),
     ExitStatus(status: 10, meaning: "the user said no"),
@@ -61,11 +65,15 @@ enum Manual {
   }
 
   static let environment: [Variable] = [
-    Variable(name: "MEMO_PEER_HOME", meaning: "put every file under this directory instead of the XDG directories"),
+    Variable(
+      name: "MEMO_PEER_HOME",
+      meaning: "put every file under this directory instead of the XDG directories; it must exist (`init` makes it)"),
     Variable(name: "XDG_DATA_HOME", meaning: "the data directory's parent (default ~/.local/share)"),
     Variable(name: "XDG_STATE_HOME", meaning: "the state and key directories' parent (default ~/.local/state)"),
     Variable(name: "XDG_CONFIG_HOME", meaning: "the configuration directory's parent (default ~/.config)"),
-    Variable(name: "XDG_RUNTIME_DIR", meaning: "a memory file system for the editor's file (else /dev/shm)"),
+    Variable(
+      name: "XDG_RUNTIME_DIR",
+      meaning: "a memory file system for the editor's file and the web page's sign-in link (else /dev/shm)"),
     Variable(name: "VISUAL", meaning: "the editor for `new` and `edit` (before EDITOR)"),
     Variable(name: "EDITOR", meaning: "the editor when VISUAL is not set"),
     Variable(name: "TERM", meaning: "`show` uses the privacy screen on a terminal whose TERM is set and not dumb"),

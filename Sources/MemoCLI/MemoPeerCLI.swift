@@ -1,4 +1,5 @@
 import MemoCore
+import MemoPresentation
 
 #if canImport(Glibc)
   import Glibc
@@ -16,7 +17,9 @@ public enum MemoPeerCLI {
     PairingCommands.pair, PairingCommands.ping, DeliveryCommands.send, DeliveryCommands.outbox, DeliveryCommands.inbox,
     NotebookCommands.notebook, MemoCommands.move, DoctorCommand.doctor, ProtectionCommands.protect,
     ProtectionCommands.unlock, ProtectionCommands.lock,
-    WidgetCommand.widget, SyncCommands.sync, SyncCommands.peers, SyncCommands.conflicts, WebCommands.web,
+    WidgetCommand.widget, SyncCommands.sync, SyncCommands.peers, SyncCommands.conflicts,
+    HistoryCommands.history, HistoryCommands.diff, HistoryCommands.restore, HistoryCommands.trash,
+    HistoryCommands.undo, WebCommands.web,
     MetaCommands.help,
     MetaCommands.completions,
   ]
@@ -41,8 +44,8 @@ public enum MemoPeerCLI {
     while let first = rest.first, first.hasPrefix("-") {
       rest.removeFirst()
       switch first {
-      case "--debug": debug = true
-      case "--help", "-h":
+      case CommonOptions.debug: debug = true
+      case CommonOptions.help:
         console.print(overview)
         return 0
       case "--version":
@@ -66,19 +69,24 @@ public enum MemoPeerCLI {
     guard let command = commands.first(where: { $0.name == name }) else {
       return report(unknownCommand(name), console, json: false)
     }
-    let wantsJSON = rest.contains("--json")
+    // Before parsing, so that a wrong command line is reported as JSON too.
+    let wantsJSON = rest.contains { SharedOptions.json ~= $0 }
     do {
       let parsed = try ArgumentParser.parse(
         rest, options: command.options, positionals: command.positionals, command: command.name)
-      if parsed.has("help") {
+      if parsed.has(CommonOptions.help) {
         console.print(command.help)
         return 0
       }
-      let logger = makeLogger(debug: debug || parsed.has("debug"))
+      if !["init", "help", "completions"].contains(command.name) { try requireExistingHome(environment) }
+      let logger = makeLogger(debug: debug || parsed.has(CommonOptions.debug))
       let context = CommandContext(
         arguments: parsed, environment: environment, console: console, logger: logger, tuning: tuning)
       do {
         try command.run(context)
+        // Output that could not be written is a failure, not a success (`> /dev/full`).
+        console.flush()
+        if let failure = console.writeFailure { throw failure }
       } catch {
         logger.error(error, while: "running a command")
         if let error = error as? MemoPeerError, let diagnostics = error.diagnostics {
@@ -107,6 +115,16 @@ public enum MemoPeerCLI {
       "or under MEMO_PEER_HOME when it is set.",
     ]
     return lines.joined(separator: "\n")
+  }
+
+  /// A `MEMO_PEER_HOME` that does not exist is a typo far more often than a wish for a new
+  /// node (which would get new keys and an empty store, silently): only `init` creates it.
+  static func requireExistingHome(_ environment: [String: String]) throws {
+    guard let home = environment["MEMO_PEER_HOME"], !home.isEmpty, access(home, F_OK) != 0 else { return }
+    throw MemoPeerError(
+      .usage,
+      "MEMO_PEER_HOME is set to a directory that does not exist (\(TerminalText.render(home, limit: 256).text))",
+      hint: "check its spelling; to make a new node there, run `memo-peer init` with this MEMO_PEER_HOME")
   }
 
   static func unknownCommand(_ name: String) -> MemoPeerError {

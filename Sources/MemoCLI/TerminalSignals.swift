@@ -20,7 +20,8 @@ final class TerminalSignals {
 
   init(_ signals: [Int32]) throws {
     var fds: [Int32] = [0, 0]
-    guard pipe(&fds) == 0 else { throw PrivateFiles.ioError(errno, "cannot set up signal handling") }
+    try PrivateFiles.call("pipe", orThrow: "cannot set up signal handling") { pipe(&fds) }
+    // Cannot fail on descriptors just made.
     for fd in fds {
       _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
       _ = fcntl(fd, F_SETFL, O_NONBLOCK)
@@ -34,6 +35,7 @@ final class TerminalSignals {
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
       source.setEventHandler {
         var byte = UInt8(truncatingIfNeeded: number)
+        // Errors ignored: a full pipe already holds signals the viewer has yet to read.
         _ = Glibc.write(writeEnd, &byte, 1)
       }
       source.resume()
@@ -46,6 +48,7 @@ final class TerminalSignals {
     var received: [Int32] = []
     var buffer = [UInt8](repeating: 0, count: 64)
     while true {
+      // Non-blocking: EAGAIN (or any error) means nothing more has arrived.
       let count = buffer.withUnsafeMutableBytes { Glibc.read(readFD, $0.baseAddress, $0.count) }
       if count <= 0 { break }
       received += buffer[0..<count].map { Int32($0) }

@@ -1,6 +1,8 @@
 import CSystemShims
 import MemoCore
+import MemoPresentation
 import MemoStore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc
@@ -29,7 +31,7 @@ final class TerminalViewer {
   }
 
   func show(_ document: [String]) throws {
-    guard tcgetattr(tty, &saved) == 0 else { throw PrivateFiles.ioError(errno, "cannot read the terminal's mode") }
+    try PrivateFiles.call("tcgetattr", orThrow: "cannot read the terminal's mode") { tcgetattr(tty, &saved) }
     hasSavedMode = true
     let size = self.size()
     var screen = PrivacyScreen(document: document, rows: size.rows, columns: size.columns)
@@ -43,18 +45,24 @@ final class TerminalViewer {
         pollfd(fd: tty, events: Int16(POLLIN), revents: 0),
         pollfd(fd: signals.readFD, events: Int16(POLLIN), revents: 0),
       ]
-      let ready = poll(&fds, 2, -1)
-      if ready < 0 {
-        if errno == EINTR { continue }
-        throw PrivateFiles.ioError(errno, "cannot wait for the terminal")
-      }
+      // Retried on EINTR: the signal's byte on the pipe then ends the wait at once.
+      try PrivateFiles.call("poll", orThrow: "cannot wait for the terminal") { poll(&fds, 2, -1) }
       var events: [PrivacyScreen.Event] = []
       for number in signals.drain() { events.append(event(for: number)) }
       if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
-        let count = buffer.withUnsafeMutableBytes { read(tty, $0.baseAddress, $0.count) }
-        if count > 0 {
-          events += decoder.decode(buffer[0..<count]).map { .input($0) }
-        } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+        // Not retried on EINTR: back to the poll, which also hears the signal's byte.
+        do throws(SystemError) {
+          let count = try System.call("read", retryingOnInterrupt: false) {
+            buffer.withUnsafeMutableBytes { read(tty, $0.baseAddress, $0.count) }
+          }
+          if count > 0 {
+            events += decoder.decode(buffer[0..<count]).map { .input($0) }
+          } else {
+            events.append(.terminate)  // end of file: the terminal went away
+          }
+        } catch let error where error.errno == .interrupted || error.errno == .wouldBlock {
+          // Nothing to read after all: wait again.
+        } catch {
           events.append(.terminate)  // the terminal went away
         }
       }

@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoStore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc
@@ -60,10 +61,13 @@ enum ToolProcess {
     let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
     defer { for pointer in argv { free(pointer) } }
     var pid = pid_t()
-    let spawned = argv.withUnsafeBufferPointer {
-      posix_spawn(&pid, executable, &actions, &attributes, $0.baseAddress!, environ)
+    do throws(SystemError) {
+      try System.callReturningErrno("posix_spawn") {
+        argv.withUnsafeBufferPointer { posix_spawn(&pid, executable, &actions, &attributes, $0.baseAddress!, environ) }
+      }
+    } catch {
+      throw failure(executable, error)
     }
-    guard spawned == 0 else { throw failure(executable, spawned) }
     // The child has its ends; closing ours lets it see end-of-file.
     if inputPipe[0] >= 0 {
       close(inputPipe[0])
@@ -84,8 +88,10 @@ enum ToolProcess {
     }
     if detach { return Result(status: 0, output: nil) }
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-      guard errno == EINTR else { throw failure(executable, errno) }
+    do throws(SystemError) {
+      try System.call("waitpid") { waitpid(pid, &status, 0) }
+    } catch {
+      throw failure(executable, error)
     }
     // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift cannot import.
     let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
@@ -98,13 +104,17 @@ enum ToolProcess {
 
   /// A pipe whose ends close on exec (the child gets its end through dup2, which clears it).
   private static func makePipe(_ fds: inout [Int32], _ executable: String) throws {
-    guard pipe(&fds) == 0 else { throw failure(executable, errno) }
-    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+    do throws(SystemError) {
+      try System.call("pipe") { pipe(&fds) }
+    } catch {
+      throw failure(executable, error)
+    }
+    for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }  // cannot fail on a descriptor just made
   }
 
-  private static func failure(_ executable: String, _ code: Int32) -> MemoPeerError {
+  private static func failure(_ executable: String, _ error: SystemError) -> MemoPeerError {
     MemoPeerError(
-      .io, "could not run \((executable as NSString).lastPathComponent)", hint: "check that it is installed",
-      diagnostics: "posix_spawn: \(code)")
+      .io, "could not run \(PathText.lastComponent(executable))", hint: "check that it is installed",
+      diagnostics: error.diagnostics)
   }
 }

@@ -42,11 +42,11 @@ enum ZshCompletion {
         completion == .command ? "(\(names.joined(separator: " ")))" : ZshCompletion.action(completion)
       }
       for option in command.options + ArgumentParser.common {
-        let help = Completions.describe(option.help).replacingOccurrences(of: "[", with: "(")
-          .replacingOccurrences(of: "]", with: ")").replacingOccurrences(of: ":", with: ";")
+        let help = Completions.describe(option.help).replacing("[", with: "(")
+          .replacing("]", with: ")").replacing(":", with: ";")
         let value =
           option.value.map {
-            ":\(Completions.describe($0).replacingOccurrences(of: ":", with: ";")):\(action(option.completion))"
+            ":\(Completions.describe($0).replacing(":", with: ";")):\(action(option.completion))"
           } ?? ""
         let repeats = option.repeatable ? "*" : ""
         if let short = option.short {
@@ -56,7 +56,7 @@ enum ZshCompletion {
         }
       }
       for (index, positional) in command.positionals.enumerated() {
-        let name = Completions.describe(positional.name).replacingOccurrences(of: ":", with: ";")
+        let name = Completions.describe(positional.name).replacing(":", with: ";")
         specs.append("'\(positional.optional ? ":" : "")\(index + 1):\(name):\(action(positional.completion))'")
       }
       lines.append("        \(command.name))")

@@ -47,7 +47,9 @@ public struct ConnectionLimits: Sendable {
   public var idleSeconds: Double = 120
   /// Time allowed for the rest of a frame once its first byte arrived, and for a send.
   public var frameSeconds: Double = 15
-  public var maximumPayload: Int = Frame.defaultMaximumPayload
+  public var maximumPayload: Int = ConnectionLimits.defaultMaximumPayload
+  /// Frame payloads are at most 1 MiB unless a connection says less (pairing: 4 KiB).
+  public static let defaultMaximumPayload = 1 << 20
 
   public init() {}
 }

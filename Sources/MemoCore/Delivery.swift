@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a receiver does with memos from one trusted peer (stored in its trust list entry).
 public enum ReceivePolicy: String, Codable, Sendable, CaseIterable {
@@ -150,8 +150,7 @@ public enum OutboxState: Equatable, Sendable, CustomStringConvertible {
   }
 
   static func format(_ time: Timestamp) -> String {
-    let formatter = ISO8601DateFormatter()
-    return formatter.string(from: Date(timeIntervalSince1970: Double(time) / 1000))
+    Date(timeIntervalSince1970: Double(time) / 1000).formatted(Date.ISO8601FormatStyle())
   }
 }
 
@@ -177,132 +176,6 @@ public struct DeliveryBackoff: Sendable, Equatable {
     let ceiling = ceiling(afterFailures: failures)
     return ceiling / 2 + ceiling / 2 * min(max(random, 0), 1)
   }
-}
-
-/// Delivery frame payloads (docs/PROTOCOL.md, "Delivery").
-public enum DeliveryMessage {
-  /// The memo inside a `deliver` frame, and inside a sealed outbox or inbox entry.
-  public struct Content: Codable, Equatable, Sendable {
-    public var title: String
-    public var body: String
-    public var tags: [String]
-    public var isPrivate: Bool
-    /// When the sender queued it (milliseconds since the epoch).
-    public var sent: Timestamp
-    /// The sent memo's identity in replication, when a stored memo was sent (not stdin):
-    /// the receiver stores it as that memo's revision, so later syncs keep both copies in
-    /// step (and concurrent edits become a conflict, not two unrelated memos). Absent in
-    /// entries queued before sync existed.
-    public var revision: SentRevision?
-
-    public init(
-      title: String, body: String, tags: [String], isPrivate: Bool, sent: Timestamp, revision: SentRevision? = nil
-    ) {
-      self.title = title
-      self.body = body
-      self.tags = tags
-      self.isPrivate = isPrivate
-      self.sent = sent
-      self.revision = revision
-    }
-
-    enum CodingKeys: String, CodingKey {
-      case title, body, tags, sent, revision
-      case isPrivate = "private"
-    }
-  }
-
-  /// Where a sent memo stands in its history (docs/PROTOCOL.md, "Delivery").
-  public struct SentRevision: Codable, Equatable, Sendable {
-    public var memo: String
-    public var dotOrigin: String
-    public var dotSeq: UInt64
-    public var clock: [String: UInt64]
-    public var revision: Int64
-    public var created: Timestamp
-    public var updated: Timestamp
-
-    public init(memo: Memo) {
-      self.memo = (memo.conflictOf ?? memo.id).rawValue
-      dotOrigin = memo.dot?.origin ?? memo.origin
-      dotSeq = memo.dot?.seq ?? 0
-      clock = memo.clock.entries
-      revision = memo.revision
-      created = memo.created
-      updated = memo.updated
-    }
-
-    enum CodingKeys: String, CodingKey {
-      case memo, clock, revision, created, updated
-      case dotOrigin = "dot_origin"
-      case dotSeq = "dot_seq"
-    }
-  }
-
-  /// `deliver`: one entry, identified by the sender's entry id (a UUID).
-  public struct Deliver: Codable, Equatable, Sendable {
-    public var id: String
-    public var memo: Content
-    public init(id: String, memo: Content) {
-      self.id = id
-      self.memo = memo
-    }
-  }
-
-  /// `receipt`: the entry is stored on the receiver (`inbox` or `memos`); `duplicate` when
-  /// it had been stored by an earlier delivery whose receipt was lost.
-  public struct Receipt: Codable, Equatable, Sendable {
-    public var id: String
-    public var stored: String
-    public var duplicate: Bool
-    public init(id: String, stored: String, duplicate: Bool) {
-      self.id = id
-      self.stored = stored
-      self.duplicate = duplicate
-    }
-  }
-
-  /// `refuse`: not stored, with a reason code.
-  public struct Refuse: Codable, Equatable, Sendable {
-    public var id: String
-    public var reason: String
-    public init(id: String, reason: RefusalReason) {
-      self.id = id
-      self.reason = reason.rawValue
-    }
-  }
-
-  /// The memo's place in replication, as the sync revision the receiver merges: nil when the
-  /// sender did not say (sent from stdin, or queued before sync existed). Checked as a sync
-  /// revision is (`SyncRules.checkShape`): a sent revision is merged like one.
-  public static func revision(of content: Content) throws(SyncViolation) -> SyncRevision? {
-    guard let sent = content.revision, sent.dotSeq > 0 else { return nil }
-    guard let memo = MemoID(canonical: sent.memo) else { throw SyncViolation(.malformed, "a memo id that is not one") }
-    let clock = try SyncRules.checkedVector(sent.clock, "a sent revision's clock")
-    let revision = SyncRevision(
-      memo: memo,
-      head: HeadSummary(
-        dot: Dot(origin: sent.dotOrigin, seq: sent.dotSeq), clock: clock, revision: sent.revision, isDeleted: false),
-      created: sent.created, updated: sent.updated, isPrivate: content.isPrivate, title: content.title,
-      body: content.body, tags: content.tags)
-    try SyncRules.checkShape(revision)
-    return revision
-  }
-
-  /// The numbers of a `deliver` payload: an entry id of 1–64 bytes, a sending time in range,
-  /// and a sent revision as `revision(of:)` checks it. The content itself is validated by
-  /// the store (`MemoRules`).
-  public static func check(_ deliver: Deliver) throws(SyncViolation) {
-    guard !deliver.id.isEmpty, deliver.id.utf8.count <= 64 else {
-      throw SyncViolation(.malformed, "an entry id that is empty or longer than 64 bytes")
-    }
-    try SyncRules.checkTimestamp(deliver.memo.sent, "sent")
-    _ = try revision(of: deliver.memo)
-  }
-
-  /// The sealed form of a queued memo and the size the receiver checks.
-  public static func encode(_ content: Content) -> [UInt8] { PeerMessage.encode(content) }
-  public static func decode(_ payload: [UInt8]) -> Content? { PeerMessage.decode(Content.self, from: payload) }
 }
 
 /// Parses durations (`send --expires`, `serve --sync-every`): a number with a unit, s, m, h

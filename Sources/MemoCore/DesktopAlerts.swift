@@ -2,13 +2,13 @@
 /// hold no content: inbox entries (id → sender), memos with conflict copies, and held
 /// deletes per device. Pure, so every rule is tested without a bus.
 public struct AlertSnapshot: Sendable, Equatable {
-  /// Inbox entry id → the sender's device ID (compact).
-  public var inbox: [String: String]
+  /// Inbox entry id → the sender.
+  public var inbox: [String: DeviceID]
   public var conflicted: Set<MemoID>
-  /// Device (compact ID) → deletes held from it.
-  public var heldDeletes: [String: Int]
+  /// Device → deletes held from it.
+  public var heldDeletes: [DeviceID: Int]
 
-  public init(inbox: [String: String] = [:], conflicted: Set<MemoID> = [], heldDeletes: [String: Int] = [:]) {
+  public init(inbox: [String: DeviceID] = [:], conflicted: Set<MemoID> = [], heldDeletes: [DeviceID: Int] = [:]) {
     self.inbox = inbox
     self.conflicted = conflicted
     self.heldDeletes = heldDeletes
@@ -17,8 +17,8 @@ public struct AlertSnapshot: Sendable, Equatable {
   /// What is new in `self` since `earlier`: entries that arrived, memos that gained
   /// conflicts, devices with more held deletes. Something that went away is not news.
   public func alerts(since earlier: AlertSnapshot) -> [DesktopAlert] {
-    var alerts: [DesktopAlert] = inbox.keys.filter { earlier.inbox[$0] == nil }.sorted().map {
-      .arrived(entry: $0, sender: inbox[$0] ?? "")
+    var alerts: [DesktopAlert] = inbox.sorted { $0.key < $1.key }.filter { earlier.inbox[$0.key] == nil }.map {
+      .arrived(entry: $0.key, sender: $0.value)
     }
     let conflicts = conflicted.subtracting(earlier.conflicted).count
     if conflicts > 0 { alerts.append(.conflicts(count: conflicts)) }
@@ -32,11 +32,11 @@ public struct AlertSnapshot: Sendable, Equatable {
 /// One thing the desktop is told about.
 public enum DesktopAlert: Sendable, Equatable {
   /// A memo arrived in the inbox from `sender` (a device ID).
-  case arrived(entry: String, sender: String)
+  case arrived(entry: String, sender: DeviceID)
   /// A sync brought conflict copies for `count` memos.
   case conflicts(count: Int)
   /// `count` deletes from `sender` wait for a person's answer.
-  case heldDeletes(sender: String, count: Int)
+  case heldDeletes(sender: DeviceID, count: Int)
 }
 
 /// A desktop notification, ready to send: org.freedesktop.Notifications' summary and body

@@ -49,6 +49,23 @@ public struct DeviceID: Hashable, Sendable, Comparable, CustomStringConvertible 
   public static func < (lhs: DeviceID, rhs: DeviceID) -> Bool { lhs.bytes.lexicographicallyPrecedes(rhs.bytes) }
 }
 
+/// In JSON (files, the wire, `--json`) a device ID is its compact base32 text; anything that
+/// does not parse as one is a decoding error, so a malformed ID never becomes a device.
+extension DeviceID: Codable {
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.singleValueContainer()
+    guard let id = DeviceID(try container.decode(String.self)) else {
+      throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a device ID")
+    }
+    self = id
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    try container.encode(compact)
+  }
+}
+
 /// RFC 4648 base32 (upper-case alphabet, no padding). Foundation has no base32; this is an
 /// encoding, not a parser of untrusted structure, and is checked against the RFC's vectors.
 public enum Base32 {

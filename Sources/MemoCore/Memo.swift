@@ -29,13 +29,19 @@ public struct Memo: Sendable, Equatable {
   /// The notebook this revision belongs to (nil: the store's default, for a memo not
   /// stored yet).
   public var notebook: NotebookID?
+  /// The revision as it travels (sync version 3): sealed under its notebook key and
+  /// signed by its author. Nil for a revision from before signing, and for one not yet
+  /// stored.
+  public var record: SealedRecord?
 
   public init(
     id: MemoID, title: String, body: String, tags: [String], created: Timestamp,
     updated: Timestamp, isPrivate: Bool, revision: Int64, origin: String, isDeleted: Bool = false,
-    dot: Dot? = nil, clock: VersionVector = VersionVector(), conflictOf: MemoID? = nil, notebook: NotebookID? = nil
+    dot: Dot? = nil, clock: VersionVector = VersionVector(), conflictOf: MemoID? = nil, notebook: NotebookID? = nil,
+    record: SealedRecord? = nil
   ) {
     self.notebook = notebook
+    self.record = record
     self.dot = dot
     self.clock = clock
     self.conflictOf = conflictOf
@@ -54,7 +60,26 @@ public struct Memo: Sendable, Equatable {
   public var summary: MemoSummary {
     MemoSummary(
       id: id, title: title, tags: tags, created: created, updated: updated,
-      isPrivate: isPrivate, revision: revision, notebook: notebook)
+      isPrivate: isPrivate, revision: revision, notebook: notebook, author: record?.author)
+  }
+}
+
+/// A revision's record as its author sealed and signed it (docs/design/sync-v3.md,
+/// section 3): kept beside the readable copy so it is forwarded exactly as signed.
+public struct SealedRecord: Sendable, Equatable {
+  /// The notebook key generation that sealed it.
+  public var keyID: String
+  public var sealed: [UInt8]
+  /// The author's Ed25519 signature; nil for a record from before signing.
+  public var signature: [UInt8]?
+  /// The device bound to the revision's replica: who wrote it.
+  public var author: DeviceID?
+
+  public init(keyID: String, sealed: [UInt8], signature: [UInt8]?, author: DeviceID?) {
+    self.keyID = keyID
+    self.sealed = sealed
+    self.signature = signature
+    self.author = author
   }
 }
 
@@ -69,11 +94,14 @@ public struct MemoSummary: Sendable, Equatable {
   public var isPrivate: Bool
   public var revision: Int64
   public var notebook: NotebookID?
+  /// The device that signed this revision (nil: unsigned, from before sync version 3).
+  public var author: DeviceID?
 
   public init(
     id: MemoID, title: String, tags: [String], created: Timestamp, updated: Timestamp,
-    isPrivate: Bool, revision: Int64, notebook: NotebookID? = nil
+    isPrivate: Bool, revision: Int64, notebook: NotebookID? = nil, author: DeviceID? = nil
   ) {
+    self.author = author
     self.notebook = notebook
     self.id = id
     self.title = title
@@ -135,12 +163,15 @@ public struct MemoListing: Sendable, Equatable {
   /// lists it until a person resolves it.
   public var hasConflict: Bool
   public var notebook: NotebookID?
+  /// The device that signed this revision (nil: unsigned, from before sync version 3).
+  public var author: DeviceID?
 
   public init(
     id: MemoID, title: String?, tags: [String]?, created: Timestamp, updated: Timestamp, isPrivate: Bool,
     isPinned: Bool, revision: Int64, conflictOf: MemoID? = nil, hasConflict: Bool = false,
-    notebook: NotebookID? = nil
+    notebook: NotebookID? = nil, author: DeviceID? = nil
   ) {
+    self.author = author
     self.notebook = notebook
     self.conflictOf = conflictOf
     self.hasConflict = hasConflict

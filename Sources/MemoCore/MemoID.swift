@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A memo's identity: a random UUID, written lowercase. Identity never depends on
 /// content, so two devices can create memos without coordinating.
@@ -47,6 +47,9 @@ public struct MemoID: Hashable, Comparable, Sendable, CustomStringConvertible {
 /// in a GLOB pattern without escaping.
 public struct IDPrefix: Sendable, Equatable {
   public let rawValue: String
+  /// The shortest prefix that opens a memo (as git asks for 4): completions may look up
+  /// shorter ones, commands may not act on them.
+  public static let minimumToResolve = 4
 
   /// Lowercases and checks the text: 1–36 characters of hex digits and dashes.
   public init(_ text: String) throws {

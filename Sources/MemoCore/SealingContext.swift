@@ -74,7 +74,8 @@ public enum SealingContext {
   public static func record(notebook: NotebookID, keyID: String, memo: MemoID, dot: Dot, clock: VersionVector)
     -> [UInt8]
   {
-    make(["record", notebook.rawValue, keyID, memo.rawValue, dot.origin, String(dot.seq)]) + [0] + clock.encoded()
+    make(["record", notebook.rawValue, keyID, memo.rawValue, dot.origin.rawValue, String(dot.seq)]) + [0]
+      + clock.encoded()
   }
 
   private static func make(_ parts: [String]) -> [UInt8] {

@@ -87,6 +87,18 @@ public enum TerminalText {
   public static func title(_ text: String) -> String { display(text, limit: titleLimit) }
 
   /// `\x1b` for a character below U+0100, `\u{202e}` above.
+  /// A word a person typed, repeated in a message only when it looks like a word of the
+  /// command line (short, ASCII letters, digits, `-_.`): anything else may be memo text typed
+  /// in the wrong place, and messages never repeat memo text.
+  public static func echo(_ word: String) -> String {
+    let looksLikeAWord =
+      word.count <= 32
+      && word.unicodeScalars.allSatisfy {
+        $0.isASCII && ($0.properties.isAlphabetic || "0123456789-_.".unicodeScalars.contains($0))
+      }
+    return looksLikeAWord ? word : "(not repeated: it does not look like an option or a name)"
+  }
+
   static func escape(_ scalar: Unicode.Scalar) -> String {
     let hex = Hex.encode(withUnsafeBytes(of: scalar.value.bigEndian) { Array($0) }.drop { $0 == 0 })
     if scalar.value < 0x100 { return #"\x"# + (hex.isEmpty ? "00" : hex) }

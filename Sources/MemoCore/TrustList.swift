@@ -8,8 +8,8 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
     case command
   }
 
-  /// Device ID in compact base32 (52 characters).
-  public var deviceID: String
+  /// The pinned key's fingerprint (compact base32 in the file).
+  public var deviceID: DeviceID
   public var name: String
   /// The peer's discovery key (32 bytes, base64): recognises its rotating advertisement.
   /// Nil until pairing, or the first trusted connection, delivers it.
@@ -25,15 +25,13 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
     deviceID: DeviceID, name: String, discoveryKey: String?, rotationSeconds: Int64? = nil, source: Source,
     added: Timestamp
   ) {
-    self.deviceID = deviceID.compact
+    self.deviceID = deviceID
     self.name = name
     self.discoveryKey = discoveryKey
     self.rotationSeconds = rotationSeconds
     self.source = source
     self.added = added
   }
-
-  public var id: DeviceID? { DeviceID(deviceID) }
 
   /// The name as a terminal may show it: the trust store may hold a name a peer chose
   /// (`pair-confirm`), or a file another program wrote.
@@ -63,14 +61,14 @@ public struct TrustList: Codable, Sendable, Equatable {
     self.peers = peers
   }
 
-  public var deviceIDs: Set<DeviceID> { Set(peers.compactMap(\.id)) }
+  public var deviceIDs: Set<DeviceID> { Set(peers.map(\.deviceID)) }
 
-  public func peer(for id: DeviceID) -> TrustedPeer? { peers.first { $0.deviceID == id.compact } }
+  public func peer(for id: DeviceID) -> TrustedPeer? { peers.first { $0.deviceID == id } }
 
   /// Finds a peer by name (exact, any case) or by device ID prefix.
   public func find(_ reference: String) throws -> TrustedPeer {
     if let named = peers.first(where: { $0.name.lowercased() == reference.lowercased() }) { return named }
-    let matches = peers.filter { $0.id?.hasPrefix(reference) ?? false }
+    let matches = peers.filter { $0.deviceID.hasPrefix(reference) }
     switch matches.count {
     case 1: return matches[0]
     case 0:
@@ -90,7 +88,7 @@ public struct TrustList: Codable, Sendable, Equatable {
     if let other = peers.first(where: { $0.name.lowercased() == peer.name.lowercased() && $0.deviceID != peer.deviceID }
     ) {
       throw MemoPeerError(
-        .invalidInput, "the name \(Self.quoted(peer.name)) is already used by device \(other.id?.short ?? "?")",
+        .invalidInput, "the name \(Self.quoted(peer.name)) is already used by device \(other.deviceID.short)",
         hint: "choose another name with --name")
     }
     if let index = peers.firstIndex(where: { $0.deviceID == peer.deviceID }) {
@@ -105,7 +103,7 @@ public struct TrustList: Codable, Sendable, Equatable {
   /// Records a discovery key (and rotation period) learned on a trusted connection.
   /// False if nothing changed.
   public mutating func learnDiscoveryKey(_ key: String, rotationSeconds: Int64?, for id: DeviceID) -> Bool {
-    guard let index = peers.firstIndex(where: { $0.deviceID == id.compact }),
+    guard let index = peers.firstIndex(where: { $0.deviceID == id }),
       peers[index].discoveryKey != key || peers[index].rotationSeconds != rotationSeconds
     else { return false }
     peers[index].discoveryKey = key
@@ -138,7 +136,7 @@ public struct TrustList: Codable, Sendable, Equatable {
   /// `name`, or `name (2)`, `name (3)` … if another device already has it.
   public func availableName(_ name: String, for id: DeviceID) -> String {
     func taken(_ candidate: String) -> Bool {
-      peers.contains { $0.name.lowercased() == candidate.lowercased() && $0.deviceID != id.compact }
+      peers.contains { $0.name.lowercased() == candidate.lowercased() && $0.deviceID != id }
     }
     var candidate = name
     var number = 2

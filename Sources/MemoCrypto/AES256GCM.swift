@@ -2,8 +2,10 @@ internal import COpenSSL
 
 /// The cipher, fetched once: an explicit fetch avoids OpenSSL 3's per-call implicit fetch,
 /// which costs more than sealing a short memo title.
+///
+/// `@unchecked Sendable`: a C pointer, set once; OpenSSL documents fetched algorithm objects
+/// as safe to share between threads.
 private final class FetchedCipher: @unchecked Sendable {
-  // OpenSSL documents fetched algorithm objects as safe to share between threads.
   let pointer: OpaquePointer?
   init() { pointer = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil) }
 }

@@ -1,4 +1,5 @@
 import MemoCore
+import MemoProtocol
 
 /// The pairing exchange's hash and key derivation, from OpenSSL: SHA-256 through EVP_Digest,
 /// HKDF through EVP_KDF.

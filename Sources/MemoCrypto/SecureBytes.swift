@@ -1,4 +1,5 @@
 internal import COpenSSL
+import MemoSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -13,8 +14,9 @@ import Synchronization
 /// not nest, so no two secrets share a page: unlocking one can never unlock another.
 /// Whether locking worked is counted (`MemoryLocking`), for `memo-peer doctor`.
 ///
-/// `@unchecked Sendable`: the bytes are written only during initialisation and are
-/// read-only afterwards, so sharing a reference across threads is safe.
+/// `@unchecked Sendable`: the bytes are written only while the value is made (in init, or by
+/// `fill` in the factory methods, before the value is returned) and are read-only afterwards
+/// until deinit wipes them, so sharing a reference across threads is safe.
 public final class SecureBytes: @unchecked Sendable {
   private let storage: UnsafeMutableRawBufferPointer
   /// Whether mlock(2) locked the pages (they are unlocked in deinit).
@@ -27,11 +29,19 @@ public final class SecureBytes: @unchecked Sendable {
   init(zeroedCount count: Int) {
     let page = MemoryLocking.pageSize
     let size = (max(count, 1) + page - 1) / page * page
-    storage = .allocate(byteCount: size, alignment: page)
-    storage.initializeMemory(as: UInt8.self, repeating: 0)
-    _ = madvise(storage.baseAddress, size, MADV_DONTDUMP)
-    isMemoryLocked = mlock(storage.baseAddress, size) == 0
-    MemoryLocking.record(locked: isMemoryLocked, errno: errno)
+    let pages = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: page)
+    storage = pages
+    pages.initializeMemory(as: UInt8.self, repeating: 0)
+    // Best effort, errors ignored: core dumps are also turned off at start (memo_harden_process).
+    _ = madvise(pages.baseAddress, size, MADV_DONTDUMP)
+    do throws(SystemError) {
+      try System.call("mlock") { mlock(pages.baseAddress, size) }
+      isMemoryLocked = true
+      MemoryLocking.recordLocked()
+    } catch {
+      isMemoryLocked = false
+      MemoryLocking.record(refusal: error.errno)
+    }
     self.count = count
   }
 
@@ -100,13 +110,11 @@ public enum MemoryLocking {
   private static let failedCount = Atomic<Int>(0)
   private static let lastError = Atomic<Int32>(0)
 
-  static func record(locked: Bool, errno code: Int32) {
-    if locked {
-      lockedCount.add(1, ordering: .relaxed)
-    } else {
-      failedCount.add(1, ordering: .relaxed)
-      lastError.store(code, ordering: .relaxed)
-    }
+  static func recordLocked() { lockedCount.add(1, ordering: .relaxed) }
+
+  static func record(refusal: Errno) {
+    failedCount.add(1, ordering: .relaxed)
+    lastError.store(refusal.rawValue, ordering: .relaxed)
   }
 
   /// Secrets locked and not locked so far in this process, and the errno of the last refusal.
@@ -118,7 +126,7 @@ public enum MemoryLocking {
   public static func probe() -> Bool { SecureBytes(zeroedCount: 32).isMemoryLocked }
 
   /// Gives OpenSSL a secure heap (CRYPTO_secure_malloc_init): a locked, undumped arena where
-  /// it keeps private keys it allocates itself (the Ed25519 identity key behind TLS). Called
+  /// it keeps private keys it allocates itself (the Ed25519 identity key: TLS, signatures). Called
   /// once at start; false when the kernel refuses to lock it (keys then live in ordinary
   /// memory, and `doctor` says so).
   @discardableResult

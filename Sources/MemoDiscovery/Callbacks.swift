@@ -1,5 +1,9 @@
 internal import CDNSSD
-import Foundation
+import FoundationEssentials
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 // The C callback of a registration. It is a global closure without captures (so it converts
 // to a C function pointer and carries no actor isolation); it finds its Swift context

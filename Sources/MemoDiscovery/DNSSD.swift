@@ -1,6 +1,11 @@
 internal import CDNSSD
-import Foundation
+import Dispatch
+import FoundationEssentials
 import MemoCore
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// One advertised service instance, as browsing reports it. The interface index is kept:
 /// IPv6 link-local addresses are meaningless without it.

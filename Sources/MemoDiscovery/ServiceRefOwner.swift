@@ -1,6 +1,6 @@
 internal import CDNSSD
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// Owns one DNSServiceRef: starts it, reads its socket with a dispatch source (each event

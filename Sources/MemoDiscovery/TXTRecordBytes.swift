@@ -2,8 +2,12 @@ internal import CDNSSD
 import MemoCore
 
 /// TXT records through dns_sd's own TXTRecord* functions (no hand-written codec).
-enum TXTRecordBytes {
-  static func encode(_ values: [String: String]) throws -> [UInt8] {
+///
+/// `@_spi(Fuzzing) public`: the decoder of what arrives by mDNS is a fuzz target
+/// (Tests/Fuzz, `txt-record`), which builds in release as well, so it cannot reach it with
+/// `@testable import`; no other module uses it.
+@_spi(Fuzzing) public enum TXTRecordBytes {
+  public static func encode(_ values: [String: String]) throws -> [UInt8] {
     var record = TXTRecordRef()
     TXTRecordCreate(&record, 0, nil)
     defer { TXTRecordDeallocate(&record) }
@@ -24,7 +28,7 @@ enum TXTRecordBytes {
 
   /// The keys and values of a TXT record; a record longer than dns_sd's 16-bit length can
   /// describe (no real one is) reads as empty rather than being cut.
-  static func decode(_ bytes: [UInt8]) -> [String: String] {
+  public static func decode(_ bytes: [UInt8]) -> [String: String] {
     guard !bytes.isEmpty, bytes.count <= Int(UInt16.max) else { return [:] }
     var result: [String: String] = [:]
     bytes.withUnsafeBytes { raw in

@@ -1,5 +1,6 @@
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import MemoStore
 
 /// One period's advertisement: what goes on the network, and until when.

@@ -1,5 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import MemoCore
+import MemoSystem
 import Synchronization
 
 /// Runs async work from the synchronous command line and waits for it. The CLI's main
@@ -30,9 +32,11 @@ public enum BlockingIO {
   /// `name` names the thread (at most 15 bytes, Linux's limit: `mp.sync` shows in `top -H`).
   public static func run<T: Sendable>(_ name: String, _ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-      let thread = Thread { continuation.resume(with: Result { try body() }) }
-      thread.name = name
-      thread.start()
+      do throws(SystemError) {
+        try SystemThread.start(name: name) { continuation.resume(with: Result { try body() }) }
+      } catch {
+        continuation.resume(throwing: TransportError(.library, "cannot start a thread: \(error.description)"))
+      }
     }
   }
 }

@@ -1,4 +1,5 @@
 import MemoCore
+import MemoProtocol
 import MemoStore
 import MemoTransport
 

@@ -1,6 +1,8 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoProtocol
 import MemoStore
+import MemoSystem
 
 /// The receiver's side of delivery: one `deliver` frame in, a `receipt` or `refuse` out.
 /// The store is opened on the first delivery of a channel, in the channel's thread, and for
@@ -27,45 +29,74 @@ public final class DeliveryReceiver {
     self.clock = clock
   }
 
-  /// The answer to one `deliver` frame from `peer`; nil when the payload is not a delivery
-  /// (the caller closes the connection).
-  public func answer(_ payload: [UInt8], from peer: DeviceID) -> Frame? {
-    guard let deliver = PeerMessage.decode(DeliveryMessage.Deliver.self, from: payload) else { return nil }
+  /// Stores one checked delivery from `peer` (`DeliveryExchange.request` decoded and
+  /// checked it): what the session answers comes from what this returns.
+  public func store(_ deliver: DeliveryMessage.Deliver, from peer: DeviceID) -> DeliveryExchange.Stored {
     let logger = store.logger
-    do throws(SyncViolation) {
-      try DeliveryMessage.check(deliver)
-    } catch {
-      logger.warning(
-        "delivery from \(peer.short, privacy: .public) refused: \(error.reason.rawValue, privacy: .public) (\(error.detail, privacy: .public))"
-      )
-      return Frame(.refuse, payload: PeerMessage.encode(DeliveryMessage.Refuse(id: deliver.id, reason: .invalid)))
-    }
     do {
       let store = try opened ?? self.store.open()
       opened = store
       let policy = try trust.load().peer(for: peer)?.receive
       let outcome = try store.receiveDelivery(
-        id: deliver.id, from: peer.compact, memo: deliver.memo, size: DeliveryMessage.encode(deliver.memo).count,
+        id: deliver.id, from: peer, memo: deliver.memo, size: DeliveryMessage.encode(deliver.memo).count,
         policy: policy, limits: limits, now: clock())
       switch outcome {
       case .stored(let place, let duplicate):
-        if receiptDelay > 0 { Thread.sleep(forTimeInterval: receiptDelay) }
+        if receiptDelay > 0 { SystemThread.sleep(seconds: receiptDelay) }
         let earlier = duplicate ? " (earlier)" : ""
         logger.info(
           "delivery \(deliver.id) from \(peer.short, privacy: .public) stored in \(place, privacy: .public)\(earlier, privacy: .public)"
         )
-        return Frame(
-          .receipt,
-          payload: PeerMessage.encode(DeliveryMessage.Receipt(id: deliver.id, stored: place, duplicate: duplicate)))
+        return .stored(place: place, duplicate: duplicate)
       case .refused(let reason):
         logger.info("delivery from \(peer.short, privacy: .public) refused: \(reason.rawValue, privacy: .public)")
-        return Frame(.refuse, payload: PeerMessage.encode(DeliveryMessage.Refuse(id: deliver.id, reason: reason)))
+        return .refused(reason)
       }
     } catch let error as MemoPeerError where error.code == .invalidInput || error.code == .tooLarge {
-      return Frame(.refuse, payload: PeerMessage.encode(DeliveryMessage.Refuse(id: deliver.id, reason: .invalid)))
+      return .refused(.invalid)
     } catch {
       logger.error(error, while: "storing a delivery")
-      return nil
+      return .failed
+    }
+  }
+}
+
+extension DeliveryReceiver {
+  /// Stores the checked entries of one `deliver-batch` from `peer` in one transaction
+  /// (`MemoStore.receiveDeliveries`): one result per entry, in order, or `.failed` for every
+  /// entry when the store failed (nothing of the batch was stored; the session ends).
+  public func store(_ entries: [DeliveryMessage.Deliver], from peer: DeviceID) -> [DeliveryExchange.Stored] {
+    let logger = store.logger
+    do {
+      let store = try opened ?? self.store.open()
+      opened = store
+      let policy = try trust.load().peer(for: peer)?.receive
+      let outcomes = try store.receiveDeliveries(entries, from: peer, policy: policy, limits: limits, now: clock())
+      if receiptDelay > 0 { SystemThread.sleep(seconds: receiptDelay) }
+      var stored = 0
+      var earlier = 0
+      var refused: [String: Int] = [:]
+      let results = outcomes.map { outcome -> DeliveryExchange.Stored in
+        switch outcome {
+        case .stored(let place, let duplicate):
+          if duplicate { earlier += 1 } else { stored += 1 }
+          return .stored(place: place, duplicate: duplicate)
+        case .refused(let reason):
+          refused[reason.rawValue, default: 0] += 1
+          return .refused(reason)
+        }
+      }
+      let refusals = refused.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+      // "(earlier)" marks a retransmission, as on the per-entry path (the kill -9 lab test
+      // counts the marks: with batches, one per retransmitted batch).
+      let duplicates = earlier > 0 ? " (earlier)" : ""
+      logger.info(
+        "delivery batch of \(entries.count, privacy: .public) from \(peer.short, privacy: .public): \(stored, privacy: .public) stored, \(earlier, privacy: .public) seen before\(duplicates, privacy: .public)\(refusals.isEmpty ? "" : ", refused: " + refusals, privacy: .public)"
+      )
+      return results
+    } catch {
+      logger.error(error, while: "storing a delivery batch")
+      return entries.map { _ in .failed }
     }
   }
 }
@@ -99,35 +130,35 @@ public struct OutboxDelivery: Sendable {
   }
 
   /// Recipients with pending entries (expiring the overdue ones first).
-  public func pendingRecipients() throws -> [String] {
+  public func pendingRecipients() throws -> [DeviceID] {
     // No database yet: nothing queued (and the daemon does not create one by looking).
     guard FileManager.default.fileExists(atPath: store.paths.databasePath) else { return [] }
     let store = try self.store.open()
     let now = clock()
-    var recipients: [String] = []
+    var recipients: [DeviceID] = []
     for entry in try store.outboxEntries() where entry.state.isPending {
       if entry.hasExpired(at: now) {
         try store.setOutboxState(entry.id, .expired)
         continue
       }
-      if !recipients.contains(entry.recipient) { recipients.append(entry.recipient) }
+      if let recipient = entry.recipientID, !recipients.contains(recipient) { recipients.append(recipient) }
     }
     return recipients
   }
 
   /// Marks a recipient's pending entries (or only `only`) as waiting for `reason`.
-  public func markWaiting(_ recipient: String, _ reason: String, only: String? = nil) throws {
+  public func markWaiting(_ recipient: DeviceID, _ reason: String, only: String? = nil) throws {
     let store = try self.store.open()
     for entry in try store.outboxEntries()
-    where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+    where entry.recipientID == recipient && entry.state.isPending && (only == nil || entry.id == only) {
       try store.setOutboxState(entry.id, .waiting(reason))
     }
   }
 
   /// Connects to the recipient (waiting up to `timeout` for consent and the peer) and sends
   /// its pending entries. Throws only for storage failures.
-  public func deliver(to recipient: String, timeout: Double, only: String? = nil) async throws -> Round {
-    guard let id = DeviceID(recipient), let peer = try trust.load().peer(for: id) else {
+  public func deliver(to recipient: DeviceID, timeout: Double, only: String? = nil) async throws -> Round {
+    guard let peer = try trust.load().peer(for: recipient) else {
       try markWaiting(recipient, "peer not trusted any more", only: only)
       return Round(pending: 1, waitingFor: "peer not trusted any more")
     }
@@ -155,13 +186,123 @@ public struct OutboxDelivery: Sendable {
     }
   }
 
-  /// Sends the pending entries over a ready link, one at a time, each waiting for its answer.
-  func send(over link: PeerLink, to recipient: String, only: String?) throws -> Round {
+  /// Sends the pending entries over a ready link: in batches when the peer's hello says it
+  /// takes them (delivery version 2), else one at a time.
+  func send(over link: PeerLink, to recipient: DeviceID, only: String?) throws -> Round {
     let store = try self.store.open()
+    if link.hello?.takesDeliveryBatches == true {
+      return try sendBatches(over: link, to: recipient, only: only, store: store)
+    }
+    return try sendOneByOne(over: link, to: recipient, only: only, store: store)
+  }
+
+  /// Delivery version 2 (docs/PROTOCOL.md, "Batched delivery"): up to 256 entries and 1 MiB
+  /// per `deliver-batch`, with at most `batchWindow` batches sent ahead of their receipts (so
+  /// the sender reads and seals the next batch while the receiver stores this one). Each
+  /// batch's entries are marked `sending` in one transaction before it is sent and get their
+  /// fates from its one `batch-receipt` in another; an answer that is not a receipt for
+  /// exactly the oldest batch in flight marks nothing delivered (every entry in flight
+  /// waits, and its retransmission is recognised).
+  func sendBatches(over link: PeerLink, to recipient: DeviceID, only: String?, store: MemoStore) throws -> Round {
+    var round = Round()
+    let now = clock()
+    var pending: [OutboxEntry] = []
+    var expired: [(id: String, state: OutboxState)] = []
+    for entry in try store.outboxEntries()
+    where entry.recipientID == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+      if entry.hasExpired(at: now) { expired.append((entry.id, .expired)) } else { pending.append(entry) }
+    }
+    try store.setOutboxStates(expired)
+    var next = 0
+    var inFlight: [[String]] = []
+    /// Every entry in flight waits with `waiting`; the round ends for `reason`.
+    func stop(_ waiting: String, _ reason: String) throws -> Round {
+      let ids = inFlight.flatMap { $0 }
+      try store.setOutboxStates(ids.map { ($0, .waiting(waiting)) })
+      round.pending += ids.count
+      round.waitingFor = reason
+      return round
+    }
+    while true {
+      while inFlight.count < Self.batchWindow && next < pending.count {
+        var ids: [String] = []
+        var encoded: [[UInt8]] = []
+        var bytes = DeliveryMessage.Batch.overheadBytes
+        while next < pending.count && ids.count < DeliveryMessage.maximumBatchEntries {
+          let id = pending[next].id
+          let entry = DeliveryMessage.Batch.encodedEntry(id: id, memo: try store.outboxContent(id))
+          guard bytes + entry.count + 1 <= DeliveryMessage.maximumBatchBytes else {
+            guard ids.isEmpty else { break }  // the next batch starts with it
+            // Larger than any frame carries on its own: no peer could take it.
+            try store.setOutboxState(id, .failed("peer refused: \(RefusalReason.tooLarge.explanation)"))
+            next += 1
+            continue
+          }
+          ids.append(id)
+          encoded.append(entry)
+          bytes += entry.count + 1
+          next += 1
+        }
+        guard !ids.isEmpty else { continue }
+        try store.setOutboxStates(ids.map { ($0, .sending) }, attempted: true)
+        inFlight.append(ids)
+        do throws(TransportError) {
+          try link.channel.send(Frame(.deliverBatch, payload: DeliveryMessage.Batch.payload(encodedEntries: encoded)))
+        } catch {
+          return try stop("peer not reachable", "peer not reachable")
+        }
+      }
+      guard let ids = inFlight.first else { return round }
+      let answer: Frame?
+      do throws(TransportError) { answer = try link.channel.receive() } catch { answer = nil }
+      switch DeliveryExchange.batchAnswer(answer, to: ids) {
+      case .answered(let answers):
+        let time = clock()
+        var changes: [(id: String, state: OutboxState)] = []
+        for (id, answer) in zip(ids, answers) {
+          switch answer {
+          case .delivered:
+            changes.append((id, .delivered(time)))
+            round.delivered += 1
+          case .refused(let reason) where reason.isFinal:
+            changes.append((id, .failed("peer refused: \(reason.explanation)")))
+          case .refused(let reason):
+            changes.append((id, .waiting("peer refused: \(reason.explanation)")))
+            round.pending += 1
+            round.waitingFor = "peer refused: \(reason.explanation)"
+          case .protocolError, .unreachable:
+            changes.append((id, .waiting("peer not reachable")))
+            round.pending += 1
+          }
+        }
+        try store.setOutboxStates(changes)
+        inFlight.removeFirst()
+      case .unsupportedVersion:
+        return try stop(
+          "the peer does not take this delivery version (update memo-peer on both devices)", "protocol error")
+      case .protocolError(let why):
+        // A receipt that is not exactly this batch's proves nothing about its entries.
+        return try stop("the peer broke the delivery protocol: \(why)", "protocol error")
+      case .ended:
+        return try stop("peer not reachable", "protocol error")
+      case .unreachable:
+        return try stop("peer not reachable", "peer not reachable")
+      }
+    }
+  }
+
+  /// Batches sent ahead of their receipts: two, so that packing the next batch overlaps with
+  /// the receiver storing this one. The receiver reads one frame at a time, so the second
+  /// waits in the connection's buffers (at most 1 MiB more); its receipt is small.
+  static let batchWindow = 2
+
+  /// Delivery version 1, for a peer that does not take batches: one entry at a time, each
+  /// waiting for its answer.
+  func sendOneByOne(over link: PeerLink, to recipient: DeviceID, only: String?, store: MemoStore) throws -> Round {
     var round = Round()
     let now = clock()
     for entry in try store.outboxEntries()
-    where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+    where entry.recipientID == recipient && entry.state.isPending && (only == nil || entry.id == only) {
       if entry.hasExpired(at: now) {
         try store.setOutboxState(entry.id, .expired)
         continue
@@ -170,47 +311,37 @@ public struct OutboxDelivery: Sendable {
       try store.setOutboxState(entry.id, .sending, attempted: true)
       let answer: Frame?
       do throws(TransportError) {
-        try link.channel.send(
-          Frame(.deliver, payload: PeerMessage.encode(DeliveryMessage.Deliver(id: entry.id, memo: content))))
+        try link.channel.send(DeliveryExchange.deliver(id: entry.id, memo: content))
         answer = try link.channel.receive()
       } catch {
         answer = nil
       }
-      guard let answer else {
-        try store.setOutboxState(entry.id, .waiting("peer not reachable"))
-        round.pending += 1
-        round.waitingFor = "peer not reachable"
-        return round
-      }
-      switch answer.kind {
-      case .receipt:
-        // A receipt that does not name this entry proves nothing about it: the peer broke
-        // the protocol, so the entry waits (and is offered again later) rather than being
-        // marked delivered or failed.
-        guard let receipt = PeerMessage.decode(DeliveryMessage.Receipt.self, from: answer.payload),
-          receipt.id == entry.id
-        else {
-          try store.setOutboxState(entry.id, .waiting("the peer answered with a receipt for another entry"))
-          round.pending += 1
-          round.waitingFor = "protocol error"
-          return round
-        }
+      switch DeliveryExchange.answer(answer, to: entry.id) {
+      case .delivered:
         try store.setOutboxState(entry.id, .delivered(clock()))
         round.delivered += 1
-      case .refuse:
-        let refuse = PeerMessage.decode(DeliveryMessage.Refuse.self, from: answer.payload)
-        let reason = refuse.flatMap { RefusalReason(rawValue: $0.reason) } ?? .invalid
-        if reason.isFinal {
-          try store.setOutboxState(entry.id, .failed("peer refused: \(reason.explanation)"))
-        } else {
-          try store.setOutboxState(entry.id, .waiting("peer refused: \(reason.explanation)"))
-          round.pending += 1
-          round.waitingFor = "peer refused: \(reason.explanation)"
-        }
-      default:
+      case .refused(let reason) where reason.isFinal:
+        try store.setOutboxState(entry.id, .failed("peer refused: \(reason.explanation)"))
+      case .refused(let reason):
+        try store.setOutboxState(entry.id, .waiting("peer refused: \(reason.explanation)"))
+        round.pending += 1
+        round.waitingFor = "peer refused: \(reason.explanation)"
+      case .protocolError where answer?.kind == .receipt:
+        // A receipt that does not name this entry proves nothing about it: the peer broke
+        // the protocol, so the entry waits (and is offered again later).
+        try store.setOutboxState(entry.id, .waiting("the peer answered with a receipt for another entry"))
+        round.pending += 1
+        round.waitingFor = "protocol error"
+        return round
+      case .protocolError:
         try store.setOutboxState(entry.id, .waiting("peer not reachable"))
         round.pending += 1
         round.waitingFor = "protocol error"
+        return round
+      case .unreachable:
+        try store.setOutboxState(entry.id, .waiting("peer not reachable"))
+        round.pending += 1
+        round.waitingFor = "peer not reachable"
         return round
       }
     }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoStore
 import Synchronization
@@ -58,13 +58,13 @@ public final class DesktopAlertWatcher: Sendable {
     }
   }
 
-  private func name(of alert: DesktopAlert, _ names: [String: String]) -> String {
-    let device: String
+  private func name(of alert: DesktopAlert, _ names: [DeviceID: String]) -> String {
+    let device: DeviceID
     switch alert {
     case .arrived(_, let sender), .heldDeletes(let sender, _): device = sender
     case .conflicts: return ""
     }
-    return names[device] ?? "an unknown device (\(device.prefix(4)))"
+    return names[device] ?? "an unknown device (\(device.compact.prefix(4)))"
   }
 
   private func preview(_ alert: DesktopAlert, _ store: MemoStore) -> DesktopNoticeRules.ArrivedMemo? {

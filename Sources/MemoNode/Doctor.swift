@@ -1,5 +1,5 @@
 import CAvahiProbe
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoDiscovery
 import MemoStore

@@ -1,6 +1,8 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoProtocol
 import MemoStore
+import MemoSystem
 import Synchronization
 
 /// The trusted channels this process holds open, so that locking the node can close them
@@ -50,17 +52,21 @@ public final class LockWatch: Sendable {
   /// Starts watching `keys` on a thread of its own; `stop` ends it.
   public init(keys: DeviceKeys) {
     guard (try? keys.status().protection.isProtected) == true else { return }
-    let thread = Thread { [self] in
+    let watch: @Sendable () -> Void = { [self] in
       while !state.withLock({ $0.stopped }) {
-        if case .locked? = try? keys.status().lockState {
+        if keys.isLocked {
           state.withLock { $0.fired = true }
           sessions.closeAll()
         }
-        Thread.sleep(forTimeInterval: Self.interval)
+        SystemThread.sleep(seconds: Self.interval)
       }
     }
-    thread.name = "mp.lock-watch"  // Linux keeps at most 15 bytes
-    thread.start()
+    // Without a thread to watch with, the sessions are closed at once: a lock must never
+    // go unnoticed.
+    if (try? SystemThread.start(name: "mp.lock-watch", watch)) == nil {
+      state.withLock { $0.fired = true }
+      sessions.closeAll()
+    }
   }
 
   /// Whether the node was locked while watched (so a broken session means "locked").

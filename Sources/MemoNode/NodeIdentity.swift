@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import MemoStore
 import MemoTransport
 

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoProtocol
 import Synchronization
 
 /// Recognises this node's own tags, computing each period's tag once. A browse prepares

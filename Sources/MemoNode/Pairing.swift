@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
 import MemoDiscovery
+import MemoProtocol
 import MemoStore
 import MemoTransport
 import Synchronization

@@ -1,18 +1,27 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoDiscovery
+import MemoProtocol
 import MemoStore
 import MemoTransport
 import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// A ready channel to a trusted peer: transport up, pinned key checked, hellos exchanged.
 public struct PeerLink: Sendable {
   public let channel: any FrameChannel
   public let peer: TrustedPeer
+  /// The peer's hello (nil when the dialler did not keep it): what it speaks, such as
+  /// batched delivery. Without it a sender assumes the oldest version.
+  public let hello: PeerMessage.Hello?
 
-  public init(channel: any FrameChannel, peer: TrustedPeer) {
+  public init(channel: any FrameChannel, peer: TrustedPeer, hello: PeerMessage.Hello? = nil) {
     self.channel = channel
     self.peer = peer
+    self.hello = hello
   }
 }
 
@@ -199,9 +208,7 @@ public struct PeerConnector: PeerDialer {
   private func attempt(_ peer: TrustedPeer, sighting: PeerSighting, port: UInt16, claimsToBe: Bool, deadline: Deadline)
     throws -> Attempt
   {
-    guard let expected = peer.id else {
-      throw MemoPeerError(.storage, "the trust store entry for \(peer.displayName) has a damaged device ID")
-    }
+    let expected = peer.deviceID
     let channel: any FrameChannel
     do {
       channel = try dial(sighting, port, deadline, expected)
@@ -228,7 +235,7 @@ public struct PeerConnector: PeerDialer {
         known.rotationSeconds = hello.rotationSeconds
       }
       sessions?.add(channel)
-      return .ready(PeerLink(channel: channel, peer: known))
+      return .ready(PeerLink(channel: channel, peer: known, hello: hello))
     } catch {
       channel.close()
       // Silence until the deadline is a peer that does not answer, not a refusal.

@@ -1,9 +1,12 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoProtocol
 import MemoStore
 
-/// What happens on a trusted channel once the transport is up: both sides say hello
-/// (protocol version, discovery key), then the client asks and the server answers.
+/// What happens on a trusted channel once the transport is up: the driver of a
+/// `SessionMachine`. Both sides say hello (protocol version, discovery key), then the
+/// client asks and the server answers; the machine decides every frame, this carries them
+/// and does the store work (deliveries, syncs).
 public enum PeerSession {
   /// Sends our hello and reads the peer's, by `deadline` (nil: the idle limit). A peer that
   /// does not trust us has closed the connection by then, so this is where the client
@@ -11,18 +14,17 @@ public enum PeerSession {
   public static func greet(_ channel: any FrameChannel, identity: NodeIdentity, before deadline: Deadline? = nil)
     throws(TransportError) -> PeerMessage.Hello
   {
-    try channel.send(
-      Frame(
-        .hello,
-        payload: PeerMessage.encode(
-          PeerMessage.Hello(
-            discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds))))
-    let frame = try channel.receiveRequired("hello", before: deadline)
-    guard frame.kind == .hello, let hello = PeerMessage.decode(PeerMessage.Hello.self, from: frame.payload) else {
-      throw TransportError(.protocolViolation, "expected hello, got \(frame.kind)")
+    var machine = SessionMachine(role: .client, hello: hello(identity))
+    for case .send(let frame) in machine.start() { try channel.send(frame) }
+    let frame = try channel.receive(before: deadline)
+    for action in machine.handle(frame.map { .frame($0) } ?? .closed) {
+      switch action {
+      case .greeted(let hello): return hello
+      case .end(let error): throw error ?? TransportError(.closed, "closed before hello")
+      default: continue
+      }
     }
-    try PeerMessage.check(hello)
-    return hello
+    throw TransportError(.protocolViolation, "expected hello")
   }
 
   /// The daemon's side of one trusted channel, until the peer leaves or breaks the
@@ -32,38 +34,57 @@ public enum PeerSession {
     receiver: DeliveryReceiver? = nil, sync: SyncAnswerer? = nil
   ) throws(TransportError) {
     guard let peer = channel.peer else { return }
-    let hello = try greet(channel, identity: identity)
-    do {
-      _ = try trust.update {
-        $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: peer)
-      }
-    } catch {
-      logger.error(error, while: "recording a peer's discovery key")
-    }
-    while let frame = try channel.receive() {
-      switch frame.kind {
-      case .ping: try channel.send(Frame(.pong, payload: frame.payload))
-      case .goodbye: return
-      case .deliver:
-        guard let receiver, let answer = receiver.answer(frame.payload, from: peer) else {
-          try? channel.send(goodbye("delivery-failed"))
-          throw TransportError(.protocolViolation, "a delivery could not be stored")
+    var machine = SessionMachine(role: .server, hello: hello(identity))
+    var actions = machine.start()
+    while true {
+      var next = 0
+      while next < actions.count {
+        let action = actions[next]
+        next += 1
+        switch action {
+        case .send(let frame) where frame.kind == .goodbye: try? channel.send(frame)
+        case .send(let frame): try channel.send(frame)
+        case .greeted(let hello):
+          do {
+            _ = try trust.update {
+              $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: peer)
+            }
+          } catch {
+            logger.error(error, while: "recording a peer's discovery key")
+          }
+        case .deliver(let deliver):
+          actions += machine.handle(.delivered(receiver?.store(deliver, from: peer) ?? .failed))
+        case .deliverBatch(let entries):
+          actions += machine.handle(
+            .deliveredBatch(receiver?.store(entries, from: peer) ?? entries.map { _ in .failed }))
+        case .refusedBatch(let why):
+          logger.warning(
+            "delivery batch from \(peer.short, privacy: .public) refused whole: \(why, privacy: .public)")
+        case .refusedDelivery(_, let violation):
+          logger.warning(
+            "delivery from \(peer.short, privacy: .public) refused: \(violation.reason.rawValue, privacy: .public) (\(violation.detail, privacy: .public))"
+          )
+        case .answerSync(let hello):
+          guard let sync else { throw TransportError(.protocolViolation, "this node does not answer syncs") }
+          try sync.answer(hello, over: channel, from: peer)
+          actions += machine.handle(.synced(ok: true))
+        case .end(let error):
+          if let error { throw error }
+          return
         }
-        try channel.send(answer)
-      case .syncHello:
-        guard let sync else { throw TransportError(.protocolViolation, "this node does not answer syncs") }
-        try sync.answer(frame, over: channel, from: peer)
-      default:
-        try? channel.send(goodbye("unexpected-frame"))
-        throw TransportError(.protocolViolation, "unexpected \(frame.kind) frame")
       }
+      let frame = try channel.receive()
+      actions = machine.handle(frame.map { .frame($0) } ?? .closed)
     }
   }
 
-  /// A `goodbye` frame with its reason.
-  public static func goodbye(_ reason: String) -> Frame {
-    Frame(.goodbye, payload: PeerMessage.encode(PeerMessage.Goodbye(reason: reason)))
+  static func hello(_ identity: NodeIdentity) -> PeerMessage.Hello {
+    PeerMessage.Hello(
+      discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds)
   }
+
+  /// A `goodbye` frame with its reason.
+  public static func goodbye(_ reason: String) -> Frame { SessionMachine.goodbye(reason) }
 }
 
 /// The daemon's side of syncs on one channel: the store is opened at the first sync (in the
@@ -86,7 +107,7 @@ public final class SyncAnswerer {
 
   func answer(_ hello: Frame, over channel: any FrameChannel, from peer: DeviceID) throws(TransportError) {
     try SyncSession.answer(
-      hello, over: channel, peer: peer.compact,
+      hello, over: channel, peer: peer,
       store: {
         if let opened { return opened }
         let fresh = try store.open()

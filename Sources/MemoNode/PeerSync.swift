@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import MemoCore
 import MemoStore
 
@@ -47,6 +48,9 @@ public struct PeerSync: Sendable {
         "\(peer.displayName): received \(report.received.applied), sent \(report.sentRevisions), "
         + "conflicts \(report.received.conflicts)"
       if report.received.heldDeletes > 0 { text += ", \(report.received.heldDeletes) deletes held back here" }
+      if report.received.quarantined > 0 {
+        text += ", \(report.received.quarantined) records that did not verify kept aside (quarantined)"
+      }
       if report.sent.heldDeletes > 0 {
         text +=
           "; \(peer.displayName) held back \(report.sent.heldDeletes) of this device's deletes"
@@ -96,10 +100,7 @@ public struct PeerSync: Sendable {
     onState: @escaping @Sendable (ConnectionState) -> Void = { _ in },
     progress: SyncSession.ProgressHandler? = nil
   ) async -> PeerResult {
-    guard let device = DeviceID(peer.deviceID) else {
-      return PeerResult(
-        peer: peer, report: nil, error: MemoPeerError(.untrustedPeer, "\(peer.displayName) has no valid device ID"))
-    }
+    let device = peer.deviceID
     let link: PeerLink
     let started = DispatchTime.now().uptimeNanoseconds
     do {
@@ -120,7 +121,7 @@ public struct PeerSync: Sendable {
         let opened = try store.open()
         guard opened.canReadContent else { throw MemoStore.lockedError }
         let report = try SyncSession.ask(
-          channel, peer: device.compact, peerName: peer.displayName, store: opened, deleteGuard: deleteGuard,
+          channel, peer: device, peerName: peer.displayName, store: opened, deleteGuard: deleteGuard,
           batch: batch, clock: clock, progress: progress)
         let after = channel.wireBytes
         return PeerResult(

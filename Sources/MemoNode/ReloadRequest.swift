@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A request to reload, set from a signal handler (SIGHUP, systemctl reload) and taken once

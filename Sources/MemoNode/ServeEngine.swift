@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoDiscovery
 import MemoStore
@@ -103,8 +103,8 @@ public actor ServeEngine {
   /// The outbox: one delivery round at a time, per-peer backoff, checked at most once a second.
   private var deliveryRound: Task<Void, Never>?
   private var nextOutboxCheck: Timestamp = 0
-  private var nextAttempt: [String: Timestamp] = [:]
-  private var failures: [String: Int] = [:]
+  private var nextAttempt: [DeviceID: Timestamp] = [:]
+  private var failures: [DeviceID: Int] = [:]
   private var consentAllowed: Bool?
   let backoff = DeliveryBackoff()
   /// `--sync-every`: seconds between scheduled syncs with every trusted peer (nil: none).
@@ -326,7 +326,7 @@ public actor ServeEngine {
     guard deliveryRound == nil, now >= nextOutboxCheck else { return }
     nextOutboxCheck = now + 1000
     guard let outbox = makeOutboxDelivery() else { return }
-    let due: [String]
+    let due: [DeviceID]
     do {
       due = try outbox.pendingRecipients().filter { nextAttempt[$0].map { now >= $0 } ?? true }
     } catch {
@@ -337,7 +337,7 @@ public actor ServeEngine {
     let logger = self.logger
     // Detached, so the actor stays free; the rounds' network waits run on threads of their own.
     deliveryRound = Task.detached { [self] in
-      var rounds: [String: OutboxDelivery.Round] = [:]
+      var rounds: [DeviceID: OutboxDelivery.Round] = [:]
       for recipient in due {
         if Task.isCancelled { break }
         do {
@@ -351,7 +351,7 @@ public actor ServeEngine {
     }
   }
 
-  private func finishDelivery(_ rounds: [String: OutboxDelivery.Round]) {
+  private func finishDelivery(_ rounds: [DeviceID: OutboxDelivery.Round]) {
     deliveryRound = nil
     let now = clock()
     for (recipient, round) in rounds {
@@ -366,7 +366,7 @@ public actor ServeEngine {
       let pause = backoff.delay(afterFailures: count, random: Double.random(in: 0..<1))
       nextAttempt[recipient] = now + Timestamp(pause * 1000)
       logger.info(
-        "outbox for \(recipient.prefix(8), privacy: .public) waits (\(round.waitingFor ?? "?", privacy: .public)); next try in \(Int(pause), privacy: .public) s"
+        "outbox for \(recipient.short, privacy: .public) waits (\(round.waitingFor ?? "?", privacy: .public)); next try in \(Int(pause), privacy: .public) s"
       )
     }
   }

@@ -1,5 +1,5 @@
 internal import CSystemd
-import Foundation
+import FoundationEssentials
 import MemoCore
 import Synchronization
 

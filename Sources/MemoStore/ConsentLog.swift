@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 
 #if canImport(Glibc)
@@ -27,7 +27,8 @@ public struct ConsentLog: Sendable {
 
   /// The records of a log's bytes (the decoder the fuzz targets run): an unterminated last
   /// line is ignored, any other damage is an error naming `path` and the line.
-  static func parse(_ bytes: [UInt8], path: String) throws -> [ConsentRecord] {
+  /// `@_spi(Fuzzing) public`: Tests/Fuzz reaches it without `@testable import`.
+  @_spi(Fuzzing) public static func parse(_ bytes: [UInt8], path: String) throws -> [ConsentRecord] {
     var lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false)
     if let last = lines.last, bytes.last != 0x0A || last.isEmpty { lines.removeLast() }
     let decoder = JSONDecoder()
@@ -48,11 +49,12 @@ public struct ConsentLog: Sendable {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     let line = Array(try encoder.encode(record)) + [0x0A]
-    let fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw PrivateFiles.ioError(errno, "cannot write the consent log \(path)") }
+    let fd = try PrivateFiles.call("open", orThrow: "cannot write the consent log \(path)") {
+      open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+    }
     defer { close(fd) }
     try PrivateFiles.checkPrivate(path, role: "consent log", expectedMode: "600")
     try PrivateFiles.writeAll(fd, line, path: path)
-    guard fsync(fd) == 0 else { throw PrivateFiles.ioError(errno, "cannot flush the consent log") }
+    try PrivateFiles.call("fsync", orThrow: "cannot flush the consent log") { fsync(fd) }
   }
 }

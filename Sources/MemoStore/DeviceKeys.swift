@@ -58,6 +58,15 @@ public struct DeviceKeys: Sendable {
     }
   }
 
+  /// Whether the node is locked now: what the page's front door, the web's lock watch and
+  /// the daemon's live sessions ask, once a request or once a second. A node without a
+  /// passphrase never is; a key file that cannot be read counts as not locked here, since
+  /// nothing can then be opened anyway and the store's own open says why.
+  public var isLocked: Bool {
+    guard case .locked? = (try? status())?.lockState else { return false }
+    return true
+  }
+
   /// The device key, or nil while the node is locked. A person's use restarts the idle
   /// timeout of `complete`.
   public func dataKey(use: KeyUse) throws -> SecureBytes? {

@@ -1,6 +1,7 @@
 internal import CSystemShims
 import MemoCore
 import MemoCrypto
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc
@@ -25,30 +26,39 @@ public struct KernelKeyring: SecretKeyring {
   public init() {}
 
   public func store(_ name: String, secret: SecureBytes) throws {
-    if let existing = find(name) {
-      let updated = secret.withUnsafeBytes { memo_keyring_update(existing, $0.baseAddress, $0.count) }
-      guard updated == 0 else { throw Self.failure("keyctl(UPDATE)", errno) }
-      return
-    }
-    let serial = secret.withUnsafeBytes { memo_keyring_add_process_key(name, $0.baseAddress, $0.count) }
-    guard serial > 0 else { throw Self.failure("add_key", errno) }
-    defer { _ = memo_keyring_unlink_from_process(serial) }
-    guard memo_keyring_link_to_user(serial) == 0 else { throw Self.failure("keyctl(LINK @u)", errno) }
-    if find(name) != serial {
-      guard memo_keyring_link_to_session(serial) == 0 else { throw Self.failure("keyctl(LINK @s)", errno) }
+    do throws(SystemError) {
+      if let existing = find(name) {
+        try System.call("keyctl(UPDATE)") {
+          secret.withUnsafeBytes { memo_keyring_update(existing, $0.baseAddress, $0.count) }
+        }
+        return
+      }
+      let serial = try System.call("add_key") {
+        secret.withUnsafeBytes { memo_keyring_add_process_key(name, $0.baseAddress, $0.count) }
+      }
+      // Errors ignored: the process keyring goes with the process anyway.
+      defer { _ = memo_keyring_unlink_from_process(serial) }
+      try System.call("keyctl(LINK @u)") { memo_keyring_link_to_user(serial) }
+      if find(name) != serial {
+        try System.call("keyctl(LINK @s)") { memo_keyring_link_to_session(serial) }
+      }
+    } catch {
+      throw Self.failure(error)
     }
   }
 
   public func read(_ name: String, maxCount: Int) throws -> SecureBytes? {
     guard let serial = find(name) else { return nil }
     var length = 0
-    let secret = SecureBytes.filled(count: maxCount) { buffer in
-      length = memo_keyring_read(serial, buffer.baseAddress, buffer.count)
-    }
-    if length < 0 {
+    let secret: SecureBytes
+    do {
+      secret = try SecureBytes.filled(count: maxCount) { buffer in
+        length = try System.call("keyctl(READ)") { memo_keyring_read(serial, buffer.baseAddress, buffer.count) }
+      }
+    } catch let error as SystemError {
       // Expired or removed between the search and the read: locked, not an error.
-      if [ENOKEY, EKEYEXPIRED, EKEYREVOKED].contains(errno) { return nil }
-      throw Self.failure("keyctl(READ)", errno)
+      if [ENOKEY, EKEYEXPIRED, EKEYREVOKED].contains(error.code) { return nil }
+      throw Self.failure(error)
     }
     guard length == maxCount else {
       throw MemoPeerError(
@@ -62,24 +72,35 @@ public struct KernelKeyring: SecretKeyring {
 
   public func setTimeout(_ name: String, seconds: UInt32) throws {
     guard let serial = find(name) else { return }
-    guard memo_keyring_set_timeout(serial, seconds) == 0 else { throw Self.failure("keyctl(SET_TIMEOUT)", errno) }
+    do throws(SystemError) {
+      try System.call("keyctl(SET_TIMEOUT)") { memo_keyring_set_timeout(serial, seconds) }
+    } catch {
+      throw Self.failure(error)
+    }
   }
 
   public func remove(_ name: String) throws {
     guard let serial = find(name) else { return }
-    guard memo_keyring_invalidate(serial) == 0 || errno == ENOKEY else {
-      throw Self.failure("keyctl(INVALIDATE)", errno)
+    do throws(SystemError) {
+      try System.call("keyctl(INVALIDATE)") { memo_keyring_invalidate(serial) }
+    } catch let error where error.code == ENOKEY {
+      // Gone already (expired or removed by another process): what was asked.
+    } catch {
+      throw Self.failure(error)
     }
   }
 
+  /// The key's serial number, or nil when the session reaches none of that name. A failed
+  /// search is "not found", whatever the errno: callers then store anew, or have nothing to
+  /// read or remove.
   private func find(_ name: String) -> Int32? {
     let serial = memo_keyring_search_session(name)
     return serial > 0 ? serial : nil
   }
 
-  private static func failure(_ call: String, _ code: Int32) -> MemoPeerError {
+  private static func failure(_ error: SystemError) -> MemoPeerError {
     let hint: String
-    switch code {
+    switch error.code {
     case ENOSYS, EPERM:
       hint = "this system does not let memo-peer use the kernel keyring (a container's seccomp profile may block it)"
     case EDQUOT:
@@ -88,7 +109,6 @@ public struct KernelKeyring: SecretKeyring {
       hint = "see `memo-peer --debug` for the system call that failed"
     }
     return MemoPeerError(
-      .crypto, "the kernel keyring refused a request (\(String(cString: strerror(code))))", hint: hint,
-      diagnostics: "\(call): errno \(code)")
+      .crypto, "the kernel keyring refused a request (\(error.errno))", hint: hint, diagnostics: error.diagnostics)
   }
 }

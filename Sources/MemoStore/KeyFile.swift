@@ -49,8 +49,8 @@ public struct KeyFile: Sendable {
   static let protectionNone: UInt8 = 0
   static let fileSize = 4 + 1 + 1 + AES256GCMKey.keySize
 
-  /// What a key file holds.
-  enum Contents {
+  /// What a key file holds. `@_spi(Fuzzing) public` with `parse`, for Tests/Fuzz.
+  @_spi(Fuzzing) public enum Contents {
     case plain(SecureBytes)
     case wrapped(WrappedKey)
     /// Sealed under the device key (identity and discovery keys of a protected node).
@@ -74,8 +74,9 @@ public struct KeyFile: Sendable {
   }
 
   /// What the file's bytes hold, or an error naming the file: the decoder the fuzz targets
-  /// run (`contents()` reads the file first).
-  func parse(_ bytes: [UInt8]) throws -> Contents {
+  /// run (`contents()` reads the file first). `@_spi(Fuzzing) public`: Tests/Fuzz
+  /// (`key-files`) reaches it without `@testable import`.
+  @_spi(Fuzzing) public func parse(_ bytes: [UInt8]) throws -> Contents {
     guard bytes.count >= 6, Array(bytes[0..<4]) == magic else {
       throw MemoPeerError(
         .wrongKey, "\(path) is not a memo-peer \(role)",

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc
@@ -41,7 +42,7 @@ public enum MarkdownFiles {
     var ignored = 0
     for path in paths {
       var info = stat()
-      guard stat(path, &info) == 0 else { throw PrivateFiles.ioError(errno, "cannot read \(path)") }
+      try PrivateFiles.call("stat", orThrow: "cannot read \(path)") { stat(path, &info) }
       if info.st_mode & S_IFMT == S_IFDIR {
         ignored += try walk(path, depth: 0, into: &files)
       } else {
@@ -69,6 +70,7 @@ public enum MarkdownFiles {
     for name in names {
       let path = folder + "/" + name
       var info = stat()
+      // An entry that cannot be examined (gone meanwhile) is counted as ignored, not an error.
       guard !name.hasPrefix("."), lstat(path, &info) == 0 else {
         ignored += 1
         continue
@@ -87,17 +89,19 @@ public enum MarkdownFiles {
   }
 
   private static func isMarkdown(_ path: String) -> Bool {
-    extensions.contains((path as NSString).pathExtension.lowercased())
+    extensions.contains(PathText.pathExtension(path).lowercased())
   }
 
   /// Reads and checks one file: size, UTF-8, front matter, the memo rules. Errors name the
   /// file and the problem, never its text.
   public static func read(_ path: String) throws -> Source {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-    guard fd >= 0 else { throw PrivateFiles.ioError(errno, "cannot read \(path)") }
+    let fd = try PrivateFiles.call("open", orThrow: "cannot read \(path)") {
+      open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+    }
     defer { close(fd) }
     var info = stat()
-    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+    // A file that cannot be examined is refused like one of another kind.
+    guard (try? System.call("fstat") { fstat(fd, &info) }) != nil, info.st_mode & S_IFMT == S_IFREG else {
       throw MemoPeerError(.invalidInput, "\(path) is not a regular file")
     }
     let bytes: [UInt8]
@@ -137,16 +141,16 @@ public enum MarkdownFiles {
         throw MemoPeerError(
           .usage, "\(folder) is not empty", hint: "name a new or empty folder, or pass --force to write into it")
       }
-      guard chmod(folder, 0o700) == 0 else { throw PrivateFiles.ioError(errno, "cannot make \(folder) private") }
+      try PrivateFiles.call("chmod", orThrow: "cannot make \(folder) private") { chmod(folder, 0o700) }
       return try write(store, into: folder, progress: progress)
     }
     // A new folder appears whole or not at all.
-    let parent = (folder as NSString).deletingLastPathComponent
+    let parent = PathText.parent(folder)
     let staging = try PrivateFiles.makeUniqueDirectory(
-      in: parent.isEmpty ? "." : parent, prefix: "." + (folder as NSString).lastPathComponent + ".partial")
+      in: parent.isEmpty ? "." : parent, prefix: "." + PathText.lastComponent(folder) + ".partial")
     do {
       let count = try write(store, into: staging, progress: progress)
-      guard rename(staging, folder) == 0 else { throw PrivateFiles.ioError(errno, "cannot create \(folder)") }
+      try PrivateFiles.call("rename", orThrow: "cannot create \(folder)") { rename(staging, folder) }
       return count
     } catch {
       try? FileManager.default.removeItem(atPath: staging)
@@ -177,7 +181,7 @@ extension MemoStore {
         let memo = Memo(
           id: file.id ?? MemoID(), title: file.title ?? "", body: file.body, tags: file.tags,
           created: file.created ?? now, updated: file.updated ?? file.created ?? now, isPrivate: file.isPrivate,
-          revision: file.revision ?? 1, origin: replicaID)
+          revision: file.revision ?? 1, origin: replicaID.rawValue)
         do {
           switch try importMemo(memo) {
           case .added: summary.added += 1

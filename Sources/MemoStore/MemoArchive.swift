@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
 
@@ -12,7 +12,9 @@ import MemoCrypto
 /// `header ‖ chunk index (u64 BE) ‖ final flag`. The final flag makes a truncated archive
 /// detectable; the index makes reordered chunks fail.
 public enum MemoArchive {
-  static let magic: [UInt8] = Array("MEMOPEER".utf8)
+  /// `@_spi(Fuzzing) public`, with `associatedData`: Tests/Fuzz (`archive`) seals the chunks
+  /// of its inputs as an archive does, without `@testable import`.
+  @_spi(Fuzzing) public static let magic: [UInt8] = Array("MEMOPEER".utf8)
   static let version: UInt8 = 1
   static let kdfScrypt: UInt8 = 1
   static let headerSize = 8 + 1 + 1 + 3 + 16
@@ -38,7 +40,7 @@ public enum MemoArchive {
     return magic + [version, kdfScrypt, log2N, UInt8(parameters.r), UInt8(parameters.p)] + salt
   }
 
-  static func associatedData(header: [UInt8], index: UInt64, final: Bool) -> [UInt8] {
+  @_spi(Fuzzing) public static func associatedData(header: [UInt8], index: UInt64, final: Bool) -> [UInt8] {
     header + withUnsafeBytes(of: index.bigEndian, Array.init) + [final ? 1 : 0]
   }
 
@@ -134,8 +136,9 @@ public final class MemoArchiveReader {
   }
 
   /// Checks the header (magic, format, KDF) and returns its scrypt costs, refusing any above
-  /// `ScryptParameters.maximumMemory` before anything is derived.
-  static func parameters(_ bytes: [UInt8], source: String) throws -> ScryptParameters {
+  /// `ScryptParameters.maximumMemory` before anything is derived. `@_spi(Fuzzing) public`:
+  /// the header decoder Tests/Fuzz (`archive`) runs.
+  @_spi(Fuzzing) public static func parameters(_ bytes: [UInt8], source: String) throws -> ScryptParameters {
     guard bytes.count >= MemoArchive.headerSize, Array(bytes[0..<8]) == MemoArchive.magic else {
       throw MemoPeerError(.archive, "\(source) is not a memo-peer archive", hint: "export one with `memo-peer export`")
     }
@@ -155,8 +158,8 @@ public final class MemoArchiveReader {
   }
 
   /// A reader with its key already derived: the fuzz targets walk chunks sealed under a
-  /// fixed key without paying for scrypt on every input.
-  init(bytes: [UInt8], source: String, key: AES256GCMKey) throws {
+  /// fixed key without paying for scrypt on every input (`@_spi(Fuzzing) public` for them).
+  @_spi(Fuzzing) public init(bytes: [UInt8], source: String, key: AES256GCMKey) throws {
     guard bytes.count >= MemoArchive.headerSize else {
       throw MemoPeerError(.archive, "\(source) is not a memo-peer archive")
     }

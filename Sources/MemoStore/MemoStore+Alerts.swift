@@ -8,9 +8,12 @@ extension MemoStore {
     var snapshot = AlertSnapshot(conflicted: try conflictedMemoIDs())
     try sql {
       let inbox = try db.prepare("SELECT id, sender FROM inbox")
-      while try inbox.step() { snapshot.inbox[inbox.text(0)] = inbox.text(1) }
+      while try inbox.step() { snapshot.inbox[inbox.text(0)] = inbox.device(1) }
       let held = try db.prepare("SELECT device, count(*) FROM sync_held GROUP BY device")
-      while try held.step() { snapshot.heldDeletes[held.text(0)] = Int(held.int64(1)) }
+      while try held.step() {
+        guard let device = held.device(0) else { continue }
+        snapshot.heldDeletes[device] = Int(held.int64(1))
+      }
     }
     return snapshot
   }

@@ -17,6 +17,8 @@ public struct ConflictEntry: Sendable, Equatable {
   public var title: String
   public var copies: [MemoSummary]
   public var overruledDelete: Bool
+  /// Who signed the memo's current revision (each copy's `author` says who signed it).
+  public var author: DeviceID?
 }
 
 /// What `conflicts resolve` did.
@@ -43,7 +45,9 @@ extension MemoStore {
         }
       }
       guard !copies.isEmpty || overruled else { continue }
-      result.append(ConflictEntry(memo: id, title: memo.title, copies: copies, overruledDelete: overruled))
+      result.append(
+        ConflictEntry(
+          memo: id, title: memo.title, copies: copies, overruledDelete: overruled, author: memo.record?.author))
     }
     return result
   }
@@ -102,7 +106,7 @@ extension MemoStore {
         // An overruled delete: B carries the delete out.
         next = Memo(
           id: memoID, title: "", body: "", tags: [], created: memo.created, updated: next.updated,
-          isPrivate: memo.isPrivate, revision: next.revision, origin: replicaID, isDeleted: true,
+          isPrivate: memo.isPrivate, revision: next.revision, origin: replicaID.rawValue, isDeleted: true,
           notebook: memo.notebook)
       }
       try storeLocalRevision(next, resolvingAll: true)

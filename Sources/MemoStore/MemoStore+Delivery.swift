@@ -1,15 +1,19 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 /// One outbox entry as `outbox` shows it (the memo stays sealed until it is sent).
 public struct OutboxEntry: Sendable, Equatable {
   public var id: String
-  /// The recipient's device ID (compact form).
+  /// The recipient's device ID as the row holds it (compact form; part of the entry's
+  /// sealed context, so kept as written, also by an older version).
   public var recipient: String
   public var created: Timestamp
   public var expires: Timestamp?
   public var state: OutboxState
+  /// The recipient, nil for a row whose text is not a device ID (it can reach nobody).
+  public var recipientID: DeviceID? { DeviceID(recipient) }
   public var attempts: Int
 
   /// Pending, but past its expiry time.
@@ -19,10 +23,13 @@ public struct OutboxEntry: Sendable, Equatable {
 /// One inbox entry, opened.
 public struct InboxEntry: Sendable, Equatable {
   public var id: String
-  /// The sender's device ID (compact form).
+  /// The sender's device ID as the row holds it (compact form; part of the entry's sealed
+  /// context).
   public var sender: String
   public var received: Timestamp
   public var memo: DeliveryMessage.Content
+  /// The sender, nil for a row whose text is not a device ID.
+  public var senderID: DeviceID? { DeviceID(sender) }
 }
 
 /// What the receiver did with a delivery.
@@ -40,12 +47,12 @@ extension MemoStore {
   /// Queues a memo for a trusted peer; returns the entry id.
   @discardableResult
   public func queueForDelivery(
-    _ memo: DeliveryMessage.Content, to recipient: String, expires: Timestamp?, now: Timestamp
+    _ memo: DeliveryMessage.Content, to recipient: DeviceID, expires: Timestamp?, now: Timestamp
   ) throws -> String {
     let id = MemoID().rawValue
     try batch {
       try enqueue(
-        QueuedPayload(id: id, peer: recipient, payload: DeliveryMessage.encode(memo), time: now), in: .outbox)
+        QueuedPayload(id: id, peer: recipient.compact, payload: DeliveryMessage.encode(memo), time: now), in: .outbox)
       try sql {
         let update = try db.prepare("UPDATE outbox SET expires = ? WHERE id = ?")
         try update.bind([expires.map { .integer($0) } ?? .null, .text(id)])
@@ -76,10 +83,11 @@ extension MemoStore {
   /// The sealed memo of an outbox entry, opened for sending.
   public func outboxContent(_ id: String) throws -> DeliveryMessage.Content {
     let row = try sql { () -> QueuedPayload? in
-      let query = try db.prepare("SELECT recipient, payload, created FROM outbox WHERE id = ?")
-      try query.bind(1, id)
-      guard try query.step() else { return nil }
-      return QueuedPayload(id: id, peer: query.text(0), payload: query.blob(1), time: query.int64(2))
+      try db.withCached("SELECT recipient, payload, created FROM outbox WHERE id = ?") { query in
+        try query.bind(1, id)
+        guard try query.step() else { return nil }
+        return QueuedPayload(id: id, peer: query.text(0), payload: query.blob(1), time: query.int64(2))
+      }
     }
     guard let row else {
       throw MemoPeerError(.notFound, "no outbox entry \(id)", hint: "`memo-peer outbox` lists the entries")
@@ -99,10 +107,11 @@ extension MemoStore {
   /// One outbox entry's state, without opening its memo.
   func outboxState(_ id: String) throws -> OutboxState? {
     try sql {
-      let query = try db.prepare("SELECT state, delivered FROM outbox WHERE id = ?")
-      try query.bind(1, id)
-      guard try query.step() else { return nil }
-      return OutboxState.parse(query.text(0), delivered: query.isNull(1) ? nil : query.int64(1))
+      try db.withCached("SELECT state, delivered FROM outbox WHERE id = ?") { query in
+        try query.bind(1, id)
+        guard try query.step() else { return nil }
+        return OutboxState.parse(query.text(0), delivered: query.isNull(1) ? nil : query.int64(1))
+      }
     }
   }
 
@@ -117,12 +126,25 @@ extension MemoStore {
       var delivered: SQLiteValue = .null
       if case .delivered(let time) = state { delivered = .integer(time) }
       return try sql {
-        let update = try db.prepare(
-          "UPDATE outbox SET state = ?, delivered = ?, attempts = attempts + ? WHERE id = ?")
-        try update.bind([.text(state.stored), delivered, .integer(attempted ? 1 : 0), .text(id)])
-        _ = try update.step()
-        return db.changes > 0
+        try db.withCached("UPDATE outbox SET state = ?, delivered = ?, attempts = attempts + ? WHERE id = ?") {
+          update in
+          try update.bind([.text(state.stored), delivered, .integer(attempted ? 1 : 0), .text(id)])
+          _ = try update.step()
+          return db.changes > 0
+        }
       }
+    }
+  }
+
+  /// Moves several entries, each as `setOutboxState` would, in **one** transaction: the
+  /// sender marks a whole batch `sending`, and then each entry's fate, with one commit each.
+  /// Returns how many moved.
+  @discardableResult
+  public func setOutboxStates(_ changes: [(id: String, state: OutboxState)], attempted: Bool = false) throws -> Int {
+    try batch {
+      var moved = 0
+      for change in changes where try setOutboxState(change.id, change.state, attempted: attempted) { moved += 1 }
+      return moved
     }
   }
 
@@ -144,7 +166,7 @@ extension MemoStore {
   /// lost) is answered as a duplicate without storing anything. The entry, the memo and
   /// the record of the id commit in one transaction, so a crash leaves all or none.
   public func receiveDelivery(
-    id: String, from sender: String, memo: DeliveryMessage.Content, size: Int, policy: ReceivePolicy?,
+    id: String, from sender: DeviceID, memo: DeliveryMessage.Content, size: Int, policy: ReceivePolicy?,
     limits: ReceiveLimits, now: Timestamp
   ) throws -> DeliveryOutcome {
     guard !id.isEmpty, id.utf8.count <= 64 else { return .refused(.invalid) }
@@ -166,10 +188,10 @@ extension MemoStore {
         _ = try MemoRules.validated(
           MemoDraft(title: memo.title, body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate))
         try enqueue(
-          QueuedPayload(id: id, peer: sender, payload: DeliveryMessage.encode(memo), time: now), in: .inbox)
+          QueuedPayload(id: id, peer: sender.compact, payload: DeliveryMessage.encode(memo), time: now), in: .inbox)
         place = "inbox"
       case .memos:
-        _ = try storeDelivered(memo, entryID: id, from: sender)
+        _ = try storeDelivered(memo, entryID: id, from: sender.compact, now: now)
         try logAccepted(from: sender, now: now)
         place = "memos"
       }
@@ -179,6 +201,91 @@ extension MemoStore {
         _ = try insert.step()
       }
       return .stored(place, duplicate: false)
+    }
+  }
+
+  /// Stores a batch of deliveries from one sender (delivery version 2) in **one**
+  /// transaction, with one outcome per entry in order. Each entry is decided as
+  /// `receiveDelivery` decides one (its id seen before: a duplicate; the policy; the size;
+  /// the inbox and daily limits, counting what this batch stored before it), and each is
+  /// written inside a savepoint: an entry refused as invalid leaves nothing behind and does
+  /// not refuse the rest. A storage or sealing failure throws and leaves nothing of the
+  /// batch, so a kill -9 at any point leaves the whole batch or none of it; its
+  /// retransmission then finds every stored entry's id and answers it as a duplicate.
+  public func receiveDeliveries(
+    _ entries: [DeliveryMessage.Deliver], from sender: DeviceID, policy: ReceivePolicy?, limits: ReceiveLimits,
+    now: Timestamp
+  ) throws -> [DeliveryOutcome] {
+    try batch {
+      var waiting = try inboxCount(from: sender)
+      var accepted = policy == .accept ? try acceptedRecently(from: sender, now: now) : 0
+      var outcomes: [DeliveryOutcome] = []
+      outcomes.reserveCapacity(entries.count)
+      for entry in entries {
+        guard !entry.id.isEmpty, entry.id.utf8.count <= 64 else {
+          outcomes.append(.refused(.invalid))
+          continue
+        }
+        if let earlier = try receivedMarker(entry.id) {
+          outcomes.append(.stored(earlier, duplicate: true))
+          continue
+        }
+        let payload = DeliveryMessage.encode(entry.memo)
+        let decision = ReceiveDecision.decide(
+          policy: policy, size: payload.count, waitingFromSender: waiting, acceptedRecently: accepted, limits: limits)
+        if case .refuse(let reason) = decision {
+          outcomes.append(.refused(reason))
+          continue
+        }
+        do {
+          let place = try sql {
+            try db.savepoint {
+              try storeReceived(
+                id: entry.id, memo: entry.memo, payload: payload, from: sender, toMemos: decision == .memos, now: now)
+            }
+          }
+          if decision == .memos { accepted += 1 } else { waiting += 1 }
+          outcomes.append(.stored(place, duplicate: false))
+        } catch let error as MemoPeerError where error.code == .invalidInput || error.code == .tooLarge {
+          outcomes.append(.refused(.invalid))
+        }
+      }
+      return outcomes
+    }
+  }
+
+  /// Writes one new delivery (in the inbox, or with `toMemos` in the memos) and the record
+  /// of its id; returns the place. Runs inside the caller's transaction.
+  private func storeReceived(
+    id: String, memo: DeliveryMessage.Content, payload: [UInt8], from sender: DeviceID, toMemos: Bool,
+    now: Timestamp
+  ) throws -> String {
+    let place: String
+    if toMemos {
+      _ = try storeDelivered(memo, entryID: id, from: sender.compact, now: now)
+      try logAccepted(from: sender, now: now)
+      place = "memos"
+    } else {
+      _ = try MemoRules.validated(
+        MemoDraft(title: memo.title, body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate))
+      try enqueue(QueuedPayload(id: id, peer: sender.compact, payload: payload, time: now), in: .inbox)
+      place = "inbox"
+    }
+    try sql {
+      try db.withCached("INSERT INTO meta (key, value) VALUES (?, ?)") { insert in
+        try insert.bind([.text(Self.receivedKey(id)), .blob(Array(place.utf8))])
+        _ = try insert.step()
+      }
+    }
+    return place
+  }
+
+  private func inboxCount(from sender: DeviceID) throws -> Int {
+    try sql {
+      let count = try db.prepare("SELECT count(*) FROM inbox WHERE sender = ?")
+      try count.bind(1, sender)
+      _ = try count.step()
+      return Int(count.int64(0))
     }
   }
 
@@ -196,7 +303,7 @@ extension MemoStore {
   public func acceptInboxEntry(_ text: String) throws -> Memo {
     let entry = try resolveInboxEntry(text)
     let id = try batch {
-      let id = try storeDelivered(entry.memo, entryID: entry.id, from: entry.sender)
+      let id = try storeDelivered(entry.memo, entryID: entry.id, from: entry.sender, now: entry.received)
       try deleteInboxRow(entry.id)
       return id
     }
@@ -207,25 +314,61 @@ extension MemoStore {
   /// says which (so the two devices hold one memo with one history), else as a new memo
   /// named by the entry id (`deliveredMemoID`). Runs inside the caller's transaction. A
   /// revision that breaks a sync rule is refused as invalid input.
-  private func storeDelivered(_ content: DeliveryMessage.Content, entryID: String, from sender: String) throws
+  private func storeDelivered(
+    _ content: DeliveryMessage.Content, entryID: String, from sender: String, now: Timestamp
+  ) throws
     -> MemoID
   {
-    let revision: SyncRevision?
-    do { revision = try DeliveryMessage.revision(of: content) } catch { throw Self.invalidDelivery(error) }
-    guard let revision else {
+    let claimed: SyncRevision?
+    do { claimed = try DeliveryMessage.revision(of: content) } catch { throw Self.invalidDelivery(error) }
+    guard let claimed, let device = DeviceID(sender),
+      let revision = try signedRevision(claimed, of: content, from: device, now: now)
+    else {
       let id = Self.deliveredMemoID(entryID: entryID, sender: sender)
       _ = try importMemo(Self.memo(id, content, from: sender))
       return id
     }
     do {
-      // A delivered revision counts towards the replicas this node tracks, as a synced one.
+      // A delivered revision counts towards the replicas this node tracks, as a synced one,
+      // and what would delete or empty a memo waits for the guard like any removal.
       var budget = ReplicaBudget(known: try knownReplicas())
       try budget.admit(revision.head.dot.origin)
-      _ = try applyRemote(revision, holdingFor: nil, receiver: try receiver())
+      _ = try applyRemote(revision, holdingFor: device, receiver: try receiver())
     } catch let error as SyncViolation {
       throw Self.invalidDelivery(error)
     }
     return revision.memo
+  }
+
+  /// The delivered revision as its signed record says it is, when it may land as a
+  /// revision of its memo here: this device is a member of the memo's notebook (the one
+  /// the memo is in here, else the one the record names), the sender is a member of it
+  /// too, and the record verifies as any synced record does. Nil otherwise: the memo then
+  /// arrives as a new memo (docs/design/sync-v3.md; issue 23, deliveries respect
+  /// notebooks). Runs inside the caller's transaction.
+  private func signedRevision(
+    _ claimed: SyncRevision, of content: DeliveryMessage.Content, from sender: DeviceID, now: Timestamp
+  ) throws -> SyncRevision? {
+    guard let (record, binding) = DeliveryMessage.record(of: content), record.memo == claimed.memo,
+      record.dot == claimed.head.dot, record.clock == claimed.head.clock
+    else { return nil }
+    let notebook = try loadRow(claimed.memo)?.notebook ?? record.notebook
+    guard notebook == record.notebook, let held = try self.notebook(notebook), !held.isDeleted,
+      held.notebook.role == .member,
+      try members(of: notebook).contains(where: { $0.device == sender && $0.role == .member })
+    else { return nil }
+    let refused = try takeBindings(binding.map { [$0] } ?? [], from: sender, now: now)
+    guard case .author(let author) = try authorship(of: record, refused: refused), author != nil,
+      case .revision(let revision) = try? openRecord(record, author: author),
+      (try? SyncRules.checkShape(revision)) != nil
+    else { return nil }
+    return revision
+  }
+
+  /// A stored memo as a delivery carries it: its place in history, and its signed record
+  /// with the binding of its replica.
+  public func sentRevision(of memo: Memo) throws -> DeliveryMessage.SentRevision {
+    DeliveryMessage.SentRevision(memo: memo, binding: try memo.dot.flatMap { try binding(of: $0.origin) })
   }
 
   static func invalidDelivery(_ violation: SyncViolation) -> MemoPeerError {
@@ -267,11 +410,12 @@ extension MemoStore {
     }
   }
 
-  private func receivedMarker(_ id: String) throws -> String? {
+  func receivedMarker(_ id: String) throws -> String? {
     try sql {
-      let read = try db.prepare("SELECT value FROM meta WHERE key = ?")
-      try read.bind(1, Self.receivedKey(id))
-      return try read.step() ? String(decoding: read.blob(0), as: UTF8.self) : nil
+      try db.withCached("SELECT value FROM meta WHERE key = ?") { read in
+        try read.bind(1, Self.receivedKey(id))
+        return try read.step() ? String(decoding: read.blob(0), as: UTF8.self) : nil
+      }
     }
   }
 
@@ -288,25 +432,25 @@ extension MemoStore {
   static func receivedKey(_ id: String) -> String { "received:" + id }
 
   /// Memos stored from `sender` under the `accept` policy within the last 24 hours.
-  private func acceptedRecently(from sender: String, now: Timestamp) throws -> Int {
+  private func acceptedRecently(from sender: DeviceID, now: Timestamp) throws -> Int {
     try sql {
       let count = try db.prepare("SELECT count(*) FROM received_log WHERE sender = ? AND time > ?")
       let cutoff = now > Int64.min + SyncLimits.guardWindow ? now - SyncLimits.guardWindow : Int64.min
-      try count.bind([.text(sender), .integer(cutoff)])
+      try count.bind([.device(sender), .integer(cutoff)])
       _ = try count.step()
       return Int(count.int64(0))
     }
   }
 
   /// Records one memo stored under the `accept` policy, forgetting entries older than a day.
-  private func logAccepted(from sender: String, now: Timestamp) throws {
+  private func logAccepted(from sender: DeviceID, now: Timestamp) throws {
     try sql {
       let cutoff = now > Int64.min + SyncLimits.guardWindow ? now - SyncLimits.guardWindow : Int64.min
       let forget = try db.prepare("DELETE FROM received_log WHERE sender = ? AND time <= ?")
-      try forget.bind([.text(sender), .integer(cutoff)])
+      try forget.bind([.device(sender), .integer(cutoff)])
       _ = try forget.step()
       let insert = try db.prepare("INSERT INTO received_log (sender, time) VALUES (?, ?)")
-      try insert.bind([.text(sender), .integer(now)])
+      try insert.bind([.device(sender), .integer(now)])
       _ = try insert.step()
     }
   }

@@ -26,7 +26,7 @@ extension MemoStore {
               .corruptDatabase, "memo \(memo.short) has a row without its sync history",
               hint: "restore from an export; the file was left untouched")
           }
-          let dot = Dot(origin: query.text(1), seq: UInt64(bitPattern: query.int64(2)))
+          let dot = try storedDot(query, 1, 2)
           result.append(
             HeadRow(
               rowID: query.text(0),
@@ -90,7 +90,7 @@ extension MemoStore {
   func nextLocalSeqs(_ count: Int) throws -> UInt64 {
     try bump(
       "INSERT INTO knowledge (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = seq + ?2 RETURNING seq",
-      key: replicaID, by: count)
+      key: replicaID.rawValue, by: count)
   }
 
   /// Reserves `count` positions in this replica's change feed; returns the first.
@@ -134,11 +134,11 @@ extension MemoStore {
   public func knowledge() throws -> VersionVector {
     try sql {
       let read = try db.prepare("SELECT origin, seq FROM knowledge ORDER BY origin = ?1 DESC, origin")
-      try read.bind(1, replicaID)
-      var entries: [String: UInt64] = [:]
+      try read.bind(1, replicaID.rawValue)
+      var entries: [ReplicaID: UInt64] = [:]
       while try read.step(), entries.count < SyncLimits.maximumReplicas {
         let seq = UInt64(bitPattern: read.int64(1))
-        if seq <= SyncLimits.maximumSequence { entries[read.text(0)] = seq }
+        if seq <= SyncLimits.maximumSequence, let origin = read.replica(0) { entries[origin] = seq }
       }
       return VersionVector(entries)
     }
@@ -172,8 +172,10 @@ extension MemoStore {
     try sql {
       try db.withCached(query) { read in
         try read.bind(values)
-        var entries: [String: UInt64] = [:]
-        while try read.step() { entries[read.text(0)] = UInt64(bitPattern: read.int64(1)) }
+        var entries: [ReplicaID: UInt64] = [:]
+        while try read.step() {
+          if let origin = read.replica(0) { entries[origin] = UInt64(bitPattern: read.int64(1)) }
+        }
         return VersionVector(entries)
       }
     }
@@ -191,7 +193,7 @@ extension MemoStore {
         "INSERT INTO notebook_horizon (notebook, origin, seq) VALUES (?1, ?2, ?3) "
           + "ON CONFLICT(notebook, origin) DO UPDATE SET seq = max(seq, ?3)"
       ) { upsert in
-        try upsert.bind([.text(notebook.rawValue), .text(dot.origin), .integer(Int64(bitPattern: dot.seq))])
+        try upsert.bind([.text(notebook.rawValue), .text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq))])
         _ = try upsert.step()
       }
     }
@@ -201,13 +203,13 @@ extension MemoStore {
     try db.withCached(
       "INSERT INTO horizon (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)"
     ) { upsert in
-      try upsert.bind([.text(dot.origin), .integer(Int64(bitPattern: dot.seq))])
+      try upsert.bind([.text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq))])
       _ = try upsert.step()
     }
   }
 
   /// Every replica this node tracks (its knowledge and horizon): what the 4,096 cap counts.
-  func knownReplicas() throws -> Set<String> {
+  func knownReplicas() throws -> Set<ReplicaID> {
     Set(try knowledge().entries.keys).union(try horizon().entries.keys)
   }
 
@@ -220,7 +222,9 @@ extension MemoStore {
     ] {
       let read = try db.prepare(query)
       while try read.step() {
-        try raiseHorizon(db, Dot(origin: read.text(0), seq: UInt64(bitPattern: read.int64(1))))
+        // A row without a valid origin has no place in the horizon (it came from before the
+        // checks); it is left out rather than stopping the migration.
+        if let dot = read.dot(0, 1) { try raiseHorizon(db, dot) }
       }
     }
   }
@@ -244,8 +248,10 @@ extension MemoStore {
     clock.add(dot)
     next.dot = dot
     next.clock = clock
-    next.origin = author ?? replicaID
+    next.origin = author ?? replicaID.rawValue
     next.conflictOf = nil
+    next.notebook = try notebookOfRow(next)
+    next.record = try signedRecord(for: next)
     let removing = existing.filter { clock.covers($0.head.clock) }.map(\.head.dot)
     try storeHead(next, existing: existing, removing: removing)
     return next
@@ -259,9 +265,13 @@ extension MemoStore {
     // Settled before the rows it may be read from go.
     var memo = memo
     memo.notebook = try notebookOfRow(memo)
+    let now = Self.wallClock()
+    let before = MemoHeads.winner(existing.map(\.head))
     var kept: [HeadRow] = []
     for row in existing {
       if removing.contains(row.head.dot) {
+        // Kept as history in this transaction: nothing superseded is lost on a kill.
+        try recordHistory(ofRow: row.rowID, memo: memo.id, now: now)
         try deleteRow(row.rowID)
       } else {
         kept.append(row)
@@ -269,6 +279,13 @@ extension MemoStore {
     }
     let incoming = HeadSummary(dot: dot, clock: memo.clock, revision: memo.revision, isDeleted: memo.isDeleted)
     guard let winner = MemoHeads.winner(kept.map(\.head) + [incoming]) else { return }
+    // A delete that won over a live revision puts the memo in the trash; a live winner
+    // takes it out.
+    let wasLive = before.map { !$0.isDeleted } ?? false
+    if winner.isDeleted == wasLive {
+      try updateTrash(
+        memo.id, winnerDeleted: winner.isDeleted, author: winner.dot == dot ? memo.record?.author : nil, now: now)
+    }
     let place = { (head: HeadSummary) -> MemoID in
       head.dot == winner.dot ? memo.id : Self.copyID(of: memo.id, dot: head.dot)
     }
@@ -334,26 +351,29 @@ extension MemoStore {
     while try ids.step() { rows.append(ids.text(0)) }
     guard !rows.isEmpty else { return }
     let read = try db.prepare("SELECT value FROM meta WHERE key = 'replica_id'")
-    let replica: String
-    if try read.step() {
-      replica = String(decoding: read.blob(0), as: UTF8.self)
+    let replica: ReplicaID
+    if try read.step(), let stored = ReplicaID(String(decoding: read.blob(0), as: UTF8.self)) {
+      replica = stored
     } else {
-      replica = Hex.encode(try SystemRandom.bytes(16))
-      let insert = try db.prepare("INSERT INTO meta (key, value) VALUES ('replica_id', ?)")
-      try insert.bind(1, Array(replica.utf8))
+      guard let made = ReplicaID(Hex.encode(try SystemRandom.bytes(16))) else {
+        throw MemoPeerError(.storage, "could not make a replica id")
+      }
+      replica = made
+      let insert = try db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('replica_id', ?)")
+      try insert.bind(1, Array(replica.rawValue.utf8))
       _ = try insert.step()
     }
     let update = try db.prepare("UPDATE memos SET dot_origin = ?, dot_seq = ?, clock = ?, feed_seq = ? WHERE id = ?")
     for (index, id) in rows.enumerated() {
       let seq = Int64(index + 1)
       let clock = VersionVector([replica: UInt64(seq)]).encoded()
-      try update.bind([.text(replica), .integer(seq), .blob(clock), .integer(seq), .text(id)])
+      try update.bind([.replica(replica), .integer(seq), .blob(clock), .integer(seq), .text(id)])
       _ = try update.step()
       update.reset()
     }
     let count = Int64(rows.count)
     let knowledge = try db.prepare("INSERT INTO knowledge (origin, seq) VALUES (?, ?)")
-    try knowledge.bind([.text(replica), .integer(count)])
+    try knowledge.bind([.replica(replica), .integer(count)])
     _ = try knowledge.step()
     let feed = try db.prepare("INSERT INTO counters (name, value) VALUES ('feed', ?)")
     try feed.bind(1, count)

@@ -15,3 +15,42 @@ extension MemoStore {
     }
   }
 }
+
+/// Device IDs are compact base32 text in the database: converted here, at the SQL, and
+/// nowhere else.
+extension SQLiteStatement {
+  func bind(_ index: Int32, _ device: DeviceID) throws(SQLiteError) { try bind(index, device.compact) }
+
+  /// The device ID in column `column`; nil for text that is not one (a row written by
+  /// hand, or damaged): the caller skips such a row.
+  func device(_ column: Int32) -> DeviceID? { DeviceID(text(column)) }
+}
+
+extension SQLiteValue {
+  static func device(_ id: DeviceID) -> SQLiteValue { .text(id.compact) }
+  static func replica(_ id: ReplicaID) -> SQLiteValue { .text(id.rawValue) }
+}
+
+/// Replica ids are their hex text in the database, converted here.
+extension SQLiteStatement {
+  /// The replica id in `column`; nil for text that is not one (a damaged row).
+  func replica(_ column: Int32) -> ReplicaID? { ReplicaID(text(column)) }
+
+  /// The dot in `originColumn` and `seqColumn`; nil when the origin is not a replica id.
+  func dot(_ originColumn: Int32, _ seqColumn: Int32) -> Dot? {
+    replica(originColumn).map { Dot(origin: $0, seq: UInt64(bitPattern: int64(seqColumn))) }
+  }
+}
+
+extension MemoStore {
+  /// The dot of a row this store wrote: every replica id it holds was checked when it
+  /// arrived, so one that is not a replica id means a damaged database.
+  func storedDot(_ statement: SQLiteStatement, _ originColumn: Int32, _ seqColumn: Int32) throws -> Dot {
+    guard let dot = statement.dot(originColumn, seqColumn) else {
+      throw MemoPeerError(
+        .integrity, "a row of \(paths.databasePath) names a replica that is not one (the database is damaged)",
+        hint: "`memo-peer doctor` checks the store; restore it from a backup if it is damaged")
+    }
+    return dot
+  }
+}

@@ -6,26 +6,27 @@ import MemoCrypto
 extension MemoStore {
   /// Answered from the covering index `memos_for_listing` alone (a test checks the plan).
   static let listingQuery =
-    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of, notebook "
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of, notebook, author "
     + "FROM memos WHERE deleted = 0 ORDER BY updated DESC, id"
 
   /// `listingQuery` for one notebook (the notebook is in the covering index too).
   static let notebookListingQuery =
-    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of, notebook "
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of, notebook, author "
     + "FROM memos WHERE deleted = 0 AND notebook = ? ORDER BY updated DESC, id"
 
   /// The memo a widget shows: the most recently changed pinned memo, else the latest.
   static let widgetQuery =
-    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of, notebook "
+    "SELECT id, title, listing_title, tags, created, updated, private, revision, pinned, conflict_of, notebook, author "
     + "FROM memos WHERE deleted = 0 ORDER BY pinned DESC, updated DESC, id LIMIT 1"
 
   static let insertMemo =
-    "INSERT INTO memos (\(memoColumns), listing_title) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO memos (\(memoColumns), listing_title) VALUES "
+    + "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
   /// Every column of a memo row but `listing_title` and `pinned`, in the order `row(for:)` gives.
   static let memoColumns =
     "id, title, body, tags, created, updated, private, revision, origin, deleted, "
-    + "dot_origin, dot_seq, clock, feed_seq, conflict_of, notebook"
+    + "dot_origin, dot_seq, clock, feed_seq, conflict_of, notebook, record_key, record, signature, author"
 
   /// Validates and stores a new memo, in `notebook` (default: the default notebook).
   @discardableResult
@@ -41,7 +42,7 @@ extension MemoStore {
       let valid = try MemoRules.validated(draft)
       return Memo(
         id: MemoID(), title: valid.title, body: valid.body, tags: valid.tags, created: now, updated: now,
-        isPrivate: valid.isPrivate, revision: 1, origin: replicaID, notebook: target)
+        isPrivate: valid.isPrivate, revision: 1, origin: replicaID.rawValue, notebook: target)
     }
     try sql {
       try db.transaction {
@@ -52,6 +53,7 @@ extension MemoStore {
           let dot = Dot(origin: replicaID, seq: firstSeq + UInt64(index))
           memos[index].dot = dot
           memos[index].clock = VersionVector([dot.origin: dot.seq])
+          memos[index].record = try signedRecord(for: memos[index])
           try insert.bind(try row(for: memos[index], feed: firstFeed + UInt64(index)))
           try insert.step()
           insert.reset()
@@ -65,11 +67,21 @@ extension MemoStore {
   /// Live memos, newest first, with title and tags decrypted (bodies are not touched).
   /// Needs the device key; `listing` works while locked.
   public func summaries(tag: String? = nil, notebook: NotebookID? = nil) throws -> [MemoSummary] {
+    var result: [MemoSummary] = []
+    try forEachSummary(tag: tag, notebook: notebook) { result.append($0) }
+    return result
+  }
+
+  /// `summaries`, one at a time as the rows are read: nothing is held but the current row.
+  public func forEachSummary(
+    tag: String? = nil, notebook: NotebookID? = nil, _ body: (MemoSummary) throws -> Void
+  ) throws {
     _ = try sealer()
-    return try listing(tag: tag, notebook: notebook).map { memo in
-      MemoSummary(
-        id: memo.id, title: memo.title ?? "", tags: memo.tags ?? [], created: memo.created, updated: memo.updated,
-        isPrivate: memo.isPrivate, revision: memo.revision, notebook: memo.notebook)
+    try forEachListing(tag: tag, notebook: notebook) { memo in
+      try body(
+        MemoSummary(
+          id: memo.id, title: memo.title ?? "", tags: memo.tags ?? [], created: memo.created, updated: memo.updated,
+          isPrivate: memo.isPrivate, revision: memo.revision, notebook: memo.notebook, author: memo.author))
     }
   }
 
@@ -77,20 +89,30 @@ extension MemoStore {
   /// everything when unlocked; while locked only the titles of memos not marked private
   /// (from their listing copy), never tags. Filtering by tag needs the device key.
   public func listing(tag: String? = nil, notebook: NotebookID? = nil) throws -> [MemoListing] {
+    var result: [MemoListing] = []
+    try forEachListing(tag: tag, notebook: notebook) { result.append($0) }
+    return result
+  }
+
+  /// `listing`, one memo at a time in the index's order (`memos_for_listing` serves the
+  /// ORDER BY, so nothing is sorted or held but the current row). Every check (the tag, the
+  /// key it needs) is made before `body` first runs; `body` may throw to stop early.
+  public func forEachListing(
+    tag: String? = nil, notebook: NotebookID? = nil, _ body: (MemoListing) throws -> Void
+  ) throws {
     let wanted = try tag.map { try MemoRules.normalizeTags([$0])[0] }
     if wanted != nil { _ = try sealer() }
     let conflicted = try conflictedMemoIDs()
-    return try sql {
+    var authors = AuthorCache()
+    try sql {
       let query = try db.prepare(notebook == nil ? Self.listingQuery : Self.notebookListingQuery)
       if let notebook { try query.bind(1, notebook.rawValue) }
-      var result: [MemoListing] = []
       while try query.step() {
-        var memo = try listed(query)
+        var memo = try listed(query, authors: &authors)
         memo.hasConflict = conflicted.contains(memo.id)
         if let wanted, !(memo.tags ?? []).contains(wanted) { continue }
-        result.append(memo)
+        try body(memo)
       }
-      return result
     }
   }
 
@@ -99,7 +121,8 @@ extension MemoStore {
   public func widgetMemo() throws -> MemoListing? {
     try sql {
       let query = try db.prepare(Self.widgetQuery)
-      return try query.step() ? try listed(query) : nil
+      var authors = AuthorCache()
+      return try query.step() ? try listed(query, authors: &authors) : nil
     }
   }
 
@@ -120,8 +143,25 @@ extension MemoStore {
     try sql { Int(try db.scalarInt("SELECT count(*) FROM outbox WHERE delivered IS NULL")) }
   }
 
+  /// The devices named in a run of rows, parsed once each: a household's memos have a few
+  /// authors, and parsing a device ID (base32 and its check) was 40% of `list`.
+  struct AuthorCache {
+    private var parsed: [String: DeviceID?] = [:]
+
+    /// The device in `column`, nil when NULL (or not a device ID).
+    mutating func device(_ query: SQLiteStatement, _ column: Int32) -> DeviceID? {
+      guard !query.isNull(column) else { return nil }
+      let text = query.text(column)
+      if let known = parsed[text] { return known }
+      if parsed.count >= 256 { parsed.removeAll(keepingCapacity: true) }
+      let device = DeviceID(text)
+      parsed[text] = device
+      return device
+    }
+  }
+
   /// One row of `listingQuery` or `widgetQuery`.
-  private func listed(_ query: SQLiteStatement) throws -> MemoListing {
+  private func listed(_ query: SQLiteStatement, authors: inout AuthorCache) throws -> MemoListing {
     let id = try memoID(query.text(0))
     let revision = query.int64(7)
     let isPrivate = query.int64(6) != 0
@@ -137,7 +177,8 @@ extension MemoStore {
       id: id, title: title, tags: tags, created: query.int64(4), updated: query.int64(5), isPrivate: isPrivate,
       isPinned: query.int64(8) != 0, revision: revision,
       conflictOf: query.isNull(9) ? nil : MemoID(canonical: query.text(9)),
-      notebook: query.isNull(10) ? nil : NotebookID(query.text(10)))
+      notebook: query.isNull(10) ? nil : NotebookID(query.text(10)),
+      author: authors.device(query, 11))
   }
 
   /// One live memo, fully decrypted.
@@ -148,9 +189,21 @@ extension MemoStore {
     return memo
   }
 
+  /// `text` as an id prefix long enough to resolve: one character matches a sixteenth of all
+  /// memos, and `show 0` would open whichever is first.
+  static func resolvablePrefix(_ text: String) throws -> IDPrefix {
+    let prefix = try IDPrefix(text)
+    guard prefix.rawValue.count >= IDPrefix.minimumToResolve else {
+      throw MemoPeerError(
+        .ambiguousID, "a memo id prefix needs at least \(IDPrefix.minimumToResolve) characters",
+        hint: "type more of the id (`memo-peer list` shows 8)")
+    }
+    return prefix
+  }
+
   /// Resolves a typed id or unique prefix, like git does for commits.
   public func resolve(_ text: String) throws -> MemoID {
-    let prefix = try IDPrefix(text)
+    let prefix = try Self.resolvablePrefix(text)
     return try sql {
       let query = try db.prepare("SELECT id FROM memos WHERE deleted = 0 AND id GLOB ? ORDER BY id LIMIT 11")
       try query.bind(1, prefix.rawValue + "*")
@@ -199,32 +252,57 @@ extension MemoStore {
       try refuseWhileConflicted(id, doing: "deleted")
       let tombstone = Memo(
         id: id, title: "", body: "", tags: [], created: current.created, updated: max(now, current.updated),
-        isPrivate: current.isPrivate, revision: try MemoRules.nextRevision(after: current.revision), origin: replicaID,
+        isPrivate: current.isPrivate, revision: try MemoRules.nextRevision(after: current.revision),
+        origin: replicaID.rawValue,
         isDeleted: true, notebook: current.notebook)
       _ = try storeLocalRevision(tombstone, resolvingAll: true)
     }
   }
 
-  /// Memos whose title, tags or body contain `query`, case-insensitively. Decrypts in
-  /// memory, one row at a time; nothing is written anywhere.
+  /// Memos whose title, tags or body contain `query`, case-insensitively, newest first.
+  /// Decrypts in memory, one row at a time; nothing is written anywhere.
   public func search(_ query: String, notebook: NotebookID? = nil) throws -> [MemoSummary] {
-    let matcher = TextMatcher(query: query)
     var result: [MemoSummary] = []
-    try forEachRow(includeDeleted: false) { id, revision, columns in
-      if let notebook, columns.notebook != notebook { return }
-      let title = try open(.title, of: id, revision: revision, columns.title)
-      let tags = try open(.tags, of: id, revision: revision, columns.tags)
-      var hit = matcher.matches(title) || matcher.matches(tags)
-      if !hit { hit = matcher.matches(try open(.body, of: id, revision: revision, columns.body)) }
-      if hit {
-        result.append(
+    try search(query, notebook: notebook) { result.append($0) }
+    return result
+  }
+
+  /// What `search` reads: the listing's order (`memos_for_listing` serves the ORDER BY),
+  /// and only the columns a match needs; the body is read and opened only when the title
+  /// and tags do not match.
+  static let searchQuery =
+    "SELECT id, title, tags, created, updated, private, revision, notebook, author, body "
+    + "FROM memos WHERE deleted = 0 ORDER BY updated DESC, id"
+
+  /// `searchQuery` for one notebook.
+  static let notebookSearchQuery =
+    "SELECT id, title, tags, created, updated, private, revision, notebook, author, body "
+    + "FROM memos WHERE deleted = 0 AND notebook = ? ORDER BY updated DESC, id"
+
+  /// `search`, one match at a time as the rows are read, newest first: memory stays that
+  /// of one row whatever the number of memos. `body` may throw to stop early.
+  public func search(_ query: String, notebook: NotebookID? = nil, _ body: (MemoSummary) throws -> Void) throws {
+    let matcher = TextMatcher(query: query)
+    var authors = AuthorCache()
+    try sql {
+      let rows = try db.prepare(notebook == nil ? Self.searchQuery : Self.notebookSearchQuery)
+      if let notebook { try rows.bind(1, notebook.rawValue) }
+      while try rows.step() {
+        let id = try memoID(rows.text(0))
+        let revision = rows.int64(6)
+        let title = try open(.title, of: id, revision: revision, rows.blob(1))
+        let tags = try open(.tags, of: id, revision: revision, rows.blob(2))
+        if !matcher.matches(title) && !matcher.matches(tags) {
+          guard matcher.matches(try open(.body, of: id, revision: revision, rows.blob(9))) else { continue }
+        }
+        try body(
           MemoSummary(
             id: id, title: String(decoding: title, as: UTF8.self), tags: TagList.decode(tags),
-            created: columns.created, updated: columns.updated, isPrivate: columns.isPrivate, revision: revision,
-            notebook: columns.notebook))
+            created: rows.int64(3), updated: rows.int64(4), isPrivate: rows.int64(5) != 0, revision: revision,
+            notebook: rows.isNull(7) ? nil : NotebookID(rows.text(7)),
+            author: authors.device(rows, 8)))
       }
     }
-    return result.sorted { ($0.updated, $1.id) > ($1.updated, $0.id) }
   }
 
   /// Every live memo, decrypted one at a time (exports).
@@ -283,6 +361,7 @@ extension MemoStore {
     var clock: VersionVector
     var conflictOf: MemoID?
     var notebook: NotebookID?
+    var record: SealedRecord?
   }
 
   /// The row's values in `memoColumns` order, then `listing_title`: a copy of the title
@@ -298,9 +377,13 @@ extension MemoStore {
       .blob(try seal(.tags, of: memo, TagList.encode(memo.tags))),
       .integer(memo.created), .integer(memo.updated), .integer(memo.isPrivate ? 1 : 0),
       .integer(memo.revision), .text(memo.origin), .integer(memo.isDeleted ? 1 : 0),
-      memo.dot.map { .text($0.origin) } ?? .null, memo.dot.map { .integer(Int64(bitPattern: $0.seq)) } ?? .null,
+      memo.dot.map { .text($0.origin.rawValue) } ?? .null,
+      memo.dot.map { .integer(Int64(bitPattern: $0.seq)) } ?? .null,
       .blob(memo.clock.encoded()), .integer(Int64(bitPattern: feed)),
-      memo.conflictOf.map { .text($0.rawValue) } ?? .null, .text(try notebookOfRow(memo).rawValue), listingTitle,
+      memo.conflictOf.map { .text($0.rawValue) } ?? .null, .text(try notebookOfRow(memo).rawValue),
+      memo.record.map { .text($0.keyID) } ?? .null, memo.record.map { .blob($0.sealed) } ?? .null,
+      memo.record?.signature.map { .blob($0) } ?? .null, memo.record?.author.map { .device($0) } ?? .null,
+      listingTitle,
     ]
   }
 
@@ -330,10 +413,15 @@ extension MemoStore {
     SealedColumns(
       title: query.blob(1), body: query.blob(2), tags: query.blob(3), created: query.int64(4),
       updated: query.int64(5), isPrivate: query.int64(6) != 0, origin: query.text(8), isDeleted: query.int64(9) != 0,
-      dot: query.isNull(10) ? nil : Dot(origin: query.text(10), seq: UInt64(bitPattern: query.int64(11))),
+      dot: query.isNull(10) ? nil : query.dot(10, 11),
       clock: VersionVector(encoded: query.blob(12)) ?? VersionVector(),
       conflictOf: query.isNull(14) ? nil : MemoID(canonical: query.text(14)),
-      notebook: query.isNull(15) ? nil : NotebookID(query.text(15)))
+      notebook: query.isNull(15) ? nil : NotebookID(query.text(15)),
+      record: query.isNull(16) || query.isNull(17)
+        ? nil
+        : SealedRecord(
+          keyID: query.text(16), sealed: query.blob(17), signature: query.isNull(18) ? nil : query.blob(18),
+          author: query.isNull(19) ? nil : query.device(19)))
   }
 
   func decrypt(id: MemoID, revision: Int64, _ columns: SealedColumns) throws -> Memo {
@@ -344,7 +432,7 @@ extension MemoStore {
       tags: TagList.decode(try open(.tags, of: id, revision: revision, columns.tags)),
       created: columns.created, updated: columns.updated, isPrivate: columns.isPrivate, revision: revision,
       origin: columns.origin, isDeleted: columns.isDeleted, dot: columns.dot, clock: columns.clock,
-      conflictOf: columns.conflictOf, notebook: columns.notebook)
+      conflictOf: columns.conflictOf, notebook: columns.notebook, record: columns.record)
   }
 
   /// The notebook a row of `memo` goes into: its own, else (a memo from an archive or a

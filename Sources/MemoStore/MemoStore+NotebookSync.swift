@@ -12,12 +12,14 @@ extension MemoStore {
     return try sql {
       try db.withCached("SELECT origin, seq FROM notebook_knowledge WHERE notebook = ?") { read in
         try read.bind(1, notebook.rawValue)
-        var entries: [String: UInt64] = own > 0 ? [replicaID: own] : [:]
+        var entries: [ReplicaID: UInt64] = own > 0 ? [replicaID: own] : [:]
         // Entries a peer could plant before knowledge was checked (beyond 2^53, or past
         // 4,096 replicas) are left out, as in `knowledge()`: claiming less is always safe.
         while try read.step(), entries.count < SyncLimits.maximumReplicas {
           let seq = UInt64(bitPattern: read.int64(1))
-          if read.text(0) != replicaID, seq <= SyncLimits.maximumSequence { entries[read.text(0)] = seq }
+          if let origin = read.replica(0), origin != replicaID, seq <= SyncLimits.maximumSequence {
+            entries[origin] = seq
+          }
         }
         return VersionVector(entries)
       }
@@ -37,7 +39,7 @@ extension MemoStore {
           "INSERT INTO notebook_knowledge (notebook, origin, seq) VALUES (?1, ?2, ?3) "
             + "ON CONFLICT(notebook, origin) DO UPDATE SET seq = max(seq, ?3)"
         ) { upsert in
-          try upsert.bind([.text(notebook.rawValue), .text(origin), .integer(Int64(bitPattern: seq))])
+          try upsert.bind([.text(notebook.rawValue), .replica(origin), .integer(Int64(bitPattern: seq))])
           _ = try upsert.step()
         }
       }
@@ -46,24 +48,26 @@ extension MemoStore {
 
   /// How far this replica has received `peer`'s feed for `notebook` (and in which of the
   /// peer's databases).
-  public func syncCursor(for peer: String, in notebook: NotebookID) throws -> FeedPosition? {
+  public func syncCursor(for peer: DeviceID, in notebook: NotebookID) throws -> FeedPosition? {
     try sql {
       try db.withCached("SELECT replica, position FROM sync_cursors WHERE device = ? AND notebook = ?") { read in
-        try read.bind([.text(peer), .text(notebook.rawValue)])
-        guard try read.step() else { return nil }
-        return FeedPosition(replica: read.text(0), position: UInt64(bitPattern: read.int64(1)))
+        try read.bind([.device(peer), .text(notebook.rawValue)])
+        // A cursor in a replica that is not one is no cursor: the peer sends from the start.
+        guard try read.step(), let replica = read.replica(0) else { return nil }
+        return FeedPosition(replica: replica, position: UInt64(bitPattern: read.int64(1)))
       }
     }
   }
 
-  func setSyncCursor(_ peer: String, in notebook: NotebookID, _ cursor: FeedPosition) throws {
+  func setSyncCursor(_ peer: DeviceID, in notebook: NotebookID, _ cursor: FeedPosition) throws {
     try sql {
       try db.withCached(
         "INSERT INTO sync_cursors (device, notebook, replica, position) VALUES (?1, ?2, ?3, ?4) "
           + "ON CONFLICT(device, notebook) DO UPDATE SET replica = ?3, position = ?4"
       ) { upsert in
         try upsert.bind([
-          .text(peer), .text(notebook.rawValue), .text(cursor.replica), .integer(Int64(bitPattern: cursor.position)),
+          .device(peer), .text(notebook.rawValue), .text(cursor.replica.rawValue),
+          .integer(Int64(bitPattern: cursor.position)),
         ])
         _ = try upsert.step()
       }
@@ -71,13 +75,13 @@ extension MemoStore {
   }
 
   /// Records what `peer` said it knows in `notebook` (for `peers`' pending count).
-  func recordPeerKnowledge(_ peer: String, in notebook: NotebookID, _ knowledge: VersionVector) throws {
+  func recordPeerKnowledge(_ peer: DeviceID, in notebook: NotebookID, _ knowledge: VersionVector) throws {
     try sql {
       try db.withCached(
         "INSERT INTO sync_peer_knowledge (device, notebook, knowledge) VALUES (?1, ?2, ?3) "
           + "ON CONFLICT(device, notebook) DO UPDATE SET knowledge = ?3"
       ) { upsert in
-        try upsert.bind([.text(peer), .text(notebook.rawValue), .blob(knowledge.encoded())])
+        try upsert.bind([.device(peer), .text(notebook.rawValue), .blob(knowledge.encoded())])
         _ = try upsert.step()
       }
     }
@@ -86,7 +90,7 @@ extension MemoStore {
   /// Rows of our feed, of notebooks shared with `peer`, that a sync would send it: not
   /// covered by its last known knowledge there, and — in a notebook it has synced with us
   /// before — past the position it acknowledged. Reads clocks only.
-  func pendingRecords(for peer: String) throws -> Int {
+  func pendingRecords(for peer: DeviceID) throws -> Int {
     let shared = Set(try activeMemberships(of: peer).map(\.1.id))
     guard !shared.isEmpty else { return 0 }
     let known = try peerKnowledge(peer)
@@ -108,7 +112,7 @@ extension MemoStore {
   }
 
   /// What `peer` last said it knows, per notebook.
-  func peerKnowledge(_ peer: String) throws -> [NotebookID: VersionVector] {
+  func peerKnowledge(_ peer: DeviceID) throws -> [NotebookID: VersionVector] {
     try sql {
       let read = try db.prepare("SELECT notebook, knowledge FROM sync_peer_knowledge WHERE device = ?")
       try read.bind(1, peer)

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
 
@@ -67,7 +67,7 @@ extension MemoStore {
   public func findNotebook(_ reference: String) throws -> Notebook {
     let all = try notebooks()
     if let named = all.first(where: { $0.name?.lowercased() == reference.lowercased() }) { return named }
-    let prefix = reference.lowercased().replacingOccurrences(of: "…", with: "")
+    let prefix = reference.lowercased().replacing("…", with: "")
     let isHex = !prefix.isEmpty && prefix.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     let matches = isHex ? all.filter { $0.id.rawValue.hasPrefix(prefix) } : []
     switch matches.count {
@@ -307,8 +307,8 @@ extension MemoStore {
   }
 
   /// What this device shares with `device`, notebook by notebook (removed ones included).
-  public func memberships(of device: String) throws -> [NotebookMember] {
-    try memberRows("WHERE device = ?", device)
+  public func memberships(of device: DeviceID) throws -> [NotebookMember] {
+    try memberRows("WHERE device = ?", device.compact)
   }
 
   private func memberRows(_ condition: String, _ value: String) throws -> [NotebookMember] {
@@ -318,22 +318,22 @@ extension MemoStore {
       try query.bind(1, value)
       var result: [NotebookMember] = []
       while try query.step() {
-        guard let id = NotebookID(query.text(0)), let role = NotebookMember.Role(rawValue: query.text(2)) else {
-          continue
-        }
-        result.append(NotebookMember(notebook: id, device: query.text(1), role: role, added: query.int64(3)))
+        guard let id = NotebookID(query.text(0)), let device = query.device(1),
+          let role = NotebookMember.Role(rawValue: query.text(2))
+        else { continue }
+        result.append(NotebookMember(notebook: id, device: device, role: role, added: query.int64(3)))
       }
       return result
     }
   }
 
-  func setMember(_ notebook: NotebookID, _ device: String, role: NotebookMember.Role, now: Timestamp) throws {
+  func setMember(_ notebook: NotebookID, _ device: DeviceID, role: NotebookMember.Role, now: Timestamp) throws {
     try sql {
       try db.withCached(
         "INSERT INTO notebook_members (notebook, device, role, added) VALUES (?1, ?2, ?3, ?4) "
           + "ON CONFLICT(notebook, device) DO UPDATE SET role = ?3, added = ?4"
       ) { upsert in
-        try upsert.bind([.text(notebook.rawValue), .text(device), .text(role.rawValue), .integer(now)])
+        try upsert.bind([.text(notebook.rawValue), .device(device), .text(role.rawValue), .integer(now)])
         _ = try upsert.step()
       }
     }
@@ -344,7 +344,8 @@ extension MemoStore {
   /// another relay, never to a member: it has no key to give. Returns false when the device
   /// already had that role.
   @discardableResult
-  public func share(_ notebook: NotebookID, with device: String, as role: NotebookRole, now: Timestamp) throws -> Bool {
+  public func share(_ notebook: NotebookID, with device: DeviceID, as role: NotebookRole, now: Timestamp) throws -> Bool
+  {
     try batch {
       guard let found = try self.notebook(notebook), !found.isDeleted else {
         throw MemoPeerError(.notFound, "notebook \(notebook.short) is not on this device")
@@ -365,7 +366,7 @@ extension MemoStore {
   /// Stops sharing `notebook` with `device`. A device that had the key makes this device
   /// rotate it: records sealed from now on use a new generation the device never gets. It
   /// keeps what it already received.
-  public func unshare(_ notebook: NotebookID, from device: String, now: Timestamp) throws -> UnshareResult {
+  public func unshare(_ notebook: NotebookID, from device: DeviceID, now: Timestamp) throws -> UnshareResult {
     try batch {
       guard let found = try self.notebook(notebook), !found.isDeleted,
         let member = try members(of: notebook).first(where: { $0.device == device })
@@ -388,7 +389,7 @@ extension MemoStore {
   /// it, its members (the devices trusted now) and copies of the old knowledge, cursors and
   /// peers' knowledge for it. Runs inside the migration's transaction.
   static func backfillNotebooks(
-    _ db: SQLiteConnection, contentSealer: AES256GCMKey, migrated: Bool, trusted: [String]
+    _ db: SQLiteConnection, contentSealer: AES256GCMKey, migrated: Bool, trusted: [DeviceID]
   ) throws {
     let now = Timestamp((Date().timeIntervalSince1970 * 1000).rounded())
     let notebook = migrated ? NotebookID.migrated : try NotebookID(Hex.encode(SystemRandom.bytes(16))).unwrapOrThrow()
@@ -410,7 +411,7 @@ extension MemoStore {
     let member = try db.prepare(
       "INSERT OR IGNORE INTO notebook_members (notebook, device, role, added) VALUES (?, ?, 'member', ?)")
     for device in trusted {
-      try member.bind([.text(notebook.rawValue), .text(device), .integer(now)])
+      try member.bind([.text(notebook.rawValue), .device(device), .integer(now)])
       _ = try member.step()
       member.reset()
     }

@@ -11,6 +11,8 @@ public struct QueuedPayload: Sendable, Equatable {
   public var payload: [UInt8]
   public var time: Timestamp
 
+  /// `peer` is the device's compact ID as the row holds it (it is part of the sealed
+  /// context, so an older row keeps exactly what it was written with).
   public init(id: String, peer: String, payload: [UInt8], time: Timestamp) {
     self.id = id
     self.peer = peer
@@ -44,10 +46,12 @@ extension MemoStore {
     }
     try sql {
       try db.transaction {
-        let insert = try db.prepare(
-          "INSERT INTO \(queue.table) (id, \(queue.peerColumn), payload, \(queue.timeColumn)) VALUES (?, ?, ?, ?)")
-        try insert.bind([.text(entry.id), .text(entry.peer), .blob(sealed), .integer(entry.time)])
-        try insert.step()
+        try db.withCached(
+          "INSERT INTO \(queue.table) (id, \(queue.peerColumn), payload, \(queue.timeColumn)) VALUES (?, ?, ?, ?)"
+        ) { insert in
+          try insert.bind([.text(entry.id), .text(entry.peer), .blob(sealed), .integer(entry.time)])
+          try insert.step()
+        }
       }
     }
   }

@@ -1,4 +1,5 @@
 import MemoCore
+import MemoProtocol
 
 /// A memo of a notebook this device relays: what can be said of it without its key.
 public struct RelayedMemo: Sendable, Equatable {
@@ -41,7 +42,7 @@ extension MemoStore {
               .corruptDatabase, "a relayed record of memo \(memo.short) has no readable version vector",
               hint: "restore from a backup; the file was left untouched")
           }
-          heads.append((Dot(origin: query.text(0), seq: UInt64(bitPattern: query.int64(1))), clock))
+          heads.append((try storedDot(query, 0, 1), clock))
         }
         return heads
       }
@@ -65,8 +66,22 @@ extension MemoStore {
     try raiseHorizon(record.dot, in: record.notebook)
     try sql {
       for dot in removing {
+        // Kept, sealed as it came, as the relay's history of the memo (its bounds: history).
+        try db.withCached(
+          "INSERT OR IGNORE INTO relayed_history (memo, dot_origin, dot_seq, notebook, clock, key_id, sealed, "
+            + "signature, received, superseded) SELECT memo, dot_origin, dot_seq, notebook, clock, key_id, sealed, "
+            + "signature, received, ?4 FROM relayed WHERE memo = ?1 AND dot_origin = ?2 AND dot_seq = ?3"
+        ) { keep in
+          try keep.bind([
+            .text(record.memo.rawValue), .text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq)),
+            .integer(Self.wallClock()),
+          ])
+          _ = try keep.step()
+        }
         try db.withCached("DELETE FROM relayed WHERE memo = ? AND dot_origin = ? AND dot_seq = ?") { delete in
-          try delete.bind([.text(record.memo.rawValue), .text(dot.origin), .integer(Int64(bitPattern: dot.seq))])
+          try delete.bind([
+            .text(record.memo.rawValue), .text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq)),
+          ])
           _ = try delete.step()
         }
       }
@@ -74,18 +89,55 @@ extension MemoStore {
     let feed = try nextFeedPositions(1)
     try sql {
       try db.withCached(
-        "INSERT INTO relayed (memo, dot_origin, dot_seq, notebook, clock, key_id, sealed, feed_seq, received) "
-          + "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        "INSERT INTO relayed (memo, dot_origin, dot_seq, notebook, clock, key_id, sealed, feed_seq, received, "
+          + "signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
       ) { insert in
         try insert.bind([
-          .text(record.memo.rawValue), .text(record.dot.origin), .integer(Int64(bitPattern: record.dot.seq)),
+          .text(record.memo.rawValue), .text(record.dot.origin.rawValue), .integer(Int64(bitPattern: record.dot.seq)),
           .text(record.notebook.rawValue), .blob(record.clock.encoded()), .text(record.keyID), .blob(record.sealed),
-          .integer(Int64(bitPattern: feed)), .integer(now),
+          .integer(Int64(bitPattern: feed)), .integer(now), record.signature.map { .blob($0) } ?? .null,
         ])
         _ = try insert.step()
       }
     }
+    if !removing.isEmpty { try pruneRelayedHistory(of: record.memo, now: Self.wallClock(), limits: historyLimits()) }
     return .stored(conflict: heads.count - removing.count > 0, live: 0)
+  }
+
+  /// The sealed records of `memo` this relay forwarded and then replaced, oldest first: the
+  /// dots, and when each was replaced here.
+  public func relayedHistory(of memo: MemoID) throws -> [(dot: Dot, superseded: Timestamp)] {
+    try sql {
+      let read = try db.prepare(
+        "SELECT dot_origin, dot_seq, superseded FROM relayed_history WHERE memo = ? ORDER BY id")
+      try read.bind(1, memo.rawValue)
+      var rows: [(Dot, Timestamp)] = []
+      while try read.step() { rows.append((try storedDot(read, 0, 1), read.int64(2))) }
+      return rows
+    }
+  }
+
+  /// The history bounds for a relay's kept records: the newest `revisions` of `memo`, those
+  /// replaced within `days`, and `totalBytes` of sealed records in all (oldest first).
+  /// Runs inside the caller's transaction.
+  func pruneRelayedHistory(of memo: MemoID, now: Timestamp, limits: HistoryLimits) throws {
+    try sql {
+      let perMemo = try db.prepare(
+        "DELETE FROM relayed_history WHERE memo = ?1 AND id NOT IN "
+          + "(SELECT id FROM relayed_history WHERE memo = ?1 ORDER BY id DESC LIMIT ?2)")
+      try perMemo.bind([.text(memo.rawValue), .integer(Int64(max(limits.revisions, 0)))])
+      _ = try perMemo.step()
+      let old = try db.prepare("DELETE FROM relayed_history WHERE superseded < ?")
+      try old.bind(1, now - Int64(max(limits.days, 0)) * 86_400_000)
+      _ = try old.step()
+      var total = try db.scalarInt("SELECT coalesce(sum(length(sealed)), 0) FROM relayed_history")
+      while total > limits.totalBytes {
+        let oldest = try db.prepare(
+          "DELETE FROM relayed_history WHERE id = (SELECT min(id) FROM relayed_history) RETURNING length(sealed)")
+        guard try oldest.step() else { break }
+        total -= oldest.int64(0)
+      }
+    }
   }
 
   /// Every sealed revision this device relays (the widget's count).

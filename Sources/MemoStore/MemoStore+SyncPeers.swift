@@ -3,7 +3,7 @@ import MemoCore
 /// What this replica remembers about syncing with one peer (`peers` shows it).
 public struct SyncPeerRecord: Sendable, Equatable {
   /// The peer's device ID (compact form).
-  public var device: String
+  public var device: DeviceID
   public var lastSeen: Timestamp?
   public var lastSynced: Timestamp?
   /// Heads here that the peer has not received yet, as far as this replica knows.
@@ -17,22 +17,22 @@ public struct SyncPeerRecord: Sendable, Equatable {
 extension MemoStore {
   /// How far this replica has received `peer`'s change feed (and which database of the
   /// peer's that position is in).
-  public func syncCursor(for peer: String) throws -> FeedPosition? {
+  public func syncCursor(for peer: DeviceID) throws -> FeedPosition? {
     try sql {
       let read = try db.prepare("SELECT replica, cursor FROM sync_peers WHERE device = ?")
       try read.bind(1, peer)
-      guard try read.step(), !read.isNull(0) else { return nil }
-      return FeedPosition(replica: read.text(0), position: UInt64(bitPattern: read.int64(1)))
+      guard try read.step(), !read.isNull(0), let replica = read.replica(0) else { return nil }
+      return FeedPosition(replica: replica, position: UInt64(bitPattern: read.int64(1)))
     }
   }
 
-  func setSyncCursor(_ peer: String, _ cursor: FeedPosition, now: Timestamp) throws {
+  func setSyncCursor(_ peer: DeviceID, _ cursor: FeedPosition, now: Timestamp) throws {
     try sql {
       let upsert = try db.prepare(
         "INSERT INTO sync_peers (device, replica, cursor, last_seen) VALUES (?1, ?2, ?3, ?4) "
           + "ON CONFLICT(device) DO UPDATE SET replica = ?2, cursor = ?3, last_seen = ?4")
       try upsert.bind([
-        .text(peer), .text(cursor.replica), .integer(Int64(bitPattern: cursor.position)), .integer(now),
+        .device(peer), .text(cursor.replica.rawValue), .integer(Int64(bitPattern: cursor.position)), .integer(now),
       ])
       _ = try upsert.step()
     }
@@ -41,20 +41,20 @@ extension MemoStore {
   /// Records that `peer` holds our feed up to `position` and knows `knowledge` in each
   /// notebook (for `peers`' pending count).
   public func recordPeerProgress(
-    _ peer: String, acked position: UInt64, knowledge: [NotebookID: VersionVector], now: Timestamp
+    _ peer: DeviceID, acked position: UInt64, knowledge: [NotebookID: VersionVector], now: Timestamp
   ) throws {
     try sql {
       let upsert = try db.prepare(
         "INSERT INTO sync_peers (device, acked, last_seen) VALUES (?1, ?2, ?3) "
           + "ON CONFLICT(device) DO UPDATE SET acked = max(acked, ?2), last_seen = ?3")
-      try upsert.bind([.text(peer), .integer(Int64(bitPattern: position)), .integer(now)])
+      try upsert.bind([.device(peer), .integer(Int64(bitPattern: position)), .integer(now)])
       _ = try upsert.step()
     }
     for (notebook, vector) in knowledge { try recordPeerKnowledge(peer, in: notebook, vector) }
   }
 
   /// The position a peer acknowledged in our feed, when it is still this database's.
-  public func peerAcked(_ peer: String) throws -> UInt64 {
+  public func peerAcked(_ peer: DeviceID) throws -> UInt64 {
     try sql {
       let read = try db.prepare("SELECT acked FROM sync_peers WHERE device = ?")
       try read.bind(1, peer)
@@ -62,10 +62,10 @@ extension MemoStore {
     }
   }
 
-  func markSynced(_ peer: String, now: Timestamp) throws {
+  func markSynced(_ peer: DeviceID, now: Timestamp) throws {
     try sql {
       let update = try db.prepare("UPDATE sync_peers SET last_synced = ?, last_seen = ? WHERE device = ?")
-      try update.bind([.integer(now), .integer(now), .text(peer)])
+      try update.bind([.integer(now), .integer(now), .device(peer)])
       _ = try update.step()
     }
   }
@@ -73,7 +73,7 @@ extension MemoStore {
   /// Every peer this replica has synced with or tried to.
   public func syncPeerRecords() throws -> [SyncPeerRecord] {
     struct Raw {
-      var device: String
+      var device: DeviceID
       var acked: UInt64
       var seen: Timestamp?
       var synced: Timestamp?
@@ -82,9 +82,10 @@ extension MemoStore {
       let read = try db.prepare("SELECT device, acked, last_seen, last_synced FROM sync_peers ORDER BY device")
       var result: [Raw] = []
       while try read.step() {
+        guard let device = read.device(0) else { continue }
         result.append(
           Raw(
-            device: read.text(0), acked: UInt64(bitPattern: read.int64(1)),
+            device: device, acked: UInt64(bitPattern: read.int64(1)),
             seen: read.isNull(2) ? nil : read.int64(2), synced: read.isNull(3) ? nil : read.int64(3)))
       }
       return result

@@ -1,5 +1,7 @@
 import MemoCore
 import MemoCrypto
+import MemoSystem
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -17,7 +19,7 @@ import MemoCrypto
 public final class MemoStore {
   public let paths: NodePaths
   /// A random id for this replica, made at creation; the origin of local revisions.
-  public let replicaID: String
+  public let replicaID: ReplicaID
   /// The schema version after opening (always `Schema.currentVersion`).
   public let schemaVersion: Int
   /// Whether content could be read when the store was opened (it stays so while it is open).
@@ -30,12 +32,21 @@ public final class MemoStore {
   let logger: Logger
   /// Notebook keys opened so far (sealed under the device key in `notebook_keys`).
   let notebookKeys = NotebookKeyCache()
+  /// How the device key and the node's secrets are reached (the keyring).
+  let keys: DeviceKeys
+  /// The identity key, once something was signed (`signer()`).
+  let signingKey = Mutex<Ed25519.SigningKey?>(nil)
+  /// The replica id from before sync version 3, once read (`.some(nil)`: there is none).
+  let legacyReplica = Mutex<ReplicaID??>(nil)
+  /// The history bounds, once read from config.json (`historyLimits()`).
+  let historyLimitsCache = Mutex<HistoryLimits?>(nil)
 
   private init(
     paths: NodePaths, db: SQLiteConnection, contentSealer: AES256GCMKey?, listingSealer: AES256GCMKey,
-    lockState: LockState, replicaID: String, logger: Logger
+    lockState: LockState, replicaID: ReplicaID, keys: DeviceKeys, logger: Logger
   ) {
     self.paths = paths
+    self.keys = keys
     self.db = db
     self.contentSealer = contentSealer
     self.listingSealer = listingSealer
@@ -81,16 +92,21 @@ public final class MemoStore {
     // One opener at a time: two commands on a fresh node (or after an upgrade) would both
     // make the keys, the tables or the migrations, and one of them would fail.
     let lockPath = path + ".open-lock"
-    let lock = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard lock >= 0 else { throw PrivateFiles.ioError(errno, "cannot open \(lockPath)") }
+    let lock = try PrivateFiles.call("open", orThrow: "cannot open \(lockPath)") {
+      Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    }
     defer { close(lock) }
-    guard flock(lock, LOCK_EX) == 0 else { throw PrivateFiles.ioError(errno, "cannot lock \(lockPath)") }
+    try PrivateFiles.call("flock", orThrow: "cannot lock \(lockPath)") { flock(lock, LOCK_EX) }
     if !PrivateFiles.exists(path) {
       // Create the file ourselves so it is 0600 from its first byte; SQLite gives the
       // -wal and -shm files the same mode.
-      let fd = Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
-      guard fd >= 0 || errno == EEXIST else { throw PrivateFiles.ioError(errno, "cannot create \(path)") }
-      if fd >= 0 { close(fd) }
+      do throws(SystemError) {
+        close(try System.call("open") { Glibc.open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600) })
+      } catch let error where error.errno == .exists {
+        // Already there (made since the check): SQLite opens it below.
+      } catch {
+        throw PrivateFiles.ioError(error, "cannot create \(path)")
+      }
     }
     return try translatingSQLiteErrors(path) {
       let db = try SQLiteConnection(path: path, create: false)
@@ -133,19 +149,58 @@ public final class MemoStore {
           let trusted = isNew ? [] : ((try? TrustStore(paths: paths, keys: keys).load())?.peers.map(\.deviceID) ?? [])
           try backfillNotebooks(db, contentSealer: contentSealer, migrated: !isNew, trusted: trusted)
         }
+        if reached == Schema.signedVersion { try deriveReplicaID(db, paths: paths, keys: keys) }
       }
       let replicaID = try prepareMeta(
         db, contentSealer: contentSealer, listingSealer: listingSealer, paths: paths,
         listingReady: target >= 3)
       return MemoStore(
         paths: paths, db: db, contentSealer: contentSealer, listingSealer: listingSealer, lockState: lockState,
-        replicaID: replicaID, logger: logger)
+        replicaID: replicaID, keys: keys, logger: logger)
     }
   }
 
   private static func sealer(for key: SecureBytes, role: String) throws -> AES256GCMKey {
     do { return try AES256GCMKey(key) } catch {
       throw MemoPeerError(.crypto, "the cryptographic library failed to load the \(role)", diagnostics: "\(error)")
+    }
+  }
+
+  /// Schema 8: the replica id becomes one derived from this device (docs/design/sync-v3.md,
+  /// section 2), so no other device can bind it; an older id stays, as
+  /// `legacy_replica_id`, the origin of the revisions made under it. Runs inside the
+  /// migration's transaction.
+  private static func deriveReplicaID(_ db: SQLiteConnection, paths: NodePaths, keys: DeviceKeys) throws {
+    let device: DeviceID
+    do {
+      guard let id = DeviceID(bytes: try SHA256.hash(try NodeSecrets(paths: paths, keys: keys).identityPublicKey()))
+      else {
+        throw MemoPeerError(.crypto, "the identity key's fingerprint is not a device ID")
+      }
+      device = id
+    } catch let error as MemoPeerError {
+      throw error
+    } catch {
+      throw MemoPeerError(.crypto, "could not read this device's identity key", diagnostics: "\(error)")
+    }
+    let nonce: [UInt8]
+    let replica: ReplicaID
+    do {
+      nonce = try SystemRandom.bytes(SyncDerivations.nonceSize)
+      replica = try SyncDerivations.replicaID(device: device, nonce: nonce)
+    } catch {
+      throw MemoPeerError(.crypto, "could not derive this device's replica id", diagnostics: "\(error)")
+    }
+    let read = try db.prepare("SELECT value FROM meta WHERE key = 'replica_id'")
+    if try read.step() {
+      let legacy = try db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('legacy_replica_id', ?)")
+      try legacy.bind(1, read.blob(0))
+      _ = try legacy.step()
+    }
+    for (key, value) in [("replica_id", Array(replica.rawValue.utf8)), ("replica_nonce", nonce)] {
+      let write = try db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)")
+      try write.bind([.text(key), .blob(value)])
+      _ = try write.step()
     }
   }
 
@@ -187,7 +242,7 @@ public final class MemoStore {
   private static func prepareMeta(
     _ db: SQLiteConnection, contentSealer: AES256GCMKey?, listingSealer: AES256GCMKey, paths: NodePaths,
     listingReady: Bool
-  ) throws -> String {
+  ) throws -> ReplicaID {
     if let contentSealer {
       try check(
         db, name: "key_check", sealer: contentSealer, context: SealingContext.keyCheck,
@@ -204,10 +259,19 @@ public final class MemoStore {
           hint: "restore this device's key directory; the key files belong together"))
     }
     let read = try db.prepare("SELECT value FROM meta WHERE key = 'replica_id'")
-    if try read.step() { return String(decoding: read.blob(0), as: UTF8.self) }
-    let replica = Hex.encode(try SystemRandom.bytes(16))
+    if try read.step() {
+      guard let replica = ReplicaID(String(decoding: read.blob(0), as: UTF8.self)) else {
+        throw MemoPeerError(
+          .integrity, "the database \(paths.databasePath) names no valid replica id",
+          hint: "restore it from a backup, or move it away and sync this device again")
+      }
+      return replica
+    }
+    guard let replica = ReplicaID(Hex.encode(try SystemRandom.bytes(16))) else {
+      throw MemoPeerError(.storage, "could not make a replica id")
+    }
     let insert = try db.prepare("INSERT INTO meta (key, value) VALUES ('replica_id', ?)")
-    try insert.bind(1, Array(replica.utf8))
+    try insert.bind(1, Array(replica.rawValue.utf8))
     try insert.step()
     return replica
   }

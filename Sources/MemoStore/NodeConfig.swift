@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoProtocol
 
 /// The node's configuration file `config/config.json` (optional; docs/FORMATS.md):
 /// extra DNS-SD service types, the advertisement's rotation period, the widget's settings,
@@ -16,12 +17,28 @@ public struct NodeConfig: Sendable {
   public var widget = WidgetSettings()
   /// `notifications`: desktop notifications from `serve` (default true).
   public var notifications = true
+  /// `history`: how many superseded revisions, for how long, and how much in all; the trash's days.
+  public var history = HistoryLimits.default
 
   struct File: Decodable {
     var serviceTypes: [String]?
     var rotationSeconds: Int64?
     var widget: Widget?
     var notifications: Bool?
+    var history: History?
+
+    struct History: Decodable {
+      var revisions: Int?
+      var days: Int?
+      var totalMiB: Int?
+      var trashDays: Int?
+
+      enum CodingKeys: String, CodingKey {
+        case revisions, days
+        case totalMiB = "total_mib"
+        case trashDays = "trash_days"
+      }
+    }
 
     struct Widget: Decodable {
       var showPrivateWhenLocked: Bool?
@@ -36,7 +53,7 @@ public struct NodeConfig: Sendable {
     enum CodingKeys: String, CodingKey {
       case serviceTypes = "service_types"
       case rotationSeconds = "rotation_seconds"
-      case widget, notifications
+      case widget, notifications, history
     }
   }
 
@@ -49,7 +66,8 @@ public struct NodeConfig: Sendable {
   }
 
   /// The config in a file's bytes (the decoder the fuzz targets run); errors name `path`.
-  static func parse(_ bytes: [UInt8], path: String) throws -> NodeConfig {
+  /// `@_spi(Fuzzing) public`: Tests/Fuzz reaches it without `@testable import`.
+  @_spi(Fuzzing) public static func parse(_ bytes: [UInt8], path: String) throws -> NodeConfig {
     guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)) else {
       throw MemoPeerError(
         .invalidInput, "\(path) is not valid JSON of the expected shape",
@@ -72,6 +90,23 @@ public struct NodeConfig: Sendable {
     if let widget = file.widget {
       config.widget = WidgetSettings(
         showPrivateWhenLocked: widget.showPrivateWhenLocked ?? true, protection: widget.protection ?? .none)
+    }
+    if let history = file.history {
+      for (name, value, range) in [
+        ("revisions", history.revisions, 0...100_000), ("days", history.days, 0...36_500),
+        ("total_mib", history.totalMiB, 0...1_048_576), ("trash_days", history.trashDays, 0...3_650),
+      ] {
+        if let value, !range.contains(value) {
+          throw MemoPeerError(
+            .invalidInput, "\(path): history.\(name) must be from \(range.lowerBound) to \(range.upperBound)",
+            hint: "the defaults are revisions 100, days 365, total_mib 256, trash_days 30")
+        }
+      }
+      let defaults = HistoryLimits.default
+      config.history = HistoryLimits(
+        revisions: history.revisions ?? defaults.revisions, days: history.days ?? defaults.days,
+        totalBytes: history.totalMiB.map { Int64($0) << 20 } ?? defaults.totalBytes,
+        trashDays: history.trashDays ?? defaults.trashDays)
     }
     return config
   }

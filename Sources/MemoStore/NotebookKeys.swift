@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 /// One generation of a notebook's key, opened: 256 bits from the CSPRNG, in locked memory.
 /// A notebook has one generation per device that made one (each store migrated from schema

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoProtocol
 
 /// `state/pairing-attempts.json`: the counted pairing failures of the last ten minutes
 /// (`PairingAttempts`), kept across windows so that closing and reopening one does not reset
@@ -27,7 +28,8 @@ public struct PairingAttemptStore: Sendable {
   }
 
   /// The attempts in a file's bytes (the decoder the fuzz targets run); errors name `path`.
-  static func parse(_ bytes: [UInt8], path: String) throws -> PairingAttempts {
+  /// `@_spi(Fuzzing) public`: Tests/Fuzz reaches it without `@testable import`.
+  @_spi(Fuzzing) public static func parse(_ bytes: [UInt8], path: String) throws -> PairingAttempts {
     guard let file = try? JSONDecoder().decode(File.self, from: Data(bytes)), file.version == 1 else {
       throw MemoPeerError(
         .storage, "the pairing attempts record \(path) is damaged, so pairing is refused",

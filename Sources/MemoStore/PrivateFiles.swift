@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc
@@ -13,6 +14,7 @@ public enum PrivateFiles {
   /// Creates `path` (and missing parents) as 0700, or checks an existing one.
   public static func ensureDirectory(_ path: String, role: String) throws {
     var info = stat()
+    // A failed stat is no error here: the directory is made below, and that reports failures.
     if stat(path, &info) == 0 {
       guard (info.st_mode & S_IFMT) == S_IFDIR else {
         throw MemoPeerError(.io, "the \(role) \(path) is not a directory", hint: "move it aside")
@@ -20,22 +22,26 @@ public enum PrivateFiles {
       try checkPrivate(path, info: info, role: role, expectedMode: "700")
       return
     }
-    let parent = (path as NSString).deletingLastPathComponent
+    let parent = PathText.parent(path)
     if !parent.isEmpty && parent != path && access(parent, F_OK) != 0 {
       try createParents(parent)
     }
-    guard mkdir(path, 0o700) == 0 || errno == EEXIST else {
-      throw ioError(errno, "cannot create the \(role) \(path)")
+    do throws(SystemError) {
+      try System.call("mkdir") { mkdir(path, 0o700) }
+    } catch let error where error.errno == .exists {
+      // Made by another process since the stat: fine, it gets the mode below.
+    } catch {
+      throw ioError(error, "cannot create the \(role) \(path)")
     }
-    _ = chmod(path, 0o700)
+    _ = chmod(path, 0o700)  // best effort: a directory made by someone else is checked when next used
   }
 
   /// Makes a fresh directory `parent/prefix-XXXXXX` that only the user can enter (mkdtemp
   /// creates it 0700 and fails rather than reuse an existing one).
   public static func makeUniqueDirectory(in parent: String, prefix: String) throws -> String {
     var template = Array((parent + "/" + prefix + "-XXXXXX").utf8CString)
-    guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
-      throw ioError(errno, "cannot create a private directory in \(parent)")
+    try call("mkdtemp", orThrow: "cannot create a private directory in \(parent)") {
+      template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
     }
     return String(nulTerminated: template)
   }
@@ -44,7 +50,7 @@ public enum PrivateFiles {
   /// belongs to someone else.
   public static func checkPrivate(_ path: String, role: String, expectedMode: String) throws {
     var info = stat()
-    guard stat(path, &info) == 0 else { throw ioError(errno, "cannot read the \(role) \(path)") }
+    try call("stat", orThrow: "cannot read the \(role) \(path)") { stat(path, &info) }
     try checkPrivate(path, info: info, role: role, expectedMode: expectedMode)
   }
 
@@ -83,8 +89,7 @@ public enum PrivateFiles {
 
   /// Reads a whole file, refusing anything larger than `limit` bytes.
   public static func read(_ path: String, limit: Int) throws -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw ioError(errno, "cannot read \(path)") }
+    let fd = try call("open", orThrow: "cannot read \(path)") { open(path, O_RDONLY | O_CLOEXEC) }
     defer { close(fd) }
     return try readAll(fd, limit: limit, what: path)
   }
@@ -93,8 +98,7 @@ public enum PrivateFiles {
   /// copy is left behind in freed memory), which is wiped after the bytes are handed over.
   /// The caller wipes the returned array (`wipe`) when done with it.
   public static func readSecret(_ path: String, limit: Int) throws -> [UInt8] {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw ioError(errno, "cannot read \(path)") }
+    let fd = try call("open", orThrow: "cannot read \(path)") { open(path, O_RDONLY | O_CLOEXEC) }
     defer { close(fd) }
     return try readSecret(fd: fd, limit: limit, what: path)
   }
@@ -118,10 +122,8 @@ public enum PrivateFiles {
 
   /// One read(2) into `buffer` from `offset` on, retried on EINTR; 0 at the end.
   private static func readSome(_ fd: Int32, into buffer: inout [UInt8], at offset: Int, what: String) throws -> Int {
-    while true {
-      let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
-      if count >= 0 { return count }
-      if errno != EINTR { throw ioError(errno, "cannot read \(what)") }
+    try call("read", orThrow: "cannot read \(what)") {
+      buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
     }
   }
 
@@ -148,10 +150,11 @@ public enum PrivateFiles {
   /// Runs `body` holding an exclusive `flock` on `lockPath` (made 0600 if missing), so
   /// processes that change the same file take turns.
   public static func withExclusiveLock<T>(_ lockPath: String, _ body: () throws -> T) throws -> T {
-    let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw ioError(errno, "cannot open \(lockPath)") }
+    let fd = try call("open", orThrow: "cannot open \(lockPath)") {
+      open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    }
     defer { close(fd) }
-    guard flock(fd, LOCK_EX) == 0 else { throw ioError(errno, "cannot lock \(lockPath)") }
+    try call("flock", orThrow: "cannot lock \(lockPath)") { flock(fd, LOCK_EX) }
     return try body()
   }
 
@@ -159,34 +162,51 @@ public enum PrivateFiles {
   public static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) throws {
     var offset = 0
     while offset < bytes.count {
-      let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-      if count < 0 {
-        if errno == EINTR { continue }
-        throw ioError(errno, "cannot write \(path)")
+      offset += try call("write", orThrow: "cannot write \(path)") {
+        bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
       }
-      offset += count
     }
   }
 
+  /// Flushes a directory's entries (a rename into it) to disk. Best effort, errors ignored:
+  /// the file itself was flushed, and some file systems refuse fsync on a directory.
   static func syncDirectory(_ path: String) {
     let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     guard fd >= 0 else { return }
-    fsync(fd)
+    _ = fsync(fd)
     close(fd)
   }
 
   public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
-  /// A typed error for an errno, with ENOSPC and EDQUOT reported as a full disk.
-  public static func ioError(_ code: Int32, _ message: String) -> MemoPeerError {
-    let reason = String(cString: strerror(code))
+  /// Runs a system call through `System.call` (retried on EINTR), its failure thrown as
+  /// `ioError(_:_:)` with `message` (which names a file or what was being done, never memo
+  /// text).
+  @discardableResult
+  public static func call<Result: FixedWidthInteger & SignedInteger>(
+    _ name: String, orThrow message: @autoclosure () -> String, _ body: () -> Result
+  ) throws(MemoPeerError) -> Result {
+    do { return try System.call(name, body) } catch { throw ioError(error, message()) }
+  }
+
+  /// `call` for a system call that returns a pointer (nil on failure).
+  @discardableResult
+  public static func call<Pointer>(
+    _ name: String, orThrow message: @autoclosure () -> String, _ body: () -> Pointer?
+  ) throws(MemoPeerError) -> Pointer {
+    do { return try System.call(name, body) } catch { throw ioError(error, message()) }
+  }
+
+  /// A typed error for a failed system call, with ENOSPC and EDQUOT reported as a full disk.
+  public static func ioError(_ error: SystemError, _ message: String) -> MemoPeerError {
+    let code = error.code
     if code == ENOSPC || code == EDQUOT {
       return MemoPeerError(.diskFull, "\(message): the disk is full", hint: "free some space and try again")
     }
     if code == EACCES || code == EPERM {
       return MemoPeerError(.io, "\(message): permission denied", hint: "check the owner and mode of the directory")
     }
-    return MemoPeerError(.io, "\(message): \(reason)", diagnostics: "errno \(code)")
+    return MemoPeerError(.io, "\(message): \(error.errno)", diagnostics: error.diagnostics)
   }
 }
 
@@ -202,26 +222,24 @@ public final class AtomicFile {
   public init(path: String) throws {
     self.path = path
     var template = Array((path + ".tmp-XXXXXX").utf8CString)
-    let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-    guard fd >= 0 else {
-      throw PrivateFiles.ioError(errno, "cannot write in \((path as NSString).deletingLastPathComponent)")
+    fd = try PrivateFiles.call("mkstemp", orThrow: "cannot write in \(PathText.parent(path))") {
+      template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
     }
-    self.fd = fd
     temporary = String(nulTerminated: template)
-    guard fchmod(fd, 0o600) == 0 else { throw PrivateFiles.ioError(errno, "cannot set permissions on \(temporary)") }
+    try PrivateFiles.call("fchmod", orThrow: "cannot set permissions on \(temporary)") { fchmod(fd, 0o600) }
   }
 
   /// Flushes and moves the file into place (with `exclusive`, never over an existing file).
   public func commit(exclusive: Bool = false) throws {
-    guard fsync(fd) == 0 else { throw PrivateFiles.ioError(errno, "cannot flush \(path) to disk") }
+    try PrivateFiles.call("fsync", orThrow: "cannot flush \(path) to disk") { fsync(fd) }
     if exclusive {
-      guard link(temporary, path) == 0 else { throw PrivateFiles.ioError(errno, "cannot create \(path)") }
-      unlink(temporary)
+      try PrivateFiles.call("link", orThrow: "cannot create \(path)") { link(temporary, path) }
+      _ = unlink(temporary)  // the file is in place; a temporary name left behind harms nothing
     } else {
-      guard rename(temporary, path) == 0 else { throw PrivateFiles.ioError(errno, "cannot replace \(path)") }
+      try PrivateFiles.call("rename", orThrow: "cannot replace \(path)") { rename(temporary, path) }
     }
     finished = true
-    PrivateFiles.syncDirectory((path as NSString).deletingLastPathComponent)
+    PrivateFiles.syncDirectory(PathText.parent(path))
   }
 
   deinit {

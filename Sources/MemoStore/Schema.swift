@@ -241,7 +241,118 @@ enum Schema {
       WHERE notebook IS NOT NULL AND dot_seq BETWEEN 1 AND \(SyncLimits.maximumSequence)
       GROUP BY notebook, dot_origin;
     """,
+    // Version 8: sync version 3 (docs/design/sync-v3.md). A head keeps the record it travels
+    // as, sealed under its notebook key and signed by its author (`record_key`, `record`,
+    // `signature`, `author`), so it is forwarded as signed; relayed records and held
+    // removals keep their signatures too. `device_keys` holds the public keys of devices,
+    // `replica_bindings` which device each replica belongs to (and which peer it came from:
+    // the per-peer quota counts it), `legacy_ceiling` the highest
+    // sequence of every replica seen before this version (unsigned revisions are taken up
+    // to it, never beyond), `quarantine` what a peer sent that did not pass the checks,
+    // sealed as it came. The store's own replica id becomes one derived from its device
+    // (made by `MemoStore` in this migration's transaction; the old one stays the origin of
+    // the revisions made under it, `meta.legacy_replica_id`). The listing index covers
+    // `author` too (`list` names who wrote each memo). `memo_history` keeps the superseded
+    // revisions of memos this device can read (their fields sealed under the device key as
+    // they were in their row, `sealed_as`), bounded (docs/FORMATS.md, "History"); `trash`
+    // the memos whose delete won here, restorable for 30 days; `relayed_history` the sealed
+    // records a relay forwarded and then replaced, within the same bounds.
+    """
+    ALTER TABLE memos ADD COLUMN record_key TEXT;
+    ALTER TABLE memos ADD COLUMN record BLOB;
+    ALTER TABLE memos ADD COLUMN signature BLOB;
+    ALTER TABLE memos ADD COLUMN author TEXT;
+    ALTER TABLE relayed ADD COLUMN signature BLOB;
+    ALTER TABLE sync_held ADD COLUMN record_key TEXT;
+    ALTER TABLE sync_held ADD COLUMN record BLOB;
+    ALTER TABLE sync_held ADD COLUMN signature BLOB;
+    CREATE TABLE device_keys (
+      device TEXT PRIMARY KEY,
+      key BLOB NOT NULL,
+      learned INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE TABLE replica_bindings (
+      replica TEXT PRIMARY KEY,
+      device TEXT NOT NULL,
+      key BLOB NOT NULL,
+      nonce BLOB NOT NULL,
+      signature BLOB NOT NULL,
+      received INTEGER NOT NULL,
+      via TEXT NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX replica_bindings_via ON replica_bindings (via);
+    CREATE TABLE legacy_ceiling (
+      origin TEXT PRIMARY KEY,
+      seq INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO legacy_ceiling (origin, seq)
+      SELECT origin, max(seq) FROM (
+        SELECT origin, seq FROM knowledge UNION ALL SELECT origin, seq FROM horizon
+        UNION ALL SELECT origin, seq FROM notebook_horizon
+      )
+      WHERE seq BETWEEN 1 AND \(SyncLimits.maximumSequence)
+      GROUP BY origin;
+    CREATE TABLE quarantine (
+      id INTEGER PRIMARY KEY,
+      peer TEXT NOT NULL,
+      notebook TEXT,
+      reason TEXT NOT NULL,
+      item BLOB NOT NULL,
+      received INTEGER NOT NULL
+    );
+    CREATE INDEX quarantine_by_peer ON quarantine(peer);
+    DROP INDEX memos_for_listing;
+    CREATE INDEX memos_for_listing ON memos(
+      deleted, updated DESC, id, title, listing_title, tags, created, private, revision, pinned, conflict_of, notebook,
+      author);
+    CREATE TABLE memo_history (
+      id INTEGER PRIMARY KEY,
+      memo TEXT NOT NULL,
+      sealed_as TEXT NOT NULL,
+      revision INTEGER NOT NULL,
+      dot_origin TEXT NOT NULL,
+      dot_seq INTEGER NOT NULL,
+      clock BLOB NOT NULL,
+      notebook TEXT,
+      author TEXT,
+      title BLOB NOT NULL,
+      body BLOB NOT NULL,
+      tags BLOB NOT NULL,
+      created INTEGER NOT NULL,
+      updated INTEGER NOT NULL,
+      private INTEGER NOT NULL,
+      deleted INTEGER NOT NULL,
+      size INTEGER NOT NULL,
+      superseded INTEGER NOT NULL,
+      UNIQUE (memo, dot_origin, dot_seq)
+    );
+    CREATE INDEX memo_history_by_superseded ON memo_history(superseded);
+    CREATE TABLE trash (
+      memo TEXT PRIMARY KEY,
+      deleted INTEGER NOT NULL,
+      author TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX trash_by_time ON trash(deleted);
+    CREATE TABLE relayed_history (
+      id INTEGER PRIMARY KEY,
+      memo TEXT NOT NULL,
+      dot_origin TEXT NOT NULL,
+      dot_seq INTEGER NOT NULL,
+      notebook TEXT NOT NULL,
+      clock BLOB NOT NULL,
+      key_id TEXT NOT NULL,
+      sealed BLOB NOT NULL,
+      signature BLOB,
+      received INTEGER NOT NULL,
+      superseded INTEGER NOT NULL,
+      UNIQUE (memo, dot_origin, dot_seq)
+    );
+    CREATE INDEX relayed_history_by_superseded ON relayed_history(superseded);
+    """,
   ]
+
+  /// The version that brought sync version 3 (its migration derives the replica id).
+  static let signedVersion = 8
 
   /// Brings the database up to `currentVersion` (or `target`, for building fixtures).
   /// `fill(version)` runs inside the transaction that reaches `version`, for migrations that

@@ -13,9 +13,12 @@ import MemoCrypto
 /// version or public key was edited, or that was sealed for another purpose, fails to open.
 /// Without the device key (a locked node, a copied home) nothing in it can be read but the
 /// public part.
-struct SealedSecretFile: Sendable {
+///
+/// `@_spi(Fuzzing) public` (the type and `decode`): fuzzed by Tests/Fuzz (`key-files`)
+/// without `@testable import`, which a release build of the fuzz targets cannot use.
+@_spi(Fuzzing) public struct SealedSecretFile: Sendable {
   /// The version byte of sealed identity and discovery keys.
-  static let version: UInt8 = 3
+  public static let version: UInt8 = 3
 
   let header: [UInt8]
   let sealed: [UInt8]
@@ -51,7 +54,7 @@ struct SealedSecretFile: Sendable {
 
   /// Parses a sealed file of `version`, with `publicPart` clear bytes after the version;
   /// `exactPlain` is the plaintext size when it is fixed (a key). Nil for anything malformed.
-  static func decode(
+  public static func decode(
     _ bytes: [UInt8], magic: [UInt8], version: UInt8 = version, publicPart: Int, exactPlain: Int? = 32
   ) -> SealedSecretFile? {
     let headerSize = 5 + publicPart

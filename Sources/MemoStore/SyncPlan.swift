@@ -1,6 +1,7 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 /// What one sync session moves between this device and a peer, notebook by notebook
 /// (docs/PROTOCOL.md, "Sync, version 2"): made from this device's membership table after it
@@ -46,7 +47,7 @@ extension MemoStore {
   /// The notebooks this device shares with `peer`, as its `sync-hello` offers them: its own
   /// role, the peer's, its knowledge and cursor in each, and — to a member, from a member —
   /// the notebook's name and every key generation.
-  public func offers(for peer: String) throws -> [NotebookOffer] {
+  public func offers(for peer: DeviceID) throws -> [NotebookOffer] {
     try activeMemberships(of: peer).map { member, notebook in
       let given: NotebookRole = member.role == .member ? .member : .relay
       let keys = notebook.role == .member && given == .member
@@ -62,7 +63,7 @@ extension MemoStore {
 
   /// This device's memberships with `peer` that sync: a role of member or relay, in a
   /// notebook that is here and not deleted.
-  func activeMemberships(of peer: String) throws -> [(NotebookMember, Notebook)] {
+  func activeMemberships(of peer: DeviceID) throws -> [(NotebookMember, Notebook)] {
     try memberships(of: peer).compactMap { member in
       guard member.role != .removed, let found = try notebook(member.notebook), !found.isDeleted else { return nil }
       return (member, found.notebook)
@@ -74,7 +75,8 @@ extension MemoStore {
   /// peer unshared — and returns the session's plan. `restrictSending`: send
   /// only notebooks the peer's offers list (the asker, who has the answerer's final list);
   /// the answerer sends all it shares, since the asker may join from its answer.
-  public func plan(with peer: String, offers: [CheckedOffer], restrictSending: Bool, now: Timestamp) throws -> SyncPlan
+  public func plan(with peer: DeviceID, offers: [CheckedOffer], restrictSending: Bool, now: Timestamp) throws
+    -> SyncPlan
   {
     try batch {
       var plan = SyncPlan(announced: Set(offers.map(\.id)))
@@ -124,20 +126,28 @@ extension MemoStore {
     return NotebookNames.available(offered ?? "shared") { taken.contains($0.lowercased()) }
   }
 
-  /// Stores the key generations an offer delivers that are not here yet.
-  private func importKeys(_ offer: CheckedOffer, from peer: String, now: Timestamp) throws {
+  /// Stores the key generations an offer delivers that are not here yet, oldest first, each
+  /// at most one past the newest held by then. A member that rotated k times since the last
+  /// sync offers k consecutive generations, which pass one by one; a generation a peer made
+  /// up (2^53) would make this device's next rotation one that every peer refuses, and its
+  /// syncs fail from then on (issue 23). A key refused here leaves what it sealed unopened
+  /// (kept aside), nothing else.
+  private func importKeys(_ offer: CheckedOffer, from peer: DeviceID, now: Timestamp) throws {
     let held = try keyring(offer.id)
-    for key in offer.keys where held[key.id] == nil {
+    var newest = held.newestGeneration
+    let offered = offer.keys.sorted { ($0.generation, $0.id) < ($1.generation, $1.id) }
+    for key in offered where held[key.id] == nil && key.generation <= newest + 1 {
       guard var raw = Data(base64Encoded: key.key).map(Array.init), raw.count == AES256GCMKey.keySize else { continue }
       defer { SecureBytes.wipe(&raw) }
       try storeNotebookKey(offer.id, id: key.id, generation: key.generation, raw: raw, now: now)
+      newest = max(newest, key.generation)
     }
   }
 
   /// Stops sharing the notebook with the devices the peer unshared it from (an unshare on
   /// one member reaches the other members and the relays), unless this device shared it
   /// with one of them again after that; never with the peer itself.
-  private func applyRemovals(_ offer: CheckedOffer, from peer: String) throws {
+  private func applyRemovals(_ offer: CheckedOffer, from peer: DeviceID) throws {
     let members = try self.members(of: offer.id, includingRemoved: true)
     for removal in offer.removed where removal.device != peer {
       let current = members.first { $0.device == removal.device }
@@ -161,7 +171,7 @@ extension MemoStore {
         }
         records.append(
           SyncRecord(
-            notebook: notebook, memo: memo, dot: Dot(origin: query.text(1), seq: UInt64(bitPattern: query.int64(2))),
+            notebook: notebook, memo: memo, dot: try storedDot(query, 1, 2),
             clock: clock, keyID: query.text(4), sealed: query.blob(5)))
       }
       return records

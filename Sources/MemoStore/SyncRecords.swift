@@ -1,5 +1,6 @@
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 /// Records (docs/PROTOCOL.md, "Records"): how a member seals a memo revision under its
 /// notebook's key for sync, and opens one it received. A relay does neither: it keeps and
@@ -41,7 +42,9 @@ extension MemoStore {
   /// sync data (`SyncViolation`: the session sends `sync-refuse` and names the peer):
   /// someone changed it on the way (or a device is broken), and nothing of its batch is
   /// stored.
-  func openRecord(_ record: SyncRecord) throws -> OpenedRecord {
+  /// `author`: the device the record's signature proved wrote it (nil: unsigned), kept with
+  /// the revision.
+  func openRecord(_ record: SyncRecord, author: DeviceID? = nil) throws -> OpenedRecord {
     guard let key = try keyring(record.notebook)[record.keyID] else { return .missingKey }
     var content: [UInt8]
     do {
@@ -50,9 +53,11 @@ extension MemoStore {
       throw SyncViolation(.invalidRevision, "a record that does not open with its notebook's key")
     }
     defer { SecureBytes.wipe(&content) }
-    guard let revision = RecordContent.decode(content, of: record) else {
+    guard var revision = RecordContent.decode(content, of: record) else {
       throw SyncViolation(.malformed, "a record whose sealed content does not decode")
     }
+    revision.record = SealedRecord(
+      keyID: record.keyID, sealed: record.sealed, signature: record.signature, author: author)
     return .revision(revision)
   }
 }

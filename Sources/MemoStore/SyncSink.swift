@@ -1,21 +1,27 @@
 import MemoCore
+import MemoProtocol
 
 /// The receiving side of one direction of a sync with one peer: applies batches, each in
 /// one transaction together with the peer's new feed position, so a sync killed at any
 /// point resumes after the last committed batch and never applies a head twice.
 ///
-/// Sync version 2 moves records (`SyncRecord`), notebook by notebook as the session's
-/// `SyncPlan` says: a record of a notebook this device is a member of is opened with the
-/// notebook's key and merged like any revision (so the guard sees a relay's deletes as it
-/// sees anyone's); a record of a notebook it relays is kept sealed (`applyRelayed`); a
-/// record of any other notebook is skipped. A record sealed with a key generation not here
-/// yet leaves its notebook incomplete for the rest of the session: nothing more of it is
-/// applied, and neither its cursor nor its knowledge moves, so it comes again.
+/// Batches move records (`SyncRecord`), notebook by notebook as the session's `SyncPlan`
+/// says: a record of a notebook this device is a member of is opened with the notebook's
+/// key and merged like any revision (so the guard sees a relay's deletes as it sees
+/// anyone's); a record of a notebook it relays is kept sealed (`applyRelayed`); a record of
+/// any other notebook is skipped. A record sealed with a key generation not here yet leaves
+/// its notebook incomplete for the rest of the session: nothing more of it is applied, and
+/// neither its cursor nor its knowledge moves, so it comes again.
 ///
-/// Every record is checked first, whatever the role (`SyncRules`: numbers, the receiver's
-/// own replica, the replica cap; a member also checks the opened revision's shape), and a
-/// batch that breaks a rule, or a limit (conflict copies, held removals, relayed heads),
-/// throws `SyncViolation` with nothing of it committed.
+/// Who wrote a record is settled before anything of it is believed (sync version 3): the
+/// batch's replica bindings are taken (within the peer's quota of new replicas), every
+/// signature is checked under the key its replica is bound to, and a record that fails, or
+/// does not open, is kept aside (`quarantine`, still sealed, with the reason and this peer's
+/// name) while the rest of the batch goes on: a forgery never stops the impersonated
+/// device's syncs. Then every record is checked, whatever the role (`SyncRules`: numbers,
+/// the receiver's own replica, the replica cap; a member also checks the opened revision's
+/// shape), and a batch that breaks a rule, or a limit (conflict copies, held removals,
+/// relayed heads), throws `SyncViolation` with nothing of it committed.
 ///
 /// Deletes that would turn a live memo into a deleted one, and edits that would empty a
 /// memo that had a body, are held (`sync_held`) rather than applied; at the end the
@@ -27,8 +33,8 @@ import MemoCore
 public final class SyncSink {
   let store: MemoStore
   /// The peer's device ID (compact form): the key of its bookkeeping.
-  public let peer: String
-  let peerReplica: String
+  public let peer: DeviceID
+  let peerReplica: ReplicaID
   let deleteGuard: MassDeleteGuard?
   let plan: SyncPlan
   /// This replica and its sequence, as they were when the direction began (nothing this
@@ -41,6 +47,8 @@ public final class SyncSink {
   private var budget: ReplicaBudget
   private var held: Int
   let maximumHeld: Int
+  /// New replicas this peer may introduce here (`SyncLimits.maximumReplicasPerPeer`).
+  let maximumIntroduced: Int
   /// Notebooks with a record that could not be opened yet (a key generation not here).
   public private(set) var incomplete: Set<NotebookID> = []
   public private(set) var outcome = SyncMessage.Outcome()
@@ -48,9 +56,11 @@ public final class SyncSink {
   /// `deleteGuard` nil: deletes are applied as they come (a person said so). The limits are
   /// the documented ones (`SyncLimits`); tests make them small.
   public init(
-    store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?, plan: SyncPlan,
-    maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer
+    store: MemoStore, peer: DeviceID, peerReplica: ReplicaID, deleteGuard: MassDeleteGuard?, plan: SyncPlan,
+    maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
+    maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer
   ) throws {
+    self.maximumIntroduced = maximumIntroduced
     self.store = store
     self.peer = peer
     self.peerReplica = peerReplica
@@ -72,18 +82,34 @@ public final class SyncSink {
     var outcome = self.outcome
     var liveChange = self.liveChange
     try store.batch {
-      for record in batch.records {
+      let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
+      let authorships = try store.authorships(of: batch.records, refused: refused)
+      for (record, authorship) in zip(batch.records, authorships) {
         guard let role = plan.receiving[record.notebook], !incomplete.contains(record.notebook) else { continue }
         // The decoder checked the clear part; checked again here, cheaply, for a batch that
         // reaches the store another way.
         try SyncRules.checkNumbers(record)
+        // Who wrote it, before anything of it is believed: a record that fails is kept
+        // aside, and the rest of the batch goes on (a forged revision never stops a sync).
+        let author: DeviceID?
+        switch authorship {
+        case .author(let device): author = device
+        case .refused(let reason):
+          try keepAside(record, reason, now: now, in: &outcome)
+          continue
+        }
         try budget.admit(record.dot.origin)
         let result: ApplyResult
         switch role {
         case .relay:
           result = try store.applyRelayed(record, receiver: receiver, now: now)
         case .member:
-          guard case .revision(let revision) = try store.openRecord(record) else {
+          let opened: MemoStore.OpenedRecord
+          do { opened = try store.openRecord(record, author: author) } catch let violation as SyncViolation {
+            try keepAside(record, violation.detail, now: now, in: &outcome)
+            continue
+          }
+          guard case .revision(let revision) = opened else {
             incomplete.insert(record.notebook)
             continue
           }
@@ -111,6 +137,16 @@ public final class SyncSink {
     self.outcome = outcome
     self.liveChange = liveChange
     return batch.position
+  }
+
+  /// Keeps a record that failed its checks aside, sealed as it came, with the reason.
+  private func keepAside(
+    _ record: SyncRecord, _ reason: String, now: Timestamp, in outcome: inout SyncMessage.Outcome
+  ) throws {
+    try store.quarantine(
+      SyncRecordBatch.encode(.init(position: 0, records: [record])), from: peer, notebook: record.notebook,
+      reason: reason, now: now)
+    outcome.quarantined += 1
   }
 
   /// Records, for every notebook the peer sends and this device takes (and could open so
@@ -152,7 +188,7 @@ public final class SyncSink {
         guard let notebook = NotebookID(text), plan.receiving[notebook] != nil, !incomplete.contains(notebook) else {
           continue
         }
-        try store.learn(claimed: VersionVector(knowledge), in: notebook)
+        try store.learn(claimed: try SyncRules.checkedVector(knowledge, "a notebook's knowledge"), in: notebook)
       }
       try store.markSynced(peer, now: now)
     }
@@ -178,7 +214,7 @@ extension MemoStore {
   /// revision's shape (`SyncRules.checkShape`: the batch decoder, the delivery's
   /// `revision(of:)`, or when it was held). Runs inside the caller's transaction, O(heads of
   /// the memo) — at most 33 live heads and its tombstones.
-  func applyRemote(_ revision: SyncRevision, holdingFor peer: String?, receiver: SyncRules.Receiver) throws
+  func applyRemote(_ revision: SyncRevision, holdingFor peer: DeviceID?, receiver: SyncRules.Receiver) throws
     -> ApplyResult
   {
     guard try SyncRules.admit(revision, into: receiver) else { return .known }
@@ -224,8 +260,8 @@ extension MemoStore {
     Memo(
       id: revision.memo, title: revision.title, body: revision.body, tags: revision.tags, created: revision.created,
       updated: revision.updated, isPrivate: revision.isPrivate, revision: revision.head.revision,
-      origin: revision.head.dot.origin, isDeleted: revision.head.isDeleted, dot: revision.head.dot,
-      clock: revision.head.clock, notebook: revision.notebook)
+      origin: revision.head.dot.origin.rawValue, isDeleted: revision.head.isDeleted, dot: revision.head.dot,
+      clock: revision.head.clock, notebook: revision.notebook, record: revision.record)
   }
 
   /// Live memos (not counting conflict copies): what the mass-delete guard weighs against.

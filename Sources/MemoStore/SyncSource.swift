@@ -1,4 +1,5 @@
 import MemoCore
+import MemoProtocol
 
 /// The sending side of one direction of a sync: reads this replica's change feed from the
 /// peer's positions onwards and yields batches of records of the notebooks shared with the
@@ -25,6 +26,8 @@ public final class SyncSource {
   let maximumBytes: Int
   /// Feed rows read for one batch at most (most of them skipped as known to the peer).
   static let maximumScan = 16384
+  /// Replicas whose binding this session has sent (or has none to send).
+  private var bound: Set<ReplicaID> = []
 
   public init(
     store: MemoStore, plan: [NotebookID: SyncPlan.Outgoing], maximumRevisions: Int = 256,
@@ -58,13 +61,23 @@ public final class SyncSource {
       guard let notebook, let outgoing = plan[notebook] else { return true }
       return feed <= outgoing.start || outgoing.knowledge.covers(clock)
     }
+    var bindings: [ReplicaBinding] = []
     let rows = try store.recordRows(after: position, limit: Self.maximumScan, skip: skip) { record in
       // A row a peer would refuse (left by a sync before the checks existed: a number out of
       // range) is not sent, so it cannot stop every later sync; it stays here as it is.
       guard (try? SyncRules.checkNumbers(record)) != nil else { return true }
+      // The first record of a replica in this session brings its binding (a signed record
+      // is worth nothing to a peer that cannot tell whose replica it is).
+      if record.signature != nil, bound.insert(record.dot.origin).inserted,
+        let binding = try store.binding(of: record.dot.origin)
+      {
+        bindings.append(binding)
+        bytes += SyncRecordBatch.bindingSize
+      }
       bytes += SyncRecordBatch.encodedSize(record)
       records.append(record)
       return records.count < maximumRevisions && bytes < maximumBytes
+        && bindings.count < SyncRecordBatch.maximumBindings
     }
     guard let last = rows.last else {
       isFinished = true
@@ -72,7 +85,7 @@ public final class SyncSource {
     }
     position = last
     sent += records.count
-    return SyncRecordBatch.Batch(position: position, records: records)
+    return SyncRecordBatch.Batch(position: position, bindings: bindings, records: records)
   }
 }
 
@@ -101,7 +114,7 @@ extension MemoStore {
       try query.bind([.integer(Int64(bitPattern: position)), .integer(Int64(limit))])
       let memoRow = try db.prepare("SELECT \(Self.memoColumns) FROM memos WHERE rowid = ?")
       let relayedRow = try db.prepare(
-        "SELECT memo, dot_origin, dot_seq, notebook, clock, key_id, sealed FROM relayed WHERE rowid = ?")
+        "SELECT memo, dot_origin, dot_seq, notebook, clock, key_id, sealed, signature FROM relayed WHERE rowid = ?")
       var positions: [UInt64] = []
       while try query.step() {
         let feed = UInt64(bitPattern: query.int64(1))
@@ -128,6 +141,12 @@ extension MemoStore {
     let rowID = try memoID(statement.text(0))
     let columns = columns(of: statement)
     guard let dot = columns.dot else { return nil }
+    // A head from sync version 3 travels as its author sealed and signed it: nothing to open.
+    if let stored = columns.record, let notebook = columns.notebook {
+      return SyncRecord(
+        notebook: notebook, memo: columns.conflictOf ?? rowID, dot: dot, clock: columns.clock, keyID: stored.keyID,
+        sealed: stored.sealed, signature: stored.signature)
+    }
     let row = FeedRow(
       rowID: rowID, memo: columns.conflictOf ?? rowID,
       head: HeadSummary(dot: dot, clock: columns.clock, revision: statement.int64(7), isDeleted: columns.isDeleted),
@@ -136,7 +155,14 @@ extension MemoStore {
     // The numbers inside the seal too (revision counter, times): a row a peer would refuse
     // is not sent (see `nextBatch`).
     guard (try? SyncRules.checkNumbers(revision)) != nil else { return nil }
-    return try sealRecord(revision)
+    var record = try sealRecord(revision)
+    // A revision this store made before sync version 3 is signed as it leaves (its legacy
+    // binding says whose it is), so what it wrote before the upgrade still reaches devices
+    // that had not seen it; others' revisions from then travel unsigned.
+    if dot.origin == (try legacyReplicaID()) {
+      record.signature = try signer().signature(for: record.signedMessage)
+    }
+    return record
   }
 
   /// A relayed record, as it came.
@@ -147,8 +173,9 @@ extension MemoStore {
       let notebook = NotebookID(statement.text(3)), let clock = VersionVector(encoded: statement.blob(4))
     else { return nil }
     return SyncRecord(
-      notebook: notebook, memo: memo, dot: Dot(origin: statement.text(1), seq: UInt64(bitPattern: statement.int64(2))),
-      clock: clock, keyID: statement.text(5), sealed: statement.blob(6))
+      notebook: notebook, memo: memo, dot: try storedDot(statement, 1, 2),
+      clock: clock, keyID: statement.text(5), sealed: statement.blob(6),
+      signature: statement.isNull(7) ? nil : statement.blob(7))
   }
 
   /// A feed row opened for sending.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
 
@@ -62,7 +62,8 @@ public struct TrustStore: Sendable {
   }
 
   /// The list in a store's JSON (the decoder the fuzz targets run); errors name `path`.
-  static func decode(_ json: [UInt8], path: String) throws -> TrustList {
+  /// `@_spi(Fuzzing) public`: Tests/Fuzz reaches it without `@testable import`.
+  @_spi(Fuzzing) public static func decode(_ json: [UInt8], path: String) throws -> TrustList {
     guard let list = try? JSONDecoder().decode(TrustList.self, from: Data(json)) else { throw damaged(path) }
     guard list.version <= TrustList.currentVersion else {
       throw MemoPeerError(

@@ -19,25 +19,42 @@ import MemoCrypto
 /// id was edited fails to open exactly as a wrong passphrase does, so protection can never be
 /// weakened by editing the header. The key id names the key in the kernel keyring; it is
 /// random, not derived from the key, and survives passphrase changes.
-struct WrappedKey: Sendable {
+///
+/// `@_spi(Fuzzing) public` (the type, `decode`, `encoded` and the sizes a seed needs): a key
+/// file is outside input, fuzzed by Tests/Fuzz (`key-files`), which builds in release as
+/// well and so cannot use `@testable import`. No other module uses it.
+@_spi(Fuzzing) public struct WrappedKey: Sendable {
   /// Written before the node's other secrets were sealed: they may be stored plain.
   static let legacyVersion: UInt8 = 2
   /// What `wrap` writes: the node's other secrets are sealed under this key.
-  static let version: UInt8 = 3
+  public static let version: UInt8 = 3
   static let kdfScrypt: UInt8 = 1
-  static let saltSize = 16
-  static let keyIDSize = 16
+  public static let saltSize = 16
+  public static let keyIDSize = 16
   static let headerSize = 4 + 1 + 1 + 1 + 3 + saltSize + 4 + keyIDSize
   static let fileSize = headerSize + AES256GCMKey.overhead + AES256GCMKey.keySize
 
   /// `legacyVersion` or `version`.
-  var formatVersion: UInt8 = Self.version
+  var formatVersion: UInt8
   var protection: ProtectionClass
-  var parameters: ScryptParameters
+  public internal(set) var parameters: ScryptParameters
   var salt: [UInt8]
   var idleTimeout: UInt32
   var keyID: [UInt8]
   var sealed: [UInt8]
+
+  public init(
+    formatVersion: UInt8 = Self.version, protection: ProtectionClass, parameters: ScryptParameters, salt: [UInt8],
+    idleTimeout: UInt32, keyID: [UInt8], sealed: [UInt8]
+  ) {
+    self.formatVersion = formatVersion
+    self.protection = protection
+    self.parameters = parameters
+    self.salt = salt
+    self.idleTimeout = idleTimeout
+    self.keyID = keyID
+    self.sealed = sealed
+  }
 
   /// Seals `key` under `passphrase` with a fresh salt.
   static func wrap(
@@ -90,7 +107,7 @@ struct WrappedKey: Sendable {
 
   func additionalData(magic: [UInt8]) -> [UInt8] { SealingContext.wrappedKey(header: header(magic: magic)) }
 
-  func encoded(magic: [UInt8]) -> [UInt8] { header(magic: magic) + sealed }
+  public func encoded(magic: [UInt8]) -> [UInt8] { header(magic: magic) + sealed }
 
   /// Whether this file says the node's other secrets are sealed (version 3).
   var sealsSecrets: Bool { formatVersion == Self.version }
@@ -98,7 +115,7 @@ struct WrappedKey: Sendable {
   /// Parses a version-2 or version-3 file; `nil` for anything malformed (the caller names the
   /// file). Scrypt costs above `ScryptParameters.maximumMemory` are refused with a message
   /// that says so (`source` names the file).
-  static func decode(_ bytes: [UInt8], magic: [UInt8], source: String) throws -> WrappedKey? {
+  public static func decode(_ bytes: [UInt8], magic: [UInt8], source: String) throws -> WrappedKey? {
     guard bytes.count == fileSize, Array(bytes[0..<4]) == magic, [legacyVersion, version].contains(bytes[4]),
       bytes[6] == kdfScrypt,
       let protection = ProtectionClass(code: bytes[5]), protection.isProtected

@@ -1,4 +1,5 @@
 import Foundation
+import MemoSystem
 
 /// Unique strings planted in memos (and a passphrase) so that a test can search every place
 /// memo-peer might leak them: outputs, logs, files, process arguments, network captures.
@@ -78,13 +79,14 @@ public enum LeakScanner {
   /// trust the size see nothing.
   public static func readAll(_ path: String) -> Data? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
+    guard fd >= 0 else { return nil }  // gone or not ours: nothing to audit
     defer { close(fd) }
     var data = Data()
     var buffer = [UInt8](repeating: 0, count: 65536)
     while data.count < 16 << 20 {
-      let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
+      // A failed read (a process that ended meanwhile) ends the file: what was read is audited.
+      let count =
+        (try? System.call("read") { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }) ?? 0
       if count <= 0 { break }
       data.append(contentsOf: buffer[0..<count])
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import Synchronization
 
 /// Faults injected into one direction of an in-memory link. Everything but `delay` is

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoNode
+import MemoProtocol
 import MemoStore
 import Synchronization
 

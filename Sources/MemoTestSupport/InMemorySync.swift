@@ -1,5 +1,6 @@
 import MemoCore
 import MemoNode
+import MemoProtocol
 import MemoStore
 import Synchronization
 
@@ -19,10 +20,11 @@ public final class SyncAnswerSide: Sendable {
   /// Answers one sync on `channel` with the production session code.
   public func answer(_ channel: any FrameChannel, batch: SyncSession.BatchLimits) throws {
     let hello = try channel.receiveRequired("sync-hello")
+    guard let peer = channel.peer else { throw TransportError(.closed, "a channel without a peer") }
     let paths = self.paths
     try store.withLock { opened in
       try SyncSession.answer(
-        hello, over: channel, peer: channel.peer?.compact ?? "?",
+        hello, over: channel, peer: peer,
         store: {
           if let store = opened { return store }
           let fresh = try MemoStore.open(paths: paths, use: .background)
@@ -56,7 +58,7 @@ public func runSync(
     firstID: askerID, secondID: answerer.device, faults: faults,
     first: { channel in
       try SyncSession.ask(
-        channel, peer: answerer.device.compact, peerName: "peer", store: asker, deleteGuard: deleteGuard,
+        channel, peer: answerer.device, peerName: "peer", store: asker, deleteGuard: deleteGuard,
         batch: limits, clock: { 5 })
     },
     second: { channel in try answerer.answer(channel, batch: limits) })
@@ -84,16 +86,16 @@ public func shareNotebook(
   guard let owner = devices.first else { return }
   let roles = roles ?? Array(repeating: .member, count: devices.count)
   for (index, device) in devices.enumerated().dropFirst() {
-    try owner.store.share(notebook, with: device.id.compact, as: roles[index], now: now)
-    let offers = try NotebookOffers.check(try owner.store.offers(for: device.id.compact))
-    _ = try device.store.plan(with: owner.id.compact, offers: offers, restrictSending: false, now: now)
+    try owner.store.share(notebook, with: device.id, as: roles[index], now: now)
+    let offers = try NotebookOffers.check(try owner.store.offers(for: device.id))
+    _ = try device.store.plan(with: owner.id, offers: offers, restrictSending: false, now: now)
     if roles[index] == .member { try device.store.setDefaultNotebook(notebook) }
   }
   for (i, first) in devices.enumerated().dropFirst() {
     for (j, second) in devices.enumerated().dropFirst() where i != j {
       // A relay can give a notebook only to another relay.
       let role: NotebookRole = roles[i] == .relay ? .relay : roles[j]
-      try first.store.share(notebook, with: second.id.compact, as: role, now: now)
+      try first.store.share(notebook, with: second.id, as: role, now: now)
     }
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import MemoStore
 
 /// A trusted device that misbehaves on purpose, for tests (MemoNodeTests, the sync model's
@@ -38,9 +39,9 @@ public enum ScriptedSyncPeer {
 
     func sealer() -> AES256GCMKey? { try? AES256GCMKey(SecureBytes(copying: key)) }
 
-    /// The notebook `store` shares with `peer` (compact device ID), from the offer it would
-    /// make that peer in a `sync-hello`: its id and newest key generation.
-    public static func shared(by store: MemoStore, with peer: String) throws -> Notebook {
+    /// The notebook `store` shares with `peer`, from the offer it would make that peer in a
+    /// `sync-hello`: its id and newest key generation.
+    public static func shared(by store: MemoStore, with peer: DeviceID) throws -> Notebook {
       guard let offer = try store.offers(for: peer).first, let id = NotebookID(offer.id),
         let newest = offer.keys?.max(by: { $0.generation < $1.generation }),
         let raw = Data(base64Encoded: newest.key)
@@ -55,7 +56,7 @@ public enum ScriptedSyncPeer {
         notebook: id, memo: revision.memo, dot: revision.head.dot, clock: revision.head.clock, keyID: keyID,
         sealed: [])
       record.sealed = (try? sealer()?.seal(RecordContent.encode(revision), associatedData: record.associatedData)) ?? []
-      return record
+      return TestAuthor.shared.sign(record)
     }
 
     /// The revision a record of this notebook carries; nil when it does not open.
@@ -167,11 +168,15 @@ public enum ScriptedSyncPeer {
     return last
   }
 
-  /// A batch frame of `revisions` at `position`, sealed in `notebook`.
+  /// A batch frame of `revisions` at `position`, sealed in `notebook` and signed by
+  /// `TestAuthor.shared`, with a binding of every replica they name to it: whatever the
+  /// revisions claim, they pass the authorship checks, and every other check applies.
   public static func batch(_ revisions: [SyncRevision], position: UInt64, in notebook: Notebook) -> Frame {
-    Frame(
+    let records = revisions.map { notebook.seal($0) }
+    return Frame(
       .syncBatch,
-      payload: SyncRecordBatch.encode(.init(position: position, records: revisions.map { notebook.seal($0) })))
+      payload: SyncRecordBatch.encode(
+        .init(position: position, bindings: TestAuthor.shared.signed(records).bindings, records: records)))
   }
 
   /// A `sync-done` frame claiming `knowledge` (encoded as given, even beyond every limit):
@@ -182,17 +187,35 @@ public enum ScriptedSyncPeer {
     return Frame(.syncDone, payload: PeerMessage.encode(done))
   }
 
+  /// `hello(replica:…)` for a replica id and knowledge of replica ids.
+  public static func hello(
+    replica: ReplicaID, knowledge: [ReplicaID: UInt64] = [:], cursor: FeedPosition? = nil, pending: UInt64? = nil,
+    notebook: Notebook? = nil
+  ) -> [UInt8] {
+    hello(
+      replica: replica.rawValue, knowledge: VersionVector(knowledge).textEntries, cursor: cursor, pending: pending,
+      notebook: notebook)
+  }
+
   /// A `sync-hello` payload from `replica` with these fields as given (no checks), offering
   /// `notebook` when there is one.
   public static func hello(
     replica: String, knowledge: [String: UInt64] = [:], cursor: FeedPosition? = nil, pending: UInt64? = nil,
     notebook: Notebook? = nil
   ) -> [UInt8] {
+    // A replica that is not one cannot be a `ReplicaID`: the message is made with a
+    // stand-in and its text put back into the JSON, as a broken peer would send it.
+    let standIn = ReplicaID(String(repeating: "0", count: 32))!
     var hello = SyncMessage.Hello(
-      replica: replica, knowledge: VersionVector(), cursor: cursor, pending: pending,
+      replica: ReplicaID(replica) ?? standIn, knowledge: VersionVector(), cursor: cursor, pending: pending,
       notebooks: notebook.map { [$0.offer] } ?? [])
     hello.knowledge = knowledge
-    return PeerMessage.encode(hello)
+    let encoded = PeerMessage.encode(hello)
+    guard ReplicaID(replica) == nil,
+      var object = (try? JSONSerialization.jsonObject(with: Data(encoded))) as? [String: Any]
+    else { return encoded }
+    object["replica"] = replica
+    return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map(Array.init) ?? encoded
   }
 }
 

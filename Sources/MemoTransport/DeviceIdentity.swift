@@ -7,10 +7,15 @@ import MemoCrypto
 /// The key is made from a 32-byte seed kept in the key directory (`identity.key`); the
 /// certificate is made fresh in memory at each start, because peers pin the key, not the
 /// certificate. The certificate names nobody: its subject is the fixed string
-/// `memo-peer device`, so even a peer sees only the key. Owns its EVP_PKEY and X509.
+/// `memo-peer device`, so even a peer sees only the key. The key is MemoCrypto's
+/// `Ed25519.SigningKey` (which owns the EVP_PKEY): TLS and sync-version-3 signatures use
+/// the same object, so the process holds one copy of the secret. Owns its X509.
+///
+/// `@unchecked Sendable`: the certificate pointer is immutable after init, the signing key
+/// is Sendable, and OpenSSL allows concurrent read-only use of keys and certificates.
 public final class DeviceIdentity: @unchecked Sendable {
-  // Immutable after init; OpenSSL allows concurrent read-only use of keys and certificates.
-  let key: OpaquePointer
+  /// Signs as this device (sync version 3: bindings, ops, revisions) and is the TLS key.
+  public let signingKey: Ed25519.SigningKey
   let certificate: OpaquePointer
   public let publicKey: [UInt8]
   public let deviceID: DeviceID
@@ -20,29 +25,23 @@ public final class DeviceIdentity: @unchecked Sendable {
   /// refuse certificates that have expired, so it is long.
   static let validityDays = 36_500
 
-  public init(seed: SecureBytes) throws(TransportError) {
+  public convenience init(seed: SecureBytes) throws(TransportError) {
     guard seed.count == Self.seedSize else { throw TransportError(.library, "identity seed must be 32 bytes") }
-    guard
-      let key = seed.withUnsafeBytes({
-        EVP_PKEY_new_raw_private_key(
-          EVP_PKEY_ED25519, nil, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), $0.count)
-      })
-    else { throw .openSSL(.library, "EVP_PKEY_new_raw_private_key") }
-    self.key = key
-    do {
-      publicKey = try Self.rawPublicKey(key)
-      deviceID = try Self.deviceID(publicKey: publicKey)
-      certificate = try Self.selfSignedCertificate(for: key)
-    } catch {
-      EVP_PKEY_free(key)
-      throw error
+    let key: Ed25519.SigningKey
+    do { key = try Ed25519.SigningKey(seed: seed) } catch {
+      throw TransportError(.library, "making the identity key: \(error)")
     }
+    try self.init(signingKey: key)
   }
 
-  deinit {
-    X509_free(certificate)
-    EVP_PKEY_free(key)
+  public init(signingKey: Ed25519.SigningKey) throws(TransportError) {
+    self.signingKey = signingKey
+    publicKey = signingKey.publicKey
+    deviceID = try Self.deviceID(publicKey: publicKey)
+    certificate = try signingKey.withEVPKey { key throws(TransportError) in try Self.selfSignedCertificate(for: key) }
   }
+
+  deinit { X509_free(certificate) }
 
   /// Device ID = SHA-256 of the raw 32-byte Ed25519 public key.
   public static func deviceID(publicKey: [UInt8]) throws(TransportError) -> DeviceID {

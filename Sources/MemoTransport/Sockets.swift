@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc
@@ -12,10 +13,15 @@ enum Sockets {
   /// only (tests and benchmarks on the machine itself).
   static func listen(port: UInt16, loopbackOnly: Bool, backlog: Int32 = 64) throws -> (fd: Int32, port: UInt16) {
     let family = loopbackOnly ? AF_INET : AF_INET6
-    let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw TransportError(.library, "socket: \(String(cString: strerror(errno)))") }
+    let fd: Int32
+    do throws(SystemError) {
+      fd = try System.call("socket") { socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+    } catch {
+      throw TransportError(.library, error.description)
+    }
     var no: Int32 = 0
     var yes: Int32 = 1
+    // Options on a new socket, which only fail on bad arguments: errors ignored.
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
     var storage = sockaddr_storage()
     let length: socklen_t
@@ -39,15 +45,18 @@ enum Sockets {
         }
       }
     }
-    let bound = withUnsafePointer(to: &storage) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-    }
-    guard bound == 0, Glibc.listen(fd, backlog) == 0 else {
-      let code = errno
+    do throws(SystemError) {
+      try System.call("bind") {
+        withUnsafePointer(to: &storage) {
+          $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+      }
+      try System.call("listen") { Glibc.listen(fd, backlog) }
+    } catch {
       close(fd)
       throw MemoPeerError(
-        .io, "cannot listen on TCP port \(port): \(String(cString: strerror(code)))",
-        hint: "choose another port with --port, or 0 for any free port")
+        .io, "cannot listen on TCP port \(port): \(error.errno)",
+        hint: "choose another port with --port, or 0 for any free port", diagnostics: error.diagnostics)
     }
     var actual = sockaddr_storage()
     var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -78,19 +87,31 @@ enum Sockets {
         if $0.pointee.sin6_scope_id == 0 { $0.pointee.sin6_scope_id = interfaceIndex }
       }
     }
-    let fd = socket(info.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw TransportError(.connectFailed, "socket: \(String(cString: strerror(errno)))") }
+    let fd: Int32
+    do throws(SystemError) {
+      fd = try System.call("socket") {
+        socket(info.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+      }
+    } catch {
+      throw TransportError(.connectFailed, error.description)
+    }
+    // Options on a new socket, which only fail on bad arguments: errors ignored.
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     var yes: Int32 = 1
     setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &yes, socklen_t(MemoryLayout<Int32>.size))
-    if Glibc.connect(fd, address, info.ai_addrlen) != 0 && errno != EINPROGRESS {
-      let code = errno
+    do throws(SystemError) {
+      // Not retried: after EINTR the connection goes on in the background, like EINPROGRESS.
+      try System.call("connect", retryingOnInterrupt: false) { Glibc.connect(fd, address, info.ai_addrlen) }
+    } catch let error where error.errno == .inProgress {
+      // Non-blocking: the poll below waits for it.
+    } catch {
       close(fd)
-      throw TransportError(.connectFailed, String(cString: strerror(code)))
+      throw TransportError(.connectFailed, error.errno.description)
     }
     var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-    var ready: Int32 = 0
-    repeat { ready = poll(&descriptor, 1, deadline.remaining) } while ready < 0 && errno == EINTR
+    // Retried on EINTR with what is left of the deadline; a failed poll is reported below
+    // with the socket's own error.
+    let ready = (try? System.call("poll") { poll(&descriptor, 1, deadline.remaining) }) ?? -1
     var failure: Int32 = 0
     var length = socklen_t(MemoryLayout<Int32>.size)
     getsockopt(fd, SOL_SOCKET, SO_ERROR, &failure, &length)

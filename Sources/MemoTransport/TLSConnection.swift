@@ -2,6 +2,8 @@ internal import COpenSSL
 internal import COpenSSLShims
 import MemoCore
 import MemoCrypto
+import MemoProtocol
+import MemoSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -15,9 +17,11 @@ import Synchronization
 /// One thread drives a connection; `interrupt()` may be called from any other thread to
 /// close it at once (trust removed, server stopping). A `FrameChannel`: the sessions take it
 /// through that protocol only.
+///
+/// `@unchecked Sendable`: it owns the SSL object and the socket, used by the one driving
+/// thread only; what other threads touch (the verdict, the interrupt flag) is in `state`, a
+/// `Mutex`, and `interrupt()` only shuts the socket down (shutdown(2) is safe from any thread).
 public final class TLSConnection: FrameChannel, @unchecked Sendable {
-  // Unchecked: owns the SSL object and the socket, used by the one driving thread only;
-  // what other threads touch (the verdict, the interrupt flag) is in `state`.
   let ssl: OpaquePointer
   let fd: Int32
   public let limits: ConnectionLimits
@@ -93,8 +97,12 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
     return accepted
   }
 
-  /// Runs the TLS handshake; afterwards `peer` is the authenticated device.
+  /// Runs the TLS handshake; afterwards `peer` is the authenticated device. A deadline that
+  /// has already passed fails it before it starts: otherwise a peer whose answers happen to
+  /// be waiting whenever they are read (a busy machine, loopback) would let the handshake
+  /// finish without ever reaching a wait that checks the deadline.
   public func handshake(deadline: Deadline) throws(TransportError) {
+    if deadline.hasPassed { throw TransportError(.handshakeTimeout, "timed out before the handshake") }
     do {
       try perform(deadline: deadline, timeout: .handshakeTimeout) { SSL_do_handshake(ssl) }
     } catch {
@@ -159,7 +167,7 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
             SSL_read_ex(ssl, pointer.baseAddress! + filled, pointer.count - filled, &count)
           }
         }
-      } catch  where error.kind == .closed {
+      } catch let error where error.kind == .closed {
         return filled
       }
       filled += count
@@ -219,7 +227,7 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
       case SSL_ERROR_SYSCALL:
         let queue = OpenSSLErrorQueueText.drain()
         throw TransportError(
-          .closed, queue.isEmpty ? "the connection was closed (\(String(cString: strerror(errno))))" : queue)
+          .closed, queue.isEmpty ? "the connection was closed (\(Errno.current))" : queue)
       default:
         throw TransportError(.handshakeFailed, OpenSSLErrorQueueText.drain())
       }
@@ -229,11 +237,15 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
   private func wait(for events: Int16, until deadline: Deadline, timeout: TransportError.Kind) throws(TransportError) {
     var descriptor = pollfd(fd: fd, events: events, revents: 0)
     while true {
-      let remaining = deadline.remaining
-      if remaining == 0 { throw TransportError(timeout, "timed out") }
-      let ready = poll(&descriptor, 1, remaining)
+      if deadline.remaining == 0 { throw TransportError(timeout, "timed out") }
+      let ready: Int32
+      do throws(SystemError) {
+        // Retried on EINTR with what is left of the deadline.
+        ready = try System.call("poll") { poll(&descriptor, 1, deadline.remaining) }
+      } catch {
+        throw TransportError(.closed, "poll failed")
+      }
       if ready > 0 { return }
-      if ready < 0 && errno != EINTR { throw TransportError(.closed, "poll failed") }
     }
   }
 }

@@ -1,6 +1,7 @@
 internal import COpenSSL
 internal import COpenSSLShims
 import MemoCore
+import MemoProtocol
 
 #if canImport(Glibc)
   import Glibc
@@ -9,6 +10,9 @@ import MemoCore
 /// An OpenSSL SSL_CTX set up the one way memo-peer uses TLS: 1.3 only, mutual
 /// authentication with self-signed Ed25519 certificates checked against pinned keys, ALPN
 /// `memo-peer/1` required, no session tickets and no session cache (nothing to store).
+///
+/// `@unchecked Sendable`: the SSL_CTX is configured once in init and only read afterwards
+/// (SSL_new), which OpenSSL allows from several threads at once; the rest is immutable.
 public final class TLSContext: @unchecked Sendable {
   public enum Role: Sendable { case server, client }
 
@@ -50,7 +54,7 @@ public final class TLSContext: @unchecked Sendable {
     self.purpose = purpose
     guard memo_ssl_ctx_tls13_without_resumption(context) == 1,
       SSL_CTX_use_certificate(context, identity.certificate) == 1,
-      SSL_CTX_use_PrivateKey(context, identity.key) == 1,
+      identity.signingKey.withEVPKey({ SSL_CTX_use_PrivateKey(context, $0) }) == 1,
       SSL_CTX_check_private_key(context) == 1
     else { throw .openSSL(.library, "configuring the TLS context") }
     // The chain check is replaced by the pinned-key check; the callback finds the

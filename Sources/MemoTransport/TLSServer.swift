@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
+import MemoSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -41,6 +42,8 @@ public final class TLSServer: Sendable {
     /// Every live connection, unauthenticated or not, by its budget id.
     var live: [Int: TLSConnection] = [:]
     var stopped = false
+    /// Times the accept loop waited because no descriptor was free.
+    var shortageWaits = 0
   }
 
   /// The default pre-authentication deadline: a handshake takes milliseconds on a LAN.
@@ -56,11 +59,13 @@ public final class TLSServer: Sendable {
   ) throws {
     let (fd, actual) = try Sockets.listen(port: port, loopbackOnly: loopbackOnly)
     var pipeFDs: [Int32] = [0, 0]
-    guard pipe(&pipeFDs) == 0 else {
+    do throws(SystemError) {
+      try System.call("pipe") { pipe(&pipeFDs) }
+    } catch {
       close(fd)
-      throw TransportError(.library, "pipe2 failed")
+      throw TransportError(.library, error.description)
     }
-    for end in pipeFDs { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+    for end in pipeFDs { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // cannot fail on a descriptor just made
     listenFD = fd
     wakePipe = (pipeFDs[0], pipeFDs[1])
     self.port = actual
@@ -75,9 +80,11 @@ public final class TLSServer: Sendable {
     self.events = events
     self.handler = handler
     // The thread keeps the server (and so the descriptors) alive until the loop has ended.
-    let thread = Thread { [self] in acceptLoop() }
-    thread.name = "mp.accept"
-    thread.start()
+    do throws(SystemError) {
+      try SystemThread.start(name: "mp.accept") { [self] in acceptLoop() }
+    } catch {
+      throw TransportError(.library, "cannot start the accept thread: \(error.description)")
+    }
   }
 
   deinit {
@@ -108,6 +115,10 @@ public final class TLSServer: Sendable {
     for connection in doomed { connection.interrupt() }
   }
 
+  /// Times the accept loop waited for a free descriptor (EMFILE and kin): about ten a
+  /// second while the process is out of them, never a spin.
+  public var shortageWaits: Int { state.withLock { $0.shortageWaits } }
+
   /// Live connections: (unauthenticated, authenticated).
   public var connectionCounts: (unauthenticated: Int, authenticated: Int) {
     state.withLock { ($0.budget.pendingCount, $0.budget.authenticatedCount) }
@@ -118,12 +129,34 @@ public final class TLSServer: Sendable {
       pollfd(fd: listenFD, events: Int16(POLLIN), revents: 0),
       pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
     ]
+    var short = false
     while true {
-      let ready = poll(&descriptors, 2, -1)
-      if ready < 0 && errno == EINTR { continue }
-      if descriptors[1].revents != 0 || ready < 0 || state.withLock({ $0.stopped }) { break }
-      let client = accept(listenFD, nil, nil)
-      guard client >= 0 else { continue }
+      // Retried on EINTR; any other failure of the wait ends the loop, as a stop does.
+      let polled = (try? System.call("poll") { poll(&descriptors, 2, -1) }) != nil
+      if descriptors[1].revents != 0 || !polled || state.withLock({ $0.stopped }) { break }
+      let client: Int32
+      do throws(SystemError) {
+        client = try System.call("accept") { accept(listenFD, nil, nil) }
+      } catch {
+        // The client gave up before it was accepted: nothing to do. No descriptor or memory
+        // free: the connection stays in the backlog and poll reports it again at once, so
+        // retrying now would spin a core until one frees; wait a tenth of a second (or for
+        // a stop) instead, and say so once per shortage.
+        guard error.errno.isResourceShortage else { continue }
+        if !short {
+          short = true
+          events(
+            .refused(
+              TransportError(
+                .tooManyConnections, "no descriptor free for a new connection (\(error.errno)); waiting for one"),
+              address: ""))
+        }
+        state.withLock { $0.shortageWaits += 1 }
+        var wake = [pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+        if (try? System.call("poll") { poll(&wake, 1, 100) }) == nil || wake[0].revents != 0 { break }
+        continue
+      }
+      short = false
       _ = fcntl(client, F_SETFD, FD_CLOEXEC)
       // Frames are small and answered at once: Nagle's algorithm would hold each back for
       // the peer's delayed ACK (40 ms) on every round trip of a sync.
@@ -155,9 +188,16 @@ public final class TLSServer: Sendable {
             address: old.remoteAddress))
       }
       guard let id = admitted else { continue }
-      let thread = Thread { [self] in serve(connection, id: id) }
-      thread.name = "mp.connection"
-      thread.start()
+      do {
+        try SystemThread.start(name: "mp.connection") { [self] in serve(connection, id: id) }
+      } catch {
+        // No thread for it (a process limit): the connection is refused, not left waiting.
+        state.withLock { state in
+          state.budget.leave(id)
+          if state.live[id] === connection { state.live[id] = nil }
+        }
+        connection.close()
+      }
     }
   }
 

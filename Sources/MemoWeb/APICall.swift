@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import MemoCore
 import MemoCrypto
 
@@ -19,6 +19,14 @@ public enum APICall: Sendable {
   case conflicts
   /// The conflict copy's (or memo's) id and `A`, `B` or `both`.
   case resolveConflict(String, keep: String)
+  /// The revisions of a memo this device kept (`history --json`).
+  case memoHistory(String)
+  /// A line diff between two revisions (nil: as `diff` without N or M).
+  case diffMemo(String, from: Int64?, to: Int64?)
+  /// Revision N's content as a new revision (`restore --revision N`).
+  case restoreMemo(String, revision: Int64)
+  case trash
+  case restoreFromTrash(String)
   case peers
   case consent
   case recordConsent(ConsentAnswer)
@@ -50,6 +58,19 @@ public enum APICall: Sendable {
     case .acceptInbox(let id): return .acceptInbox(id)
     case .dropInbox(let id): return .dropInbox(id)
     case .conflicts: return .conflicts
+    case .memoHistory(let id): return .memoHistory(id)
+    case .trash: return .trash
+    case .restoreFromTrash(let id): return .restoreFromTrash(id)
+    case .diffMemo(let id):
+      let request: RevisionPair = body.isEmpty ? RevisionPair() : try json(body, contentType)
+      for number in [request.from, request.to].compactMap({ $0 }) where number < 1 {
+        throw invalid("\"from\" and \"to\" must be revision numbers (1 or more)")
+      }
+      return .diffMemo(id, from: request.from, to: request.to)
+    case .restoreMemo(let id):
+      let request: RevisionChoice = try json(body, contentType)
+      guard request.revision >= 1 else { throw invalid("\"revision\" must be a revision number (1 or more)") }
+      return .restoreMemo(id, revision: request.revision)
     case .peers: return .peers
     case .consent: return .consent
     case .syncState: return .syncState
@@ -103,6 +124,11 @@ public enum APICall: Sendable {
     guard mediaType(contentType) == "application/json" else {
       throw MemoPeerError(.invalidInput, "this call takes a JSON body (Content-Type: application/json)")
     }
+    do { try DuplicateKeys.check(body) } catch let found as DuplicateKeys.Found {
+      throw invalid(found.key.map { "the field \"\($0)\" is given twice" } ?? "a field is given twice")
+    } catch {
+      throw invalid("the body is not valid JSON")
+    }
     do { return try JSONDecoder().decode(T.self, from: Data(body)) } catch let error as MemoPeerError {
       throw error
     } catch let DecodingError.keyNotFound(key, _) {
@@ -118,7 +144,7 @@ public enum APICall: Sendable {
 
   /// `application/json` of `application/json; charset=utf-8`, lowercased.
   static func mediaType(_ contentType: String?) -> String? {
-    contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+    contentType?.split(separator: ";").first?.trimmingBlanks().lowercased()
   }
 
   static func path(_ context: DecodingError.Context) -> String {
@@ -182,6 +208,17 @@ struct ConflictAnswer: Decodable {
   var keep: String
 }
 
+/// `POST /api/memos/{id}/diff`: `{"from", "to"}`, both optional.
+struct RevisionPair: Decodable {
+  var from: Int64?
+  var to: Int64?
+}
+
+/// `POST /api/memos/{id}/restore`: `{"revision": N}`.
+struct RevisionChoice: Decodable {
+  var revision: Int64
+}
+
 /// `POST /api/sync`: `{"peer", "timeout"}`, or no body: every trusted device, waiting for
 /// each as long as `sync` does.
 struct SyncRequest: Decodable {
@@ -213,5 +250,153 @@ public struct ConsentAnswer: Decodable, Sendable, Equatable {
     }
     self.scope = scope
     self.decision = decision
+  }
+}
+
+/// A check JSONDecoder does not make: no object has the same key twice (`{"body": "a",
+/// "body": "b"}`), which two parsers could read two ways. Keys are compared after their
+/// escapes are decoded (`"b\u006fdy"` is `"body"`); nesting is bounded. Only the structure
+/// is read here; JSONDecoder then decodes (and validates) the values.
+enum DuplicateKeys {
+  static let maxDepth = 64
+
+  struct Found: Error {
+    /// The key, when it is a plain short name (never memo text).
+    let key: String?
+  }
+
+  struct Malformed: Error {}
+
+  static func check(_ bytes: [UInt8]) throws {
+    var index = 0
+    try value(bytes, &index, depth: 0)
+  }
+
+  private static func skipSpace(_ bytes: [UInt8], _ index: inout Int) {
+    while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+  }
+
+  private static func value(_ bytes: [UInt8], _ index: inout Int, depth: Int) throws {
+    guard depth <= maxDepth else { throw Malformed() }
+    skipSpace(bytes, &index)
+    guard index < bytes.count else { throw Malformed() }
+    switch bytes[index] {
+    case UInt8(ascii: "{"):
+      index += 1
+      var keys = Set<[UInt8]>()
+      skipSpace(bytes, &index)
+      if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+        index += 1
+        return
+      }
+      while true {
+        skipSpace(bytes, &index)
+        let key = try string(bytes, &index)
+        guard keys.insert(key).inserted else {
+          let name = String(decoding: key, as: UTF8.self)
+          throw Found(
+            key: name.count <= 32 && name.allSatisfy { $0.isASCII && ($0.isLetter || $0 == "_") } ? name : nil)
+        }
+        skipSpace(bytes, &index)
+        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw Malformed() }
+        index += 1
+        try value(bytes, &index, depth: depth + 1)
+        skipSpace(bytes, &index)
+        guard index < bytes.count else { throw Malformed() }
+        if bytes[index] == UInt8(ascii: ",") {
+          index += 1
+          continue
+        }
+        guard bytes[index] == UInt8(ascii: "}") else { throw Malformed() }
+        index += 1
+        return
+      }
+    case UInt8(ascii: "["):
+      index += 1
+      skipSpace(bytes, &index)
+      if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
+        index += 1
+        return
+      }
+      while true {
+        try value(bytes, &index, depth: depth + 1)
+        skipSpace(bytes, &index)
+        guard index < bytes.count else { throw Malformed() }
+        if bytes[index] == UInt8(ascii: ",") {
+          index += 1
+          continue
+        }
+        guard bytes[index] == UInt8(ascii: "]") else { throw Malformed() }
+        index += 1
+        return
+      }
+    case UInt8(ascii: "\""):
+      _ = try string(bytes, &index)
+    default:
+      // A number, true, false or null: its characters, checked by JSONDecoder afterwards.
+      let start = index
+      while index < bytes.count, !",]} \t\r\n".utf8.contains(bytes[index]) { index += 1 }
+      guard index > start else { throw Malformed() }
+    }
+  }
+
+  /// A string's bytes with escapes decoded (`\u` as UTF-8), the index after its quote.
+  private static func string(_ bytes: [UInt8], _ index: inout Int) throws -> [UInt8] {
+    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Malformed() }
+    index += 1
+    var result: [UInt8] = []
+    var pendingHigh: UInt32?
+    while index < bytes.count {
+      let byte = bytes[index]
+      index += 1
+      switch byte {
+      case UInt8(ascii: "\""):
+        if let high = pendingHigh { append(high, to: &result) }
+        return result
+      case UInt8(ascii: "\\"):
+        guard index < bytes.count else { throw Malformed() }
+        let escape = bytes[index]
+        index += 1
+        if escape == UInt8(ascii: "u") {
+          guard index + 4 <= bytes.count,
+            let unit = UInt32(String(decoding: bytes[index..<index + 4], as: UTF8.self), radix: 16)
+          else { throw Malformed() }
+          index += 4
+          if let high = pendingHigh {
+            pendingHigh = nil
+            if (0xDC00...0xDFFF).contains(unit) {
+              append(0x10000 + ((high - 0xD800) << 10) + (unit - 0xDC00), to: &result)
+              continue
+            }
+            append(high, to: &result)
+          }
+          if (0xD800...0xDBFF).contains(unit) { pendingHigh = unit } else { append(unit, to: &result) }
+          continue
+        }
+        if let high = pendingHigh {
+          append(high, to: &result)
+          pendingHigh = nil
+        }
+        let simple: [UInt8: UInt8] = [
+          UInt8(ascii: "\""): 0x22, UInt8(ascii: "\\"): 0x5C, UInt8(ascii: "/"): 0x2F, UInt8(ascii: "b"): 0x08,
+          UInt8(ascii: "f"): 0x0C, UInt8(ascii: "n"): 0x0A, UInt8(ascii: "r"): 0x0D, UInt8(ascii: "t"): 0x09,
+        ]
+        guard let decoded = simple[escape] else { throw Malformed() }
+        result.append(decoded)
+      default:
+        if let high = pendingHigh {
+          append(high, to: &result)
+          pendingHigh = nil
+        }
+        result.append(byte)
+      }
+    }
+    throw Malformed()
+  }
+
+  /// A code point as UTF-8 (a lone surrogate as U+FFFD, as JSONDecoder would refuse it anyway).
+  private static func append(_ scalar: UInt32, to result: inout [UInt8]) {
+    let value = Unicode.Scalar(scalar) ?? "\u{FFFD}"
+    result.append(contentsOf: Array(String(Character(value)).utf8))
   }
 }

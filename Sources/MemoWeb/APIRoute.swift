@@ -13,6 +13,11 @@ public enum APIRoute: Equatable, Sendable {
   case dropInbox(String)
   case conflicts
   case resolveConflict(String)
+  case memoHistory(String)
+  case diffMemo(String)
+  case restoreMemo(String)
+  case trash
+  case restoreFromTrash(String)
   case peers
   case consent
   case recordConsent
@@ -36,6 +41,11 @@ public enum APIRoute: Equatable, Sendable {
     case .dropInbox: "POST /api/inbox/{id}/drop"
     case .conflicts: "GET /api/conflicts"
     case .resolveConflict: "POST /api/conflicts/{id}/resolve"
+    case .memoHistory: "GET /api/memos/{id}/history"
+    case .diffMemo: "POST /api/memos/{id}/diff"
+    case .restoreMemo: "POST /api/memos/{id}/restore"
+    case .trash: "GET /api/trash"
+    case .restoreFromTrash: "POST /api/trash/{id}/restore"
     case .peers: "GET /api/peers"
     case .consent: "GET /api/consent"
     case .recordConsent: "POST /api/consent"
@@ -62,6 +72,11 @@ public enum APIRouter {
     (["status"], [("GET", { _ in .status })]),
     (["memos"], [("GET", { _ in .listMemos }), ("POST", { _ in .createMemo })]),
     (["memos", "{id}"], [("GET", APIRoute.showMemo), ("PATCH", APIRoute.editMemo), ("DELETE", APIRoute.deleteMemo)]),
+    (["memos", "{id}", "history"], [("GET", APIRoute.memoHistory)]),
+    (["memos", "{id}", "diff"], [("POST", APIRoute.diffMemo)]),
+    (["memos", "{id}", "restore"], [("POST", APIRoute.restoreMemo)]),
+    (["trash"], [("GET", { _ in .trash })]),
+    (["trash", "{id}", "restore"], [("POST", APIRoute.restoreFromTrash)]),
     (["search"], [("POST", { _ in .search })]),
     (["inbox"], [("GET", { _ in .inbox })]),
     (["inbox", "{id}", "accept"], [("POST", APIRoute.acceptInbox)]),

@@ -1,4 +1,5 @@
 import MemoCore
+import MemoPresentation
 
 /// One header, cookie or query parameter: a name and its value as received (names of
 /// headers are compared case-insensitively, cookies and parameters exactly).
@@ -23,6 +24,8 @@ public struct HTTPRequest: Sendable {
   public var cookies: [HTTPField]
   /// The body, complete (or empty while only the head has arrived).
   public var body: [UInt8]
+  /// The path or a query parameter did not decode (`percentDecoded`): refused.
+  public var malformed = false
 
   public init(
     method: String, path: String, query: [HTTPField] = [], headers: [HTTPField] = [], cookies: [HTTPField] = [],
@@ -59,6 +62,33 @@ public struct HTTPRequest: Sendable {
   public func cookie(_ name: String) -> String? {
     let values = cookies.filter { $0.name == name }
     return values.count == 1 ? values[0].value : nil
+  }
+
+  /// Decodes `%XX` escapes strictly: nil for a `%` without two hex digits, for an escape or
+  /// a byte that is a control character (`%00` above all: in C it would end the string),
+  /// for a raw space, and for bytes that are not UTF-8. libmicrohttpd leaves escapes alone for this.
+  public static func percentDecoded(_ raw: String) -> String? {
+    var bytes: [UInt8] = []
+    var iterator = Array(raw.utf8).makeIterator()
+    func hex(_ byte: UInt8?) -> UInt8? {
+      switch byte {
+      case .some(let b) where b >= 0x30 && b <= 0x39: b - 0x30
+      case .some(let b) where b | 0x20 >= 0x61 && b | 0x20 <= 0x66: (b | 0x20) - 0x61 + 10
+      default: nil
+      }
+    }
+    while let byte = iterator.next() {
+      var value = byte
+      // A raw space could only have come from a request line read loosely.
+      guard byte != 0x20 else { return nil }
+      if byte == 0x25 {
+        guard let high = hex(iterator.next()), let low = hex(iterator.next()) else { return nil }
+        value = high << 4 | low
+      }
+      guard value >= 0x20 && value != 0x7F else { return nil }
+      bytes.append(value)
+    }
+    return String(validating: bytes, as: UTF8.self)
   }
 
   /// GET and HEAD only read; everything else changes state and must prove its origin.
@@ -102,15 +132,29 @@ public struct HTTPResponse: Sendable, Equatable {
   }
 }
 
-/// The HTTP status of each memo-peer error code on the API (docs/WEB.md). A code not
-/// listed (a storage or key failure, or one added later) is a 500.
+/// The HTTP status of each memo-peer error code on the API (docs/WEB.md). A switch without
+/// `default`: a code added to `MemoPeerError.Code` does not compile until it has a status
+/// here (and its line in WebRoutingTests), so none becomes a 500 by omission.
 public enum WebStatus {
-  static let statuses: [MemoPeerError.Code: Int] = [
-    .usage: 400, .invalidInput: 400, .invalidUTF8: 400, .ambiguousID: 400, .tooLarge: 413, .notFound: 404,
-    .passphrase: 403, .notProtected: 409, .consentRequired: 403, .policyDenied: 403, .noAuth: 403, .locked: 423,
-    .conflict: 409, .syncHeld: 409, .cancelled: 409, .untrustedPeer: 502, .connection: 502,
-    .daemonUnavailable: 502, .discovery: 502,
-  ]
-
-  public static func of(_ code: MemoPeerError.Code) -> Int { statuses[code] ?? 500 }
+  public static func of(_ code: MemoPeerError.Code) -> Int {
+    switch code {
+    // The request itself was wrong.
+    case .usage, .invalidInput, .invalidUTF8, .ambiguousID: 400
+    case .tooLarge: 413
+    case .notFound: 404
+    // Refused until a person acts: a passphrase, a consent, a declared service type; or the
+    // memo is sealed for the members of a notebook this device only relays.
+    case .passphrase, .consentRequired, .policyDenied, .noAuth, .sealed: 403
+    case .locked: 423
+    // Not in the state it would need: a key without a passphrase, a conflict, held deletes,
+    // a declined confirmation.
+    case .notProtected, .conflict, .syncHeld, .cancelled: 409
+    // Another device, or the system's mDNS daemon, failed or misbehaved.
+    case .untrustedPeer, .connection, .daemonUnavailable, .discovery, .protocolViolation: 502
+    // This device's own failure: its files, keys, database, libraries or editor.
+    case .permissionsTooOpen, .keyMissing, .wrongKey, .integrity, .corruptDatabase, .foreignDatabase, .newerDatabase,
+      .diskFull, .storage, .crypto, .io, .editor, .archive:
+      500
+    }
+  }
 }

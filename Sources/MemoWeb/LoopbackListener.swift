@@ -1,4 +1,5 @@
 import MemoCore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc
@@ -18,18 +19,29 @@ enum LoopbackListener {
     hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
     hints.ai_family = address == .ipv6 ? AF_INET6 : AF_INET
     var list: UnsafeMutablePointer<addrinfo>?
+    // getaddrinfo answers with codes of its own, not errnos: a numeric loopback address it
+    // refuses is one this machine does not have.
     guard getaddrinfo(address.rawValue, String(port), &hints, &list) == 0, let info = list?.pointee,
       let socketAddress = info.ai_addr
-    else { throw failure(address, port, errno: EADDRNOTAVAIL) }
+    else { throw ListenFailure(address: address, port: port, code: EADDRNOTAVAIL) }
     defer { freeaddrinfo(list) }
-    let fd = socket(info.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-    guard fd >= 0 else { throw failure(address, port, errno: errno) }
+    let fd: Int32
+    do throws(SystemError) {
+      fd = try System.call("socket") {
+        socket(info.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+      }
+    } catch {
+      throw failure(address, port, error)
+    }
     var yes: Int32 = 1
+    // Cannot fail on a new IPv6 socket; were it to, bind would still keep to ::1.
     if address == .ipv6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &yes, socklen_t(MemoryLayout<Int32>.size)) }
-    guard bind(fd, socketAddress, info.ai_addrlen) == 0, Glibc.listen(fd, backlog) == 0 else {
-      let code = errno
+    do throws(SystemError) {
+      try System.call("bind") { bind(fd, socketAddress, info.ai_addrlen) }
+      try System.call("listen") { Glibc.listen(fd, backlog) }
+    } catch {
       close(fd)
-      throw failure(address, port, errno: code)
+      throw failure(address, port, error)
     }
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     var bound = sockaddr_storage()
@@ -44,8 +56,8 @@ enum LoopbackListener {
     return (fd, boundPort)
   }
 
-  static func failure(_ address: LoopbackAddress, _ port: UInt16, errno code: Int32) -> ListenFailure {
-    ListenFailure(address: address, port: port, code: code)
+  static func failure(_ address: LoopbackAddress, _ port: UInt16, _ error: SystemError) -> ListenFailure {
+    ListenFailure(address: address, port: port, code: error.code)
   }
 }
 
@@ -65,7 +77,7 @@ struct ListenFailure: Error {
         hint: "choose another with --port, or --port 0 for any free port")
     }
     return MemoPeerError(
-      .io, "cannot listen on \(address.urlHost) port \(port): \(String(cString: strerror(code)))",
+      .io, "cannot listen on \(address.urlHost) port \(port): \(Errno(code))",
       hint: isUnavailable
         ? "this machine has no \(address.rawValue); use --address \(address == .ipv6 ? "127.0.0.1" : "::1")" : nil)
   }

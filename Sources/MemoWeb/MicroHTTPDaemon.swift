@@ -1,5 +1,7 @@
 internal import CMicroHTTPD
+import FoundationEssentials
 import MemoCore
+import MemoSystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -11,13 +13,19 @@ import Synchronization
 /// threads, closing the socket and every connection) in `stop` or deinit.
 ///
 /// libmicrohttpd calls `accessHandler` from its own threads; each call gets the request's
-/// `PendingRequest` through `con_cls`, retained until `requestCompleted` releases it.
+/// `PendingRequest` through `con_cls`, retained until `requestCompleted` releases it. Each
+/// connection goes through the `ConnectionGate` as it starts (`connectionNotified`): a
+/// refused one is shut down at once, an admitted one carries its entry's number as its
+/// socket context, so the gate hears when its head arrives, when it is answered and when it
+/// closes.
 final class MicroHTTPDaemon: Sendable {
   /// The limits every connection is held to (docs/WEB.md).
   struct Limits: Sendable {
-    /// Connections open at once; more are accepted and closed at once.
-    var connections: UInt32 = 100
-    /// Seconds a connection may stay silent before it is closed.
+    /// libmicrohttpd's own ceiling, far above the gate's (`ConnectionGate.Limits`), so that
+    /// libmicrohttpd never stops accepting: the gate refuses, and closes, first.
+    var connections: UInt32 = 1000
+    /// Seconds a connection may stay silent before it is closed (the gate's deadlines are
+    /// shorter for a head).
     var idleTimeout: UInt32 = 30
     /// Bytes of libmicrohttpd's buffer per connection: request line and headers must fit.
     var memoryPerConnection = 64 * 1024
@@ -30,11 +38,11 @@ final class MicroHTTPDaemon: Sendable {
 
   /// Starts serving `socket` (a listening socket made by `LoopbackListener`, closed by the
   /// daemon when it stops; closed here if it cannot start).
-  init(socket: Int32, frontDoor: WebFrontDoor, limits: Limits) throws {
-    let context = Unmanaged.passRetained(DaemonContext(frontDoor: frontDoor))
+  init(socket: Int32, frontDoor: WebFrontDoor, gate: ConnectionGate, limits: Limits) throws {
+    let context = Unmanaged.passRetained(DaemonContext(frontDoor: frontDoor, gate: gate))
     let pointer = memo_mhd_start(
       socket, limits.threads, limits.connections, limits.idleTimeout, limits.memoryPerConnection, accessHandler,
-      context.toOpaque(), requestCompleted, nil)
+      context.toOpaque(), requestCompleted, context.toOpaque(), connectionNotified, context.toOpaque())
     guard let pointer else {
       close(socket)
       context.release()
@@ -62,16 +70,66 @@ final class MicroHTTPDaemon: Sendable {
 }
 
 /// The daemon pointer, moved between threads only inside `MicroHTTPDaemon`'s mutex.
+///
+/// `@unchecked Sendable`: a C pointer; libmicrohttpd's calls on a daemon are safe from any
+/// thread, and MicroHTTPDaemon stops it exactly once.
 private struct DaemonHandle: @unchecked Sendable {
-  // Unchecked: a C pointer; libmicrohttpd's calls on a daemon are safe from any thread,
-  // and MicroHTTPDaemon stops it exactly once.
   let pointer: OpaquePointer
 }
 
-/// What every request of one daemon shares: the front door.
+/// What every request of one daemon shares: the front door and the connection gate.
 private final class DaemonContext: Sendable {
   let frontDoor: WebFrontDoor
-  init(frontDoor: WebFrontDoor) { self.frontDoor = frontDoor }
+  let gate: ConnectionGate
+  init(frontDoor: WebFrontDoor, gate: ConnectionGate) {
+    self.frontDoor = frontDoor
+    self.gate = gate
+  }
+}
+
+/// Shuts down the connections of a gate that are past their deadline, a few times a second,
+/// on a thread of its own, until stopped.
+final class ConnectionWatchdog: Sendable {
+  static let interval = 0.25
+  private let stopped = Mutex(false)
+
+  init(gate: ConnectionGate, logger: Logger) {
+    // Without its thread the server still serves; only deadlines go unwatched, so the
+    // failure is logged.
+    do {
+      try SystemThread.start(name: "mp.web-watchdog") { [self] in
+        var lastReport = monotonicSeconds()
+        while !stopped.withLock({ $0 }) {
+          let now = monotonicSeconds()
+          let ended = gate.endOverdue(now: now) { memo_shutdown_socket($0) }
+          if ended > 0 { logger.debug("closed \(ended, privacy: .public) connections past their deadline") }
+          if now - lastReport >= 10 {
+            lastReport = now
+            for (reason, count) in gate.takeRefusals() {
+              logger.debug("refused \(count, privacy: .public) connections: \(reason.rawValue, privacy: .public)")
+            }
+          }
+          SystemThread.sleep(seconds: Self.interval)
+        }
+      }
+    } catch {
+      logger.error(error, while: "starting the connection watchdog")
+    }
+  }
+
+  func stop() { stopped.withLock { $0 = true } }
+}
+
+/// Seconds on the monotonic clock (deadlines and lifetimes never move with the wall clock).
+public func monotonicSeconds() -> Double {
+  var now = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &now)
+  return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+}
+
+/// The gate's entry number of a connection (its socket context), if it was admitted.
+private func gateEntry(_ connection: OpaquePointer) -> UInt64? {
+  memo_mhd_socket_context(connection).map { UInt64(UInt(bitPattern: $0)) }
 }
 
 /// One request in progress: its head, and its body as it arrives. Touched only by the one
@@ -101,6 +159,9 @@ private func accessHandler(
   let frontDoor = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue().frontDoor
   guard let existing = state.pointee else {
     // The head has arrived: check it before reading any body.
+    if let entry = gateEntry(connection) {
+      Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue().gate.headArrived(entry, now: monotonicSeconds())
+    }
     let head = requestHead(connection, url: url, method: method)
     let pending = PendingRequest(head: head)
     state.pointee = Unmanaged.passRetained(pending).toOpaque()
@@ -127,6 +188,7 @@ private func accessHandler(
       pending.wipe()
       var refusal = HTTPRequest(method: pending.head.method, path: pending.head.path, headers: pending.head.headers)
       refusal.cookies = pending.head.cookies
+      refusal.malformed = pending.head.malformed
       return queue(
         frontDoor.screen(refusal, contentLength: UInt64(APICall.maxBodyBytes) + 1)
           ?? HTTPResponse.error(413, code: "too-large", "the request body is too large"), on: connection)
@@ -150,10 +212,46 @@ private func requestCompleted(
   _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
   _ reason: MHD_RequestTerminationCode
 ) {
+  if let cls, let connection, let entry = gateEntry(connection) {
+    Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue().gate.requestFinished(entry, now: monotonicSeconds())
+  }
   guard let state, let existing = state.pointee else { return }
   state.pointee = nil
   let pending = Unmanaged<PendingRequest>.fromOpaque(existing).takeRetainedValue()
   pending.wipe()
+}
+
+/// A connection starts or ends. A new one is admitted by the gate or shut down at once (so
+/// libmicrohttpd closes it on its next read, before reading anything); a closing one leaves
+/// the gate (libmicrohttpd calls this before it closes the descriptor).
+private func connectionNotified(
+  _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+  _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_ConnectionNotificationCode
+) {
+  guard let cls, let connection, let socketContext else { return }
+  let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+  if code.rawValue == 0 {  // MHD_CONNECTION_NOTIFY_STARTED
+    let fd = memo_mhd_connection_fd(connection)
+    guard fd >= 0 else { return }
+    let uid = memo_peer_socket_uid(fd)
+    var buffer = [CChar](repeating: 0, count: 64)
+    let length = memo_peer_address(fd, &buffer, buffer.count)
+    let address = String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    switch context.gate.admit(
+      user: uid >= 0 ? UInt32(truncatingIfNeeded: uid) : nil, address: address, fd: fd, now: monotonicSeconds())
+    {
+    case .success(let entry):
+      socketContext.pointee = UnsafeMutableRawPointer(bitPattern: UInt(entry))
+    case .failure:
+      // Counted by the gate, logged by the watchdog as counts.
+      socketContext.pointee = nil
+      memo_shutdown_socket(fd)
+    }
+  } else if code.rawValue == 1, let pointer = socketContext.pointee {
+    // MHD_CONNECTION_NOTIFY_CLOSED
+    socketContext.pointee = nil
+    context.gate.closed(UInt64(UInt(bitPattern: pointer)))
+  }
 }
 
 /// Hands a response to libmicrohttpd (which sends it and wipes its copy when done).
@@ -178,9 +276,22 @@ private func requestHead(_ connection: OpaquePointer, url: UnsafePointer<CChar>?
     }
     return collected.fields
   }
-  return HTTPRequest(
-    method: text(method), path: text(url), query: fields(.GET_ARGUMENT_KIND), headers: fields(.HEADER_KIND),
+  // libmicrohttpd left every escape as it came (memo_mhd_keep_escapes): decoded here,
+  // strictly, or the request is marked malformed and refused.
+  var malformed = false
+  func decoded(_ raw: String) -> String {
+    guard let value = HTTPRequest.percentDecoded(raw) else {
+      malformed = true
+      return ""
+    }
+    return value
+  }
+  let query = fields(.GET_ARGUMENT_KIND).map { HTTPField(decoded($0.name), decoded($0.value)) }
+  var request = HTTPRequest(
+    method: text(method), path: decoded(text(url)), query: query, headers: fields(.HEADER_KIND),
     cookies: fields(.COOKIE_KIND))
+  request.malformed = malformed
+  return request
 }
 
 private final class FieldCollector {

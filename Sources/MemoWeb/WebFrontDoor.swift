@@ -1,10 +1,13 @@
 import MemoCore
+import MemoPresentation
 
-/// Every request goes through here, in this order: the `Host` names this server, the
-/// method is one the server takes, a state-changing request comes from this server's own
-/// page (`Origin`, `Sec-Fetch-Site`), the body is not too large, and the browser is signed
-/// in (the one-time token's session cookie). Only then does a request reach the assets or
-/// the API. Every response, refusals included, leaves with `ResponsePolicy`'s headers.
+/// Every request goes through here, in this order: its path and query decode strictly, the
+/// `Host` names this server, the method is one the server takes, a state-changing request
+/// comes from this server's own page (`Origin`, `Sec-Fetch-Site`), its length is told once
+/// and is not too large, and the browser is signed in (the one-time token's session
+/// cookie, live; a session suspended by a lock opens only the page's files and the unlock
+/// call). Only then does a request reach the assets or the API. Every response, refusals
+/// included, leaves with `ResponsePolicy`'s headers; a refusal also closes the connection.
 ///
 /// Pure apart from the sessions it holds: unit-tested without a socket.
 public final class WebFrontDoor: Sendable {
@@ -14,13 +17,17 @@ public final class WebFrontDoor: Sendable {
   let logger: Logger
   /// Called with the next sign-in token after a browser signed in.
   let onSignIn: @Sendable (String) -> Void
+  /// Whether the node is locked now: asked before every request that needs a session, so a
+  /// lock made elsewhere holds at once, not only when the server's lock watch sees it.
+  let isLocked: @Sendable () -> Bool
 
   static let methods = ["GET", "HEAD", "POST", "PATCH", "DELETE"]
 
   public init(
     origins: WebOrigins, sessions: WebSessions, api: any WebAPI, logger: Logger,
-    onSignIn: @escaping @Sendable (String) -> Void = { _ in }
+    onSignIn: @escaping @Sendable (String) -> Void = { _ in }, isLocked: @escaping @Sendable () -> Bool = { false }
   ) {
+    self.isLocked = isLocked
     self.origins = origins
     self.sessions = sessions
     self.api = api
@@ -35,7 +42,11 @@ public final class WebFrontDoor: Sendable {
       // The method only when it is one of ours: bytes from outside never reach a log raw.
       let method = Self.methods.contains(head.method) ? head.method : "another method"
       logger.debug("refused \(method, privacy: .public): \(refusal.status, privacy: .public)")
-      return ResponsePolicy.apply(refusal)
+      var closing = refusal
+      // Nothing more is read from a connection whose request was refused (its body, were
+      // there one, could be read as a request of its own).
+      closing.headers.append(HTTPField("Connection", "close"))
+      return ResponsePolicy.apply(closing)
     }
     return nil
   }
@@ -50,6 +61,9 @@ public final class WebFrontDoor: Sendable {
   // MARK: - Checks
 
   private func refusal(_ request: HTTPRequest, contentLength: UInt64?) -> HTTPResponse? {
+    guard !request.malformed else {
+      return .error(400, code: "invalid-input", "the request's path or query is not valid (a bad or NUL escape)")
+    }
     let api = request.path.hasPrefix("/api/")
     guard let host = request.singleHeader("Host"), origins.accepts(host: host) else {
       return .error(
@@ -69,7 +83,12 @@ public final class WebFrontDoor: Sendable {
         return .error(403, code: "forbidden-origin", "a request that changes something must come from the same origin")
       }
     }
-    if request.singleHeader("Content-Length") == nil && !request.headerValues("Transfer-Encoding").isEmpty {
+    let lengths = request.headerValues("Content-Length")
+    guard lengths.count <= 1, lengths.isEmpty || request.headerValues("Transfer-Encoding").isEmpty else {
+      // Two lengths (or a length and chunks) can be read two ways, by two parsers.
+      return .error(400, code: "invalid-input", "the request tells its body's length more than once")
+    }
+    if lengths.isEmpty && !request.headerValues("Transfer-Encoding").isEmpty {
       // A body of unknown length could only be refused halfway through; the page always
       // sends a length.
       return .error(411, code: "length-required", "a request body needs a Content-Length")
@@ -80,14 +99,33 @@ public final class WebFrontDoor: Sendable {
         "the request body is larger than the limit of \(APICall.maxBodyBytes) bytes")
     }
     if isPublic(request) { return nil }
-    guard sessions.isSession(request.cookie(sessions.cookieName)) else {
-      guard api else { return WebAssets.page(401, WebAssets.signInPage) }
+    sessions.observeLock(isLocked)
+    switch sessions.standing(request.cookie(sessions.cookieName), use: Self.countsAsUse(request)) {
+    case .active:
+      return nil
+    case .suspended where Self.isUnlock(request) || (!api && WebAssets.asset(at: request.path) != nil):
+      // The page and the unlock call: enough to ask for the passphrase, nothing of the memos.
+      return nil
+    case .suspended:
+      return .error(
+        401, code: "session-locked", "the node was locked, and this page's session with it",
+        hint: "enter the passphrase on the page to unlock it, or sign in again with the link `memo-peer web` printed")
+    case .none:
+      guard api else { return WebAssets.signInNotice }
       return .error(
         401, code: "unauthorized", "this browser is not signed in",
         hint: "open the one-time link `memo-peer web` printed, or run `memo-peer web --open`")
     }
-    return nil
   }
+
+  /// The page's own polling (status, sync progress) is not use: a tab left open does not keep
+  /// a session alive.
+  static func countsAsUse(_ request: HTTPRequest) -> Bool {
+    let reading = request.method == "GET" || request.method == "HEAD"
+    return !(reading && (request.path == "/api/status" || request.path == "/api/sync"))
+  }
+
+  static func isUnlock(_ request: HTTPRequest) -> Bool { request.method == "POST" && request.path == "/api/unlock" }
 
   /// The sign-in route and the style sheet (the sign-in pages use it) need no session.
   private func isPublic(_ request: HTTPRequest) -> Bool {
@@ -99,7 +137,9 @@ public final class WebFrontDoor: Sendable {
 
   private func dispatch(_ request: HTTPRequest) -> HTTPResponse {
     if request.path == "/login" {
-      guard request.method == "GET" || request.method == "HEAD" else { return methodNotAllowed(["GET", "HEAD"]) }
+      // GET only: the sign-in spends the token, which a HEAD (a link checker, a preview)
+      // must not do.
+      guard request.method == "GET" else { return methodNotAllowed(["GET"]) }
       return signIn(request)
     }
     if request.path == "/api/session" {
@@ -119,10 +159,11 @@ public final class WebFrontDoor: Sendable {
     case .methodNotAllowed(let allowed):
       return methodNotAllowed(allowed)
     case .route(let route):
-      let response: HTTPResponse
+      var response: HTTPResponse
       do {
         let call = try APICall.decode(route, body: request.body, contentType: request.singleHeader("Content-Type"))
         response = api.perform(call)
+        sessionsFollow(route, request, &response)
       } catch let error as MemoPeerError {
         response = .error(error)
       } catch {
@@ -133,11 +174,32 @@ public final class WebFrontDoor: Sendable {
     }
   }
 
+  /// A lock suspends every session at once (the page's own included; the lock watch of the
+  /// server catches one made elsewhere). An unlock from a suspended session gives it a new
+  /// cookie; a wrong passphrase counts against it.
+  private func sessionsFollow(_ route: APIRoute, _ request: HTTPRequest, _ response: inout HTTPResponse) {
+    switch route {
+    case .lock where response.status == 200:
+      sessions.suspendAll()
+    case .unlock:
+      guard let cookie = request.cookie(sessions.cookieName), sessions.standing(cookie) == .suspended else { return }
+      if response.status == 200 {
+        if let fresh = sessions.resume(cookie) {
+          response.headers.append(HTTPField("Set-Cookie", sessions.cookie(for: fresh)))
+        }
+      } else if response.status == 403 {
+        sessions.unlockFailed(cookie)
+      }
+    default:
+      break
+    }
+  }
+
   private func signIn(_ request: HTTPRequest) -> HTTPResponse {
     if sessions.isSession(request.cookie(sessions.cookieName)) { return Self.redirect(to: "/") }
     guard let token = request.queryValue("token"), let exchanged = sessions.exchange(token) else {
       logger.info("a sign-in with a wrong or used token was refused")
-      return WebAssets.page(403, WebAssets.usedLinkPage)
+      return WebAssets.usedLinkNotice
     }
     logger.info("a browser signed in")
     onSignIn(exchanged.nextToken)

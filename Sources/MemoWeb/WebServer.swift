@@ -16,31 +16,43 @@ public final class WebServer: Sendable {
   /// Things the person should know, such as a missing ::1.
   public let notes: [String]
   private let daemons: [MicroHTTPDaemon]
+  /// Who may hold a connection, for both addresses together, and its deadlines' watchdog.
+  let gate: ConnectionGate
+  private let watchdog: ConnectionWatchdog
 
   /// Listens on `addresses` at `port` (nil: the default port or one of the next nine; 0: any
   /// free port) and serves `api` there.
   ///
-  /// - Parameter onSignIn: called with the next one-time sign-in URL each time a browser
-  ///   has signed in.
+  /// - Parameters:
+  ///   - onSignIn: called with the next one-time sign-in URL each time a browser has signed in.
+  ///   - sessionIdleSeconds: how long a session lives without use (`WebSessions`).
+  ///   - isLocked: whether the node is locked now, asked on each request that needs a session.
   public init(
     addresses: [LoopbackAddress], port: UInt16?, api: any WebAPI, logger: Logger,
-    onSignIn: @escaping @Sendable (String) -> Void = { _ in }
+    onSignIn: @escaping @Sendable (String) -> Void = { _ in },
+    sessionIdleSeconds: Double = WebSessions.defaultIdleSeconds,
+    connectionLimits: ConnectionGate.Limits = .init(), isLocked: @escaping @Sendable () -> Bool = { false }
   ) throws {
+    Self.raiseDescriptorLimit()
     let (sockets, bound, notes) = try Self.listen(addresses, port: port)
     let origins = WebOrigins(port: bound, addresses: sockets.map(\.address))
     let sessions: WebSessions
-    do { sessions = try WebSessions(port: bound) } catch {
+    do { sessions = try WebSessions(port: bound, idleSeconds: sessionIdleSeconds) } catch {
       for socket in sockets { close(socket.fd) }
       throw MemoPeerError(.crypto, "the system's random generator failed", diagnostics: "\(error)")
     }
     let frontDoor = WebFrontDoor(
       origins: origins, sessions: sessions, api: api, logger: logger,
-      onSignIn: { token in onSignIn(origins.signInURL(token: token)) })
+      onSignIn: { token in onSignIn(origins.signInURL(token: token)) }, isLocked: isLocked)
+    // The first look: a server that starts with the node locked keeps the sessions it
+    // signs in then (they see the memo list locked), until an unlock and a lock.
+    sessions.observeLock(isLocked)
+    let gate = ConnectionGate(owner: geteuid(), limits: connectionLimits)
     var daemons: [MicroHTTPDaemon] = []
     do {
       for (index, socket) in sockets.enumerated() {
         do {
-          daemons.append(try MicroHTTPDaemon(socket: socket.fd, frontDoor: frontDoor, limits: .init()))
+          daemons.append(try MicroHTTPDaemon(socket: socket.fd, frontDoor: frontDoor, gate: gate, limits: .init()))
         } catch {
           for later in sockets[(index + 1)...] { close(later.fd) }
           throw error
@@ -54,6 +66,8 @@ public final class WebServer: Sendable {
     self.sessions = sessions
     self.notes = notes
     self.daemons = daemons
+    self.gate = gate
+    watchdog = ConnectionWatchdog(gate: gate, logger: logger)
   }
 
   /// The one-time URL that signs a browser in now.
@@ -65,6 +79,19 @@ public final class WebServer: Sendable {
   /// Ends every connection and session; the port is free afterwards. Idempotent.
   public func stop() {
     for daemon in daemons { daemon.stop() }
+    watchdog.stop()
+  }
+
+  /// Raises the soft limit on open descriptors to the hard one (at most 65,536): refused
+  /// connections are accepted before they are closed, and a full descriptor table would make
+  /// libmicrohttpd stop accepting, leaving new connections in the kernel's queue.
+  static func raiseDescriptorLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+    let wanted = min(limit.rlim_max, 65_536)
+    guard limit.rlim_cur < wanted else { return }
+    limit.rlim_cur = wanted
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
   }
 
   deinit { stop() }

@@ -1,5 +1,9 @@
-import Foundation
+import FoundationEssentials
 import MemoCLI
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 // Entry point only: everything else is in MemoCLI, where it can be tested.
 exit(

@@ -34,6 +34,7 @@ final class CanaryLabAuditTests: XCTestCase {
 
   override func setUpWithError() throws {
     try Lab.require()
+    try Lab.ensureHealthy(3)
     try Lab.resetHomes()
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/tcpdump") else {
       if ProcessInfo.processInfo.environment["CI"] == "true" {

@@ -15,6 +15,8 @@ final class EngineLabTests: LabTestCase {
   override func setUpWithError() throws {
     try super.setUpWithError()
     try? FileManager.default.removeItem(atPath: secondHome)
+    // Commands other than init refuse a MEMO_PEER_HOME that does not exist.
+    mkdir(secondHome, 0o700)
   }
 
   override func tearDown() {
@@ -100,6 +102,7 @@ final class EngineLabTests: LabTestCase {
     // The kernel counts the timeout in whole seconds, so it may end a little before 2 s; an
     // attempt where it ended before any delivery got through proves nothing and is repeated.
     var delivered = 0
+    var lastRefusal = ""
     var lockedAfter: Int?
     for _ in 0..<3 where delivered == 0 {
       lockedAfter = nil
@@ -107,7 +110,8 @@ final class EngineLabTests: LabTestCase {
       for round in 0..<12 {
         let started = Date()
         let memo = try ok("a", ["new"], stdin: "delivery \(round)\n").trimmingCharacters(in: .whitespacesAndNewlines)
-        if try Lab.exec("a", ["send", memo, "--to", "bee", "--wait", "5"]).status == 0 { delivered += 1 }
+        let send = try Lab.exec("a", ["send", memo, "--to", "bee", "--wait", "5"])
+        if send.status == 0 { delivered += 1 } else { lastRefusal = "exit \(send.status): \(send.stderr)" }
         if try state() == "locked" {
           lockedAfter = round
           break
@@ -116,7 +120,8 @@ final class EngineLabTests: LabTestCase {
       }
       XCTAssertNotNil(lockedAfter, "b never locked while receiving deliveries (\(delivered) delivered)")
     }
-    XCTAssertGreaterThanOrEqual(delivered, 1, "deliveries arrived while the idle timeout ran")
+    XCTAssertGreaterThanOrEqual(
+      delivered, 1, "deliveries arrived while the idle timeout ran; last send: \(lastRefusal)")
     print("complete node locked after \(lockedAfter.map { $0 + 1 } ?? 0) delivery rounds, \(delivered) delivered")
   }
 }

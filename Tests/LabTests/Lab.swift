@@ -43,6 +43,25 @@ enum Lab {
     }
   }
 
+  /// Makes sure the first `count` hosts answer over D-Bus before a test uses them: a lab
+  /// that did not come up (the class's `up` failed under load) or whose daemon died is
+  /// brought up once more, and a test on a lab that still fails says why, with the
+  /// daemons' logs, instead of failing later on an unrelated assertion.
+  static func ensureHealthy(_ count: Int) throws {
+    guard let problem = check(count) else { return }
+    print("lab: not healthy before the test, bringing it up again: \(problem)")
+    try up(count)
+    if let still = check(count) { throw LabError("the lab is not healthy after a fresh `lab up`: \(still)") }
+  }
+
+  /// nil when the first `count` hosts answer, otherwise what `scripts/lab check` said.
+  static func check(_ count: Int) -> String? {
+    guard let result = try? run(script, ["check", String(count)], environment: labEnvironment) else {
+      return "scripts/lab check could not run"
+    }
+    return result.status == 0 ? nil : result.stderr + result.stdout
+  }
+
   static func down() { _ = try? run(script, ["down"], environment: labEnvironment) }
 
   /// Empties every host's memo-peer home (consent, keys, state), for a fresh node.
@@ -189,6 +208,7 @@ class LabTestCase: XCTestCase {
 
   override func setUpWithError() throws {
     try Lab.require()
+    try Lab.ensureHealthy(Self.hosts.count)
     try Lab.resetHomes(Self.hosts)
   }
 

@@ -52,10 +52,15 @@ final class SyncLabTests: LabTestCase {
   }
 
   /// `list --json`'s memos on `host`.
-  /// Without `notebook`: each device's own name for the shared notebook (the id is kept).
+  /// Without `notebook`: each device's own name for the shared notebook (the id is kept);
+  /// the author only by device ID: the name and `this_device` are each device's own view.
   func memos(_ host: String, file: StaticString = #filePath, line: UInt = #line) throws -> [[String: Any]] {
     let listed = object(try ok(host, ["list", "--json"], file: file, line: line))["memos"] as? [[String: Any]] ?? []
-    return listed.map { $0.filter { $0.key != "notebook" } }
+    return listed.map { memo in
+      var memo = memo.filter { $0.key != "notebook" }
+      if let author = memo["author"] as? [String: Any] { memo["author"] = author["device_id"] }
+      return memo
+    }
   }
 
   func ids(_ host: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {

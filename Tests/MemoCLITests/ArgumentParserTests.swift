@@ -3,25 +3,40 @@ import XCTest
 @testable import MemoCLI
 
 final class ArgumentParserTests: XCTestCase {
-  let options = [
-    OptionSpec("title", short: "t", value: "TITLE", "title"), OptionSpec("tag", value: "TAG", repeatable: true, "tag"),
-    OptionSpec("json", "json"),
-  ]
+  static let title = ValueOption("title", short: "t", value: "TITLE", "title")
+  static let tag = RepeatedOption("tag", value: "TAG", "tag")
+  static let json = Flag("json", "json")
+  let options = [title.spec, tag.spec, json.spec]
   let positionals = [PositionalSpec(name: "ID", optional: true, help: "id")]
 
   func testParsesFlagsValuesAndPositionals() throws {
     let parsed = try ArgumentParser.parse(
       ["--title=A b", "--tag", "x", "--tag", "y", "--json", "abc"], options: options, positionals: positionals,
       command: "t")
-    XCTAssertEqual(parsed.value("title"), "A b")
-    XCTAssertEqual(parsed.all("tag"), ["x", "y"])
-    XCTAssertTrue(parsed.has("json"))
+    XCTAssertEqual(parsed[Self.title], "A b")
+    XCTAssertEqual(parsed[Self.tag], ["x", "y"])
+    XCTAssertTrue(parsed.has(Self.json))
     XCTAssertEqual(parsed.positionals, ["abc"])
     let short = try ArgumentParser.parse(
       ["-t", "T", "--", "--json"], options: options, positionals: positionals, command: "t")
-    XCTAssertEqual(short.value("title"), "T")
+    XCTAssertEqual(short[Self.title], "T")
+    XCTAssertEqual(short[Self.tag], [])
     XCTAssertEqual(short.positionals, ["--json"])
-    XCTAssertFalse(short.has("json"))
+    XCTAssertFalse(short.has(Self.json))
+  }
+
+  /// A parse knows which options its command declared, and as what: reading any other
+  /// stops a debug build; this is the question it asks.
+  func testParsedArgumentsKnowWhatTheCommandDeclared() throws {
+    let parsed = try ArgumentParser.parse([], options: options, positionals: positionals, command: "t")
+    XCTAssertTrue(parsed.declares(Self.title))
+    XCTAssertTrue(parsed.declares(Self.json.withHelp("another command's words for it")))
+    XCTAssertTrue(parsed.declares(CommonOptions.help))
+    XCTAssertTrue(parsed.declares(CommonOptions.debug))
+    XCTAssertFalse(parsed.declares(SharedOptions.notebook), "not declared")
+    XCTAssertTrue(parsed.declares(SharedOptions.tag), "the same name and kind: the same option")
+    XCTAssertFalse(parsed.declares(ValueOption("json", value: "X", "a flag read as a value")), "another kind")
+    XCTAssertFalse(parsed.declares(ValueOption("tag", value: "TAG", "repeated read as single")), "another kind")
   }
 
   func testRejectsRepeatsOfSingleOptions() {

@@ -16,6 +16,9 @@ final class CLIProcess {
 
   init() throws {
     home = try PrivateFiles.makeUniqueDirectory(in: NSTemporaryDirectory(), prefix: "memo-peer-cli")
+    // The node's home exists, as after `memo-peer init`: a MEMO_PEER_HOME that does not is
+    // refused by every command but init.
+    mkdir(home + "/node", 0o700)
     environment = [
       "MEMO_PEER_HOME": home + "/node", "PATH": "/usr/bin:/bin", "HOME": home, "LANG": "C.UTF-8", "TZ": "UTC",
     ]

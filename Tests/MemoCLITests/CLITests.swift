@@ -1,5 +1,7 @@
 import Foundation
+import MemoApp
 import MemoCore
+import MemoPresentation
 import XCTest
 
 @testable import MemoStore
@@ -44,6 +46,36 @@ final class CLIUsageTests: XCTestCase {
 }
 
 final class CLIMemoTests: XCTestCase {
+  /// `list --json` and `search --json` are written a memo at a time; the bytes are those of
+  /// the whole object encoded at once, as before streaming.
+  func testStreamedJSONIsByteForByteTheWholeEncoding() throws {
+    let cli = try CLIProcess()
+    let app = App(
+      paths: try NodePaths.resolve(environment: ["MEMO_PEER_HOME": cli.home + "/node"]), clock: App.wallClock)
+    func whole(_ value: some Encodable) -> String { String(decoding: JSONOutput.encode(value), as: UTF8.self) }
+    XCTAssertEqual(
+      try cli.run(["list", "--json"]).stdout, whole(MemoListJSON(try app.memos.list(), names: try app.names())))
+    XCTAssertEqual(
+      try cli.run(["search", "--json", "x"]).stdout,
+      whole(MemoListJSON(try app.memos.search("x"), names: try app.names())))
+    _ = try cli.new("a/b \"quoted\" ünïcode\nbody x", ["--tag", "Home", "--tag", "todo"])
+    _ = try cli.new("second x", ["--title", "Report / Q3", "--private"])
+    _ = try cli.new("third", [])
+    for arguments in [["list", "--json"], ["list", "--json", "--tag", "home"]] {
+      let listed = try cli.run(arguments)
+      XCTAssertEqual(listed.status, 0, listed.stderr)
+      let memos = try app.memos.list(tag: arguments.count > 2 ? "home" : nil)
+      XCTAssertEqual(listed.stdout, whole(MemoListJSON(memos, names: try app.names())), "\(arguments)")
+    }
+    XCTAssertEqual(
+      try cli.run(["search", "--json", "x"]).stdout,
+      whole(MemoListJSON(try app.memos.search("x"), names: try app.names())))
+    // The text lines come in the listing's order, one per memo.
+    let lines = try cli.run(["list"]).stdout.split(separator: "\n")
+    XCTAssertEqual(
+      lines.map { String($0.prefix(8)) }, try app.memos.list().memos.map { String($0.id.rawValue.prefix(8)) })
+  }
+
   func testCreateListShowEditSearchDeleteAsARealProcess() throws {
     let cli = try CLIProcess()
     XCTAssertEqual(try cli.run(["init"]).status, 0)
@@ -147,10 +179,22 @@ final class CLIMemoTests: XCTestCase {
     for index in 0..<20 { ids.append(try cli.new("memo \(index)")) }
     let missing = try cli.run(["show", "ffffffff-ffff-ffff-ffff-ffffffffffff"])
     XCTAssertEqual(missing.status, 3)
-    let shared = Dictionary(grouping: ids) { $0.prefix(1) }.first { $0.value.count > 1 }!
-    let ambiguous = try cli.run(["show", String(shared.key)])
+    // One character is too short to act on, however many memos it would match.
+    let short = try cli.run(["show", String(ids[0].prefix(1))])
+    XCTAssertEqual(short.status, 3)
+    XCTAssertTrue(short.stderr.contains("at least 4 characters"), short.stderr)
+    // Two memos whose ids share their first 8 characters (imported with those ids).
+    let shared = ["abcd1234-0000-4000-8000-000000000001", "abcd1234-0000-4000-8000-000000000002"]
+    let folder = cli.home + "/same-prefix"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    for (index, id) in shared.enumerated() {
+      try "---\nid: \(id)\ntitle: Same prefix \(index)\n---\nbody \(index)\n".write(
+        toFile: folder + "/\(index).md", atomically: true, encoding: .utf8)
+    }
+    XCTAssertEqual(try cli.run(["import", "--markdown", folder]).status, 0)
+    let ambiguous = try cli.run(["show", "abcd"])
     XCTAssertEqual(ambiguous.status, 3)
-    for id in shared.value { XCTAssertTrue(ambiguous.stderr.contains(id), ambiguous.stderr) }
+    for id in shared { XCTAssertTrue(ambiguous.stderr.contains(id), ambiguous.stderr) }
     let json = try cli.run(["show", "ffff", "--json"])
     let error = try JSONSerialization.jsonObject(with: Data(json.stderr.utf8)) as? [String: Any]
     XCTAssertEqual((error?["error"] as? [String: Any])?["code"] as? String, "not-found")

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoStore
 import MemoTestSupport
 import XCTest
@@ -82,7 +83,7 @@ final class DesktopNotificationTests: XCTestCase {
       let content = DeliveryMessage.Content(
         title: title, body: "SECRET-BODY \(id)", tags: [], isPrivate: isPrivate, sent: 1)
       let outcome = try store.receiveDelivery(
-        id: id, from: DeviceID(deskID)!.compact, memo: content, size: 100, policy: .ask, limits: ReceiveLimits(),
+        id: id, from: DeviceID(deskID)!, memo: content, size: 100, policy: .ask, limits: ReceiveLimits(),
         now: 2)
       XCTAssertEqual(outcome, .stored("inbox", duplicate: false))
     }

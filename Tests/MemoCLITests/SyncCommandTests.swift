@@ -87,7 +87,9 @@ final class SyncCommandTests: XCTestCase {
     let listed = try XCTUnwrap(try cli.json(["list", "--json"])["memos"] as? [[String: Any]])
     XCTAssertEqual(listed.count, 2)
     let copy = try XCTUnwrap(listed.first { $0["conflict_of"] as? String == id }?["id"] as? String)
-    XCTAssertTrue(try cli.run(["list"]).stdout.contains("[conflict copy of \(id.prefix(8))]"))
+    // The copy names the device that wrote it.
+    let copyLine = try cli.run(["list"]).stdout.split(separator: "\n").first { $0.hasPrefix(copy.prefix(8)) }
+    XCTAssertTrue(copyLine?.contains("[conflict copy of \(id.prefix(8)), by ") ?? false, "\(copyLine ?? "")")
     let edit = try cli.run(["edit", id, "--stdin"], stdin: Array("lost?\n".utf8))
     XCTAssertEqual(edit.status, 19)
     XCTAssertTrue(edit.stderr.contains("conflicts resolve"), edit.stderr)

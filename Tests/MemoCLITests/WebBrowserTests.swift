@@ -18,7 +18,7 @@ final class WebBrowserTests: XCTestCase {
   static var screenshots: String {
     ProcessInfo.processInfo.environment["MEMO_PEER_SCREENSHOTS"] ?? repository + "/.build/web-screenshots"
   }
-  static let views = ["list", "memo", "conflict", "consent", "locked"]
+  static let views = ["list", "memo", "conflict", "consent", "locked", "bidi"]
 
   func testThePageInHeadlessChromium() throws {
     try requireBrowser()
@@ -41,6 +41,8 @@ final class WebBrowserTests: XCTestCase {
       ])
     XCTAssertEqual(result.status, 0, "the browser test failed:\n\(result.stdout)\n\(result.stderr)")
     XCTAssertTrue(result.stdout.contains("browser test passed"), result.stdout)
+    // The measured times (how long memo text stayed on the page after a lock), for the log.
+    for line in result.stdout.split(separator: "\n") where line.contains("memo text gone") { print(line) }
 
     // The canary audit, extended to the page: nothing of the memos in the server's output
     // (with --debug), in the URL of any request, or in the browser's disk cache.

@@ -1,7 +1,9 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoStore
 import MemoTestSupport
+import MemoWeb
 import XCTest
 
 #if canImport(Glibc)
@@ -390,7 +392,17 @@ final class WebCommandTests: XCTestCase {
     )
     let server = try WebServerProcess(cli)
     try server.signIn()
+    let copied = server.cookieHeader
     XCTAssertEqual(try server.api("POST", "/api/lock").status, 200)
+    // The lock suspended the session: its cookie, or a copy of it, opens nothing now.
+    for path in ["/api/memos", "/api/status", "/api/memos/" + fixtures.publicID, "/api/inbox"] {
+      let response = try server.curl(["-H", copied, server.base + path])
+      XCTAssertEqual(response.status, 401, path)
+      XCTAssertEqual((response.json["error"] as? [String: Any])?["code"] as? String, "session-locked", path)
+    }
+    // A browser that signs in while the node is locked sees what `list` shows locked.
+    XCTAssertTrue(AuditScenario.waitUntil(seconds: 10) { server.links.count == 2 }, "the next link is printed")
+    try server.signIn(with: server.links[1])
     XCTAssertEqual(canonical(try server.api("GET", "/api/memos").json), canonical(try cli.json(["list"])))
     let list = try server.api("GET", "/api/memos")
     XCTAssertEqual(list.json["locked"] as? Bool, true)
@@ -402,24 +414,165 @@ final class WebCommandTests: XCTestCase {
     }
     XCTAssertEqual(try server.api("POST", "/api/search", json: ["text": "milk"]).status, 423)
     XCTAssertEqual(try server.api("POST", "/api/memos", json: ["body": "x"]).status, 423)
-    func unlock(_ text: String) throws -> WebServerProcess.Response {
+    func unlock(_ text: String, cookie: [String]) throws -> WebServerProcess.Response {
       try server.curl(
-        [
-          "-b", server.cookies, "-H", "Origin: \(server.origin)", "-H", "Content-Type: application/octet-stream",
-          "--data-binary", "@-", server.base + "/api/unlock",
+        cookie + [
+          "-H", "Origin: \(server.origin)", "-H", "Content-Type: application/octet-stream", "--data-binary", "@-",
+          server.base + "/api/unlock",
         ], stdin: Array(text.utf8))
     }
-    let wrong = try unlock("not the passphrase")
+    let wrong = try unlock("not the passphrase", cookie: ["-b", server.cookies])
     XCTAssertEqual(wrong.status, 403)
     XCTAssertEqual((wrong.json["error"] as? [String: Any])?["code"] as? String, "passphrase")
-    let right = try unlock(passphrase)
+    let right = try unlock(passphrase, cookie: ["-b", server.cookies])
     XCTAssertEqual(right.status, 200)
     XCTAssertEqual(right.json["state"] as? String, "unlocked")
     XCTAssertEqual(
       try cli.json(["status"])["protection"].flatMap { ($0 as? [String: Any])?["state"] as? String }, "unlocked")
     XCTAssertEqual(try server.api("GET", "/api/memos/" + fixtures.publicID).status, 200)
+    XCTAssertEqual(try server.curl(["-H", copied, server.base + "/api/memos"]).status, 401, "still nothing")
     XCTAssertEqual(server.stop(), 0)
     XCTAssertFalse(server.stderr.contains(passphrase))
+  }
+
+  func testALockAnywhereEndsTheSessionsAndAnUnlockFromThePageRenewsOne() throws {
+    let cli = try node()
+    let passphrase = "a passphrase of the test"
+    _ = try cli.new("A memo\n")
+    XCTAssertEqual(
+      try cli.run(
+        ["protect", "after-first-unlock", "--new-passphrase-fd", "0"], stdin: Array((passphrase + "\n").utf8)
+      )
+      .status, 0)
+    let server = try WebServerProcess(cli)
+    try server.signIn()
+    let copied = server.cookieHeader
+    XCTAssertEqual(try server.curl(["-H", copied, server.base + "/api/memos"]).status, 200, "a copy works, before")
+    XCTAssertEqual(try cli.run(["lock"]).status, 0)
+    XCTAssertTrue(
+      AuditScenario.waitUntil(seconds: 2) {
+        (try? server.curl(["-H", copied, server.base + "/api/memos"]).status) == 401
+      }, "memo-peer lock in a terminal suspends the page's sessions within a second")
+    XCTAssertEqual(try cli.run(["unlock", "--passphrase-fd", "0"], stdin: Array((passphrase + "\n").utf8)).status, 0)
+    XCTAssertEqual(
+      try server.curl(["-H", copied, server.base + "/api/memos"]).status, 401, "an unlock elsewhere revives none")
+    // The page's own unlock form: the suspended session and the passphrase give a new cookie.
+    XCTAssertEqual(try cli.run(["lock"]).status, 0)
+    let renewed = try server.curl(
+      [
+        "-b", server.cookies, "-c", server.cookies, "-H", "Origin: \(server.origin)", "-H",
+        "Content-Type: application/octet-stream", "--data-binary", "@-", server.base + "/api/unlock",
+      ], stdin: Array(passphrase.utf8))
+    XCTAssertEqual(renewed.status, 200, renewed.text)
+    XCTAssertNotNil(renewed.header("Set-Cookie"))
+    XCTAssertEqual(try server.api("GET", "/api/memos").status, 200, "the page goes on with its new cookie")
+    XCTAssertEqual(try server.curl(["-H", copied, server.base + "/api/memos"]).status, 401)
+    XCTAssertEqual(server.stop(), 0)
+  }
+
+  func testASessionEndsAfterItsIdleLifetime() throws {
+    let cli = try node()
+    let server = try WebServerProcess(cli, arguments: ["--port", "0", "--session-timeout", "10s"])
+    try server.signIn()
+    XCTAssertEqual(try server.api("GET", "/api/memos").status, 200)
+    // The page's polling is not use: it does not keep the session alive.
+    let deadline = Date().addingTimeInterval(11.5)
+    while Date() < deadline {
+      _ = try server.api("GET", "/api/status")
+      Thread.sleep(forTimeInterval: 1.5)
+    }
+    let ended = try server.api("GET", "/api/memos")
+    XCTAssertEqual(ended.status, 401)
+    XCTAssertEqual((ended.json["error"] as? [String: Any])?["code"] as? String, "unauthorized")
+    XCTAssertEqual(try cli.run(["web", "--session-timeout", "5s"]).status, 2, "at least 10 s")
+    XCTAssertEqual(server.stop(), 0)
+  }
+
+  // MARK: - Raw requests: refusals and strict parsing
+
+  func testRefusalsCarryTheHeadersCloseAndParsingIsStrict() throws {
+    let cli = try node()
+    _ = try cli.new("A memo\n")
+    let server = try WebServerProcess(cli)
+    try server.signIn()
+    let host = "Host: 127.0.0.1:\(server.port)\r\n"
+    let cookie = server.cookieHeader + "\r\n"
+    let origin = "Origin: \(server.origin)\r\n"
+    let json = "Content-Type: application/json\r\n"
+    func status(_ text: String) -> Int { Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0 }
+    func headers(_ text: String) -> [String: String] {
+      var found: [String: String] = [:]
+      for line in text.components(separatedBy: "\r\n\r\n")[0].components(separatedBy: "\r\n").dropFirst() {
+        guard let colon = line.firstIndex(of: ":") else { continue }
+        found[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      }
+      return found
+    }
+    // memo-peer's own refusals: the headers, Connection: close, and the connection closed.
+    let ours: [(String, String, Int)] = [
+      ("a NUL escape in the path", "GET /api/memos%00x HTTP/1.1\r\n\(host)\(cookie)\r\n", 400),
+      ("a bad escape", "GET /api/memos%zz HTTP/1.1\r\n\(host)\(cookie)\r\n", 400),
+      ("a space in the path", "GET /api/me mos HTTP/1.1\r\n\(host)\(cookie)\r\n", 400),
+      (
+        "two lengths",
+        "POST /api/search HTTP/1.1\r\n\(host)\(cookie)\(origin)\(json)Content-Length: 2\r\nContent-Length: 15\r\n\r\n{}",
+        400
+      ),
+      (
+        "a length and chunks",
+        "POST /api/search HTTP/1.1\r\n\(host)\(cookie)\(origin)\(json)Content-Length: 2\r\n"
+          + "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400
+      ),
+      ("no Host", "GET /api/memos HTTP/1.1\r\n\(cookie)\r\n", 403),
+      ("two Hosts", "GET /api/memos HTTP/1.1\r\n\(host)\(host)\(cookie)\r\n", 403),
+      ("no session", "GET /api/memos HTTP/1.1\r\n\(host)\r\n", 401),
+      ("another origin", "DELETE /api/session HTTP/1.1\r\n\(host)\(cookie)Origin: http://evil.example\r\n\r\n", 403),
+    ]
+    for (name, request, expected) in ours {
+      let (text, closed) = server.raw(Array(request.utf8))
+      XCTAssertEqual(status(text), expected, "\(name): \(text.prefix(200))")
+      let found = headers(text)
+      for field in ResponsePolicy.headers {
+        XCTAssertEqual(found[field.name.lowercased()], field.value, "\(name): \(field.name)")
+      }
+      XCTAssertEqual(found["connection"], "close", name)
+      XCTAssertTrue(closed, "\(name): the connection is closed")
+      XCTAssertEqual(text.components(separatedBy: "HTTP/1.1 ").count, 2, "\(name): one status line")
+    }
+    // A duplicate key in JSON: refused, with the headers.
+    let body = #"{"text": "memo", "text": "other"}"#
+    let (duplicate, _) = server.raw(
+      Array(
+        "POST /api/search HTTP/1.1\r\n\(host)\(cookie)\(origin)\(json)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+          .utf8))
+    XCTAssertEqual(status(duplicate), 400, duplicate)
+    XCTAssertTrue(duplicate.contains("given twice"), duplicate)
+    XCTAssertNotNil(headers(duplicate)["content-security-policy"])
+    // HEAD does not spend the one-time token.
+    let next = try XCTUnwrap(server.links.last)
+    let token = try XCTUnwrap(next.components(separatedBy: "token=").last)
+    let (head, _) = server.raw(Array("HEAD /login?token=\(token) HTTP/1.1\r\n\(host)\r\n".utf8))
+    XCTAssertEqual(status(head), 405, head)
+    XCTAssertFalse(head.lowercased().contains("set-cookie"))
+    XCTAssertEqual(try server.curl(["-c", cli.home + "/jar-head", next]).status, 303, "the token still signs in")
+
+    // libmicrohttpd's own refusals, sent before memo-peer sees the request: the status, its
+    // fixed text, the connection closed; none of memo-peer's headers (docs/WEB.md says so).
+    let theirs: [(String, String, Int)] = [
+      ("a length that is not a number", "GET / HTTP/1.1\r\n\(host)Content-Length: abc\r\n\r\n", 400),
+      ("a length too large to hold", "GET / HTTP/1.1\r\n\(host)Content-Length: 99999999999999999999999\r\n\r\n", 413),
+      ("a head too large", "GET / HTTP/1.1\r\n\(host)X-Big: \(String(repeating: "a", count: 70000))\r\n\r\n", 431),
+      ("an unknown version", "GET / HTTP/3.7\r\n\(host)\r\n", 505),
+      ("a header line without a colon", "GET / HTTP/1.1\r\n\(host)no colon here\r\n\r\n", 400),
+    ]
+    for (name, request, expected) in theirs {
+      let (text, closed) = server.raw(Array(request.utf8))
+      XCTAssertEqual(status(text), expected, "\(name): \(text.prefix(200))")
+      XCTAssertTrue(closed, "\(name): the connection is closed")
+      XCTAssertFalse(text.contains("schema"), "\(name): not an answer of memo-peer's")
+    }
+    XCTAssertEqual(try server.api("GET", "/api/memos").status, 200, "still up")
+    XCTAssertEqual(server.stop(), 0)
   }
 
   // MARK: - --open, a second start, serve --web

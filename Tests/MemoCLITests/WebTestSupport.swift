@@ -13,11 +13,17 @@ struct WebFixtures {
   let publicID: String
   let privateID: String
   let conflictMemo: String
+  let bidiID: String
+  /// "Invoice ‮fdp.exe" with U+202E: unisolated, it reads reversed and drags the text after it along.
+  static let bidiTitle = "Invoice \u{202E}fdp.exe"
 
   init(_ cli: CLIProcess) throws {
     let run = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(10).lowercased()
     var extra: [String: String] = [:]
-    for name in ["newtitle", "newbody", "editedbody", "inboxtitle", "inboxbody", "conflicta", "conflictb"] {
+    for name in [
+      "newtitle", "newbody", "editedbody", "inboxtitle", "inboxbody", "conflicta", "conflictb", "unsaved",
+      "unsavedidle", "bidibody",
+    ] {
       extra[name] = "cnryweb\(name)\(run)"
     }
     self.extra = extra
@@ -39,7 +45,13 @@ struct WebFixtures {
     _ = try cli.new("Call Sam about the leaking tap under the sink.\n", ["--title", "Plumber", "--tag", "house"])
     _ = try cli.new("Network: HomeNet-Guest\n", ["--title", "Wi-Fi for guests", "--tag", "home", "--private"])
     _ = try cli.new("Milk, eggs, bread, coffee\n", ["--title", "Groceries", "--tag", "home"])
-    let sender = String(repeating: "7", count: 52)
+    // A title another device wrote, with a right-to-left override in it (as if synced: the
+    // command line would take it too, but this is how such a title usually arrives).
+    bidiID =
+      try mine.create(
+        MemoDraft(title: Self.bidiTitle, body: "Quarterly numbers \(extra["bidibody"]!)\n"), now: Self.now - 60_000
+      ).id.rawValue
+    let sender = DeviceID(bytes: Array(repeating: 7, count: 32))!
     _ = try mine.receiveDelivery(
       id: Self.inboxEntry, from: sender,
       memo: .init(
@@ -74,6 +86,8 @@ struct WebFixtures {
       "edited_body": "Bring \(extra["editedbody"]!) on Friday", "edited_word": extra["editedbody"]!,
       "inbox_title": extra["inboxtitle"]!, "inbox_body": extra["inboxbody"]!,
       "conflict_body_a": extra["conflicta"]!, "conflict_body_b": extra["conflictb"]!,
+      "unsaved": extra["unsaved"]!, "unsaved_idle": extra["unsavedidle"]!, "bidi_id": bidiID,
+      "bidi_title": Self.bidiTitle, "bidi_body": extra["bidibody"]!,
     ]
     values["canaries"] = allCanaries.merging(["passphrase": c[.passphrase]]) { $1 }
     return try JSONSerialization.data(withJSONObject: values, options: [.sortedKeys])
@@ -146,10 +160,52 @@ final class WebServerProcess {
     return fields.count >= 7 ? "Cookie: \(fields[5])=\(fields[6])" : "Cookie: none=none"
   }
 
-  /// Signs curl's cookie jar in with the current link.
-  func signIn() throws {
-    let response = try curl(["-c", cookies, link])
+  /// Signs curl's cookie jar in with the first link, or `link`.
+  func signIn(with link: String? = nil) throws {
+    let response = try curl(["-c", cookies, link ?? self.link])
     guard response.status == 303 else { throw WebTestError("sign-in answered \(response.status)") }
+  }
+
+  /// The one-time links printed so far (the first, then one after each sign-in).
+  var links: [String] { stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("http://") } }
+
+  /// Sends `bytes` on a connection of its own to 127.0.0.1 and reads until the server closes
+  /// it, or 5 s pass: what came back, and whether the server closed the connection.
+  func raw(_ bytes: [UInt8]) -> (text: String, closed: Bool) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+    guard fd >= 0 else { return ("", false) }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = port.bigEndian
+    address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard connected == 0 else { return ("", false) }
+    var sent = 0
+    while sent < bytes.count {
+      let count = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+      if count <= 0 { break }
+      sent += count
+    }
+    var received: [UInt8] = []
+    let deadline = Date().addingTimeInterval(5)
+    var closed = false
+    while Date() < deadline {
+      var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      guard poll(&poller, 1, 100) > 0 else { continue }
+      var chunk = [UInt8](repeating: 0, count: 65536)
+      let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if count <= 0 {
+        closed = true
+        break
+      }
+      received += chunk[0..<count]
+    }
+    return (String(decoding: received, as: UTF8.self), closed)
   }
 
   struct Response {

@@ -35,8 +35,12 @@ final class WidgetCLITests: XCTestCase {
     let pinned = try cli.new("Groceries & <things>\nmilk", ["--tag", "home"])
     _ = try cli.new("Later memo\nx")
     let store = try MemoStore.open(paths: try NodePaths.resolve(environment: cli.environment))
-    try store.enqueue(QueuedPayload(id: "e1", peer: "p", payload: [1], time: 1), in: .outbox)
-    try store.enqueue(QueuedPayload(id: "e2", peer: "p", payload: [2], time: 2), in: .outbox)
+    try store.enqueue(
+      QueuedPayload(id: "e1", peer: "p", payload: [1], time: 1),
+      in: .outbox)
+    try store.enqueue(
+      QueuedPayload(id: "e2", peer: "p", payload: [2], time: 2),
+      in: .outbox)
     XCTAssertEqual(try cli.run(["widget"]).stdout, "Later memo · 0 online · 2 waiting\n")
     XCTAssertEqual(try cli.run(["edit", pinned, "--pin"]).status, 0)
     XCTAssertEqual(

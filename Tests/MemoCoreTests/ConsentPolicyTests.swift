@@ -1,4 +1,5 @@
 import MemoCore
+import MemoProtocol
 import XCTest
 
 final class ConsentPolicyTests: XCTestCase {

@@ -1,4 +1,5 @@
 import MemoCore
+import MemoProtocol
 import XCTest
 
 final class DeliveryRulesTests: XCTestCase {
@@ -85,8 +86,13 @@ final class DeliveryRulesTests: XCTestCase {
   }
 
   func testTrustEntriesWithoutAPolicyDecodeAsAsk() throws {
-    let old = #"{"device_id":"X","name":"n","source":"command","added":1}"#
+    let id = DeviceID(bytes: Array(repeating: 5, count: 32))!
+    let old = #"{"device_id":"\#(id.compact)","name":"n","source":"command","added":1}"#
     let peer = try JSONDecoder().decode(TrustedPeer.self, from: Data(old.utf8))
     XCTAssertNil(peer.receive)
+    XCTAssertEqual(peer.deviceID, id)
+    let broken = #"{"device_id":"X","name":"n","source":"command","added":1}"#
+    XCTAssertThrowsError(
+      try JSONDecoder().decode(TrustedPeer.self, from: Data(broken.utf8)), "a device ID that is not one is refused")
   }
 }

@@ -4,22 +4,25 @@ import XCTest
 
 /// What the desktop hears about, and how much of a memo a notification may show.
 final class DesktopAlertTests: XCTestCase {
+  let d1 = DeviceID(bytes: Array(repeating: 1, count: 32))!
+  let d2 = DeviceID(bytes: Array(repeating: 2, count: 32))!
+
   func testOnlyWhatIsNewIsNews() {
     let id = MemoID()
-    let before = AlertSnapshot(inbox: ["e1": "D1"], conflicted: [id], heldDeletes: ["D1": 3])
+    let before = AlertSnapshot(inbox: ["e1": d1], conflicted: [id], heldDeletes: [d1: 3])
     XCTAssertEqual(before.alerts(since: before), [])
     let after = AlertSnapshot(
-      inbox: ["e1": "D1", "e2": "D2"], conflicted: [id, MemoID(), MemoID()], heldDeletes: ["D1": 3, "D2": 5])
+      inbox: ["e1": d1, "e2": d2], conflicted: [id, MemoID(), MemoID()], heldDeletes: [d1: 3, d2: 5])
     XCTAssertEqual(
       after.alerts(since: before),
-      [.arrived(entry: "e2", sender: "D2"), .conflicts(count: 2), .heldDeletes(sender: "D2", count: 5)])
+      [.arrived(entry: "e2", sender: d2), .conflicts(count: 2), .heldDeletes(sender: d2, count: 5)])
     XCTAssertEqual(before.alerts(since: after), [], "what went away is not news")
-    let more = AlertSnapshot(inbox: [:], conflicted: [], heldDeletes: ["D1": 4])
-    XCTAssertEqual(more.alerts(since: before), [.heldDeletes(sender: "D1", count: 4)])
+    let more = AlertSnapshot(inbox: [:], conflicted: [], heldDeletes: [d1: 4])
+    XCTAssertEqual(more.alerts(since: before), [.heldDeletes(sender: d1, count: 4)])
   }
 
   func testArrivalsAreRedactedWhileLockedForPrivateMemosAndBeforeTheFirstUnlock() {
-    let arrival = DesktopAlert.arrived(entry: "0123456789", sender: "D")
+    let arrival = DesktopAlert.arrived(entry: "0123456789", sender: d1)
     let memo = DesktopNoticeRules.ArrivedMemo(title: "Plans <&>", isPrivate: false)
     let shown = DesktopNoticeRules.notice(
       for: arrival, senderName: "desk", memo: memo, lockState: .unprotected, settings: WidgetSettings())
@@ -50,7 +53,7 @@ final class DesktopAlertTests: XCTestCase {
 
   func testNamesCannotFormatOrForgeANotice() {
     let notice = DesktopNoticeRules.notice(
-      for: .heldDeletes(sender: "D", count: 7), senderName: "<b>evil</b>\u{1B}[2J\nline", memo: nil,
+      for: .heldDeletes(sender: d1, count: 7), senderName: "<b>evil</b>\u{1B}[2J\nline", memo: nil,
       lockState: .unprotected, settings: WidgetSettings())
     XCTAssertFalse(notice.body.contains("<b>"))
     XCTAssertFalse(notice.body.contains("\u{1B}"))

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import XCTest
 
 /// The pure rules of notebooks: ids and names, what an offer may hold, whether a device
@@ -7,7 +8,7 @@ import XCTest
 final class NotebookRulesTests: XCTestCase {
   let notebook = NotebookID("00112233445566778899aabbccddeeff")!
   let keyID = "ffeeddccbbaa99887766554433221100"
-  let replica = "0123456789abcdef0123456789abcdef"
+  let replica: ReplicaID = "0123456789abcdef0123456789abcdef"
 
   func testIdsAndNames() {
     XCTAssertNil(NotebookID("00112233445566778899AABBCCDDEEFF"), "upper case is not the form written")
@@ -56,13 +57,15 @@ final class NotebookRulesTests: XCTestCase {
     bad.role = "owner"
     XCTAssertNil(try? NotebookOffers.check([bad]))
     bad = offer()
-    bad.knowledge = [replica: UInt64.max]
+    bad.knowledge = [replica.rawValue: UInt64.max]
     XCTAssertNil(try? NotebookOffers.check([bad]), "a number beyond 2^53")
     bad = offer()
     bad.name = "bad\u{7}name"
     XCTAssertNil(try? NotebookOffers.check([bad]))
     bad = offer()
-    bad.removed = [NotebookOffer.Removal(device: "nobody", at: 1)]
+    var nobody = NotebookOffer.Removal(device: DeviceID(bytes: Array(repeating: 9, count: 32))!, at: 1)
+    nobody.device = "nobody"
+    bad.removed = [nobody]
     XCTAssertNil(try? NotebookOffers.check([bad]), "a removal names a device ID")
     XCTAssertNil(try? NotebookOffers.check([offer(), offer()]), "the same notebook twice")
     XCTAssertNil(try? NotebookOffers.check(Array(repeating: offer(), count: NotebookOffers.maximumOffers + 1)))
@@ -105,14 +108,14 @@ final class NotebookRulesTests: XCTestCase {
     let batch = SyncRecordBatch.Batch(position: 77, records: [record(), record()])
     let bytes = SyncRecordBatch.encode(batch)
     XCTAssertEqual(try SyncRecordBatch.decode(bytes), batch)
-    XCTAssertEqual(bytes.count, 1 + 8 + 4 + 2 * SyncRecordBatch.encodedSize(record()))
+    XCTAssertEqual(bytes.count, 1 + 8 + 4 + 4 + 2 * SyncRecordBatch.encodedSize(record()))
     XCTAssertNil(try? SyncRecordBatch.decode(Array(bytes.dropLast())), "truncated")
     XCTAssertNil(try? SyncRecordBatch.decode(bytes + [0]), "bytes left over")
     var version = bytes
     version[0] = 1
     XCTAssertNil(try? SyncRecordBatch.decode(version), "a version-1 batch")
     var count = bytes
-    count[12] = 0xFF
+    count[16] = 0xFF
     XCTAssertNil(try? SyncRecordBatch.decode(count), "a count the bytes cannot hold")
     var broken = record()
     broken.clock = VersionVector([replica: 5])
@@ -159,7 +162,70 @@ final class NotebookRulesTests: XCTestCase {
     XCTAssertEqual(RecordContent.decode(bytes, of: record()), revision)
     XCTAssertNil(RecordContent.decode(bytes + [0], of: record()))
     var flags = bytes
-    flags[25] = 0x80
+    flags[30] = 0x80
     XCTAssertNil(RecordContent.decode(flags, of: record()), "unknown flag bits")
+    // Padded to its bucket with zeros (a relay sees 256 bytes, not the memo's length).
+    XCTAssertEqual(bytes.count, 256)
+    var padding = bytes
+    padding[padding.count - 1] = 1
+    XCTAssertNil(RecordContent.decode(padding, of: record()), "padding that is not zero")
+    XCTAssertEqual(
+      RecordContent.decode(RecordContent.encodeUnpadded(revision), of: record()), revision,
+      "version 1 (records from sync version 2) still opens")
+    var long = revision
+    long.body = String(repeating: "x", count: 3000)
+    let padded = RecordContent.encode(long)
+    XCTAssertEqual(padded.count, RecordContent.paddedSize(RecordContent.encodeUnpadded(long).count + 5))
+    XCTAssertEqual(RecordContent.decode(padded, of: record()), long)
+    XCTAssertNil(RecordContent.decode(padded + [0], of: record()), "one byte of padding more than Padmé's")
+    XCTAssertNil(RecordContent.decode(Array(padded.dropLast()), of: record()), "one byte less")
+    long.body = ""
+    XCTAssertEqual(RecordContent.encode(long).count, 256, "an emptied memo looks like any short one")
+  }
+
+  /// Padmé: at least the content, at most 12% more above the 256-byte floor, the same for
+  /// every length between two sizes, and few sizes in all.
+  func testPaddedSizesArePadmes() {
+    XCTAssertEqual(RecordContent.paddedSize(1), 256)
+    XCTAssertEqual(RecordContent.paddedSize(256), 256)
+    XCTAssertEqual(RecordContent.paddedSize(257), 272)
+    XCTAssertEqual(RecordContent.paddedSize(1100), 1152)
+    XCTAssertEqual(RecordContent.paddedSize(65536), 65536)
+    var sizes = Set<Int>()
+    var previous = 0
+    for needed in 1...70_000 {
+      let size = RecordContent.paddedSize(needed)
+      XCTAssertGreaterThanOrEqual(size, needed)
+      XCTAssertGreaterThanOrEqual(size, previous, "never smaller for more content")
+      if needed > 256 { XCTAssertLessThanOrEqual(Double(size), Double(needed) * 1.12, "\(needed)") }
+      XCTAssertEqual(RecordContent.paddedSize(size), size, "a padded size pads to itself")
+      sizes.insert(size)
+      previous = size
+    }
+    XCTAssertLessThan(sizes.count, 300, "a relay tells apart few lengths (\(sizes.count))")
+    let maximum = RecordContent.maximumPaddedSize
+    XCTAssertEqual(RecordContent.paddedSize(maximum - 1), maximum)
+    XCTAssertEqual(RecordContent.paddedSize(maximum + 1), maximum + 1, "too long for any record: unpadded")
+  }
+
+  func testBatchesCarrySignaturesAndBindings() throws {
+    var signed = record()
+    signed.signature = Array(repeating: 7, count: 64)
+    let binding = ReplicaBinding(
+      replica: replica, publicKey: Array(repeating: 1, count: 32), nonce: Array(repeating: 2, count: 16),
+      signature: Array(repeating: 3, count: 64))
+    let legacy = ReplicaBinding(
+      replica: replica, publicKey: Array(repeating: 1, count: 32), nonce: [], signature: Array(repeating: 3, count: 64))
+    let batch = SyncRecordBatch.Batch(position: 3, bindings: [binding, legacy], records: [signed, record()])
+    XCTAssertEqual(try SyncRecordBatch.decode(SyncRecordBatch.encode(batch)), batch)
+    var bad = binding
+    bad.nonce = [1, 2, 3]
+    XCTAssertNil(
+      try? SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, bindings: [bad], records: []))),
+      "a nonce of another size")
+    var short = record()
+    short.signature = [1, 2, 3]
+    let encoded = SyncRecordBatch.encode(.init(position: 1, records: [short]))
+    XCTAssertNil(try? SyncRecordBatch.decode(encoded), "a signature that is not 64 bytes")
   }
 }

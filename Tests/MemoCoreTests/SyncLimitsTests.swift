@@ -1,17 +1,19 @@
 import MemoCore
+import MemoProtocol
 import XCTest
 
 /// The checks every receiver applies to a peer's sync data (SyncRules, SyncLimits): each
 /// case of issue 13's list that a trusted but broken device could send, refused with its
 /// reason before anything is stored.
 final class SyncLimitsTests: XCTestCase {
-  let mine = String(repeating: "a", count: 32)
-  let theirs = String(repeating: "b", count: 32)
-  let third = String(repeating: "c", count: 32)
+  let mine = ReplicaID(String(repeating: "a", count: 32))!
+  let theirs = ReplicaID(String(repeating: "b", count: 32))!
+  let third = ReplicaID(String(repeating: "c", count: 32))!
   let memo = MemoID("8E0F3D4A-1B2C-4D5E-8F90-123456789ABC")!
 
   func revision(
-    origin: String? = nil, seq: UInt64 = 3, clock: [String: UInt64]? = nil, number: Int64 = 2, deleted: Bool = false,
+    origin: ReplicaID? = nil, seq: UInt64 = 3, clock: [ReplicaID: UInt64]? = nil, number: Int64 = 2,
+    deleted: Bool = false,
     body: String = "text"
   ) -> SyncRevision {
     let origin = origin ?? theirs
@@ -70,7 +72,11 @@ final class SyncLimitsTests: XCTestCase {
     let knowledge = Dictionary(uniqueKeysWithValues: wide.map { ($0, UInt64(1)) })
     assertRefused(.tooManyReplicas) {
       _ = try SyncMessage.decodeDone(
-        PeerMessage.encode(SyncMessage.Done(position: 1, knowledge: VersionVector(knowledge))))
+        PeerMessage.encode(
+          SyncMessage.Done(
+            position: 1,
+            knowledge: VersionVector(Dictionary(uniqueKeysWithValues: knowledge.map { (ReplicaID($0.key)!, $0.value) }))
+          )))
     }
     assertRefused(.malformed) {
       _ = try SyncMessage.decodeDone(Array(#"{"position": 1, "knowledge": {"short": 1}}"#.utf8))
@@ -80,7 +86,7 @@ final class SyncLimitsTests: XCTestCase {
   func testAdoptedKnowledgeNeverExceedsWhatThisNodeHasSeen() {
     let horizon = VersionVector([theirs: 40, third: 7, mine: 12])
     let claimed = VersionVector([
-      theirs: SyncLimits.maximumSequence, third: 5, mine: 999, String(repeating: "d", count: 32): 3,
+      theirs: SyncLimits.maximumSequence, third: 5, mine: 999, ReplicaID(String(repeating: "d", count: 32))!: 3,
     ])
     let adopted = SyncRules.adoptable(claimed, horizon: horizon, own: mine)
     XCTAssertEqual(adopted, VersionVector([theirs: 40, third: 5]), "capped, unknown ignored, own untouched")
@@ -100,9 +106,10 @@ final class SyncLimitsTests: XCTestCase {
     var unnormalised = revision()
     unnormalised.tags = ["Upper", "upper"]
     assertRefused(.invalidRevision, { _ = try decodeOne(unnormalised) })
-    let flooded = Dictionary(uniqueKeysWithValues: (0...4096).map { (String(format: "%032x", $0), UInt64(1)) })
+    let flooded = Dictionary(
+      uniqueKeysWithValues: (0...4096).map { (ReplicaID(String(format: "%032x", $0))!, UInt64(1)) })
     assertRefused(.tooManyReplicas) {
-      _ = try decodeOne(revision(origin: String(format: "%032x", 0), seq: 1, clock: flooded))
+      _ = try decodeOne(revision(origin: ReplicaID(String(format: "%032x", 0))!, seq: 1, clock: flooded))
     }
   }
 
@@ -122,7 +129,7 @@ final class SyncLimitsTests: XCTestCase {
     try budget.admit(theirs)
     try budget.admit(third)
     XCTAssertEqual(budget.known.count, 3)
-    assertRefused(.tooManyReplicas) { try budget.admit(String(repeating: "d", count: 32)) }
+    assertRefused(.tooManyReplicas) { try budget.admit(ReplicaID(String(repeating: "d", count: 32))!) }
     try budget.admit(mine)
   }
 
@@ -155,7 +162,7 @@ final class SyncLimitsTests: XCTestCase {
   func testADeliveryIsCheckedLikeASyncRevision() throws {
     let stored = Memo(
       id: memo, title: "t", body: "text", tags: [], created: 1, updated: 2, isPrivate: false, revision: 1,
-      origin: theirs, dot: Dot(origin: theirs, seq: 4), clock: VersionVector([theirs: 4]))
+      origin: theirs.rawValue, dot: Dot(origin: theirs, seq: 4), clock: VersionVector([theirs: 4]))
     var content = DeliveryMessage.Content(
       title: "t", body: "text", tags: [], isPrivate: false, sent: 5,
       revision: DeliveryMessage.SentRevision(memo: stored))
@@ -166,7 +173,7 @@ final class SyncLimitsTests: XCTestCase {
     content.revision?.revision = Int64.max
     assertRefused(.outOfRange) { try DeliveryMessage.check(DeliveryMessage.Deliver(id: "x", memo: content)) }
     content.revision?.revision = 1
-    content.revision?.clock = [theirs: 4, third: 1 << 60]
+    content.revision?.clock = [theirs.rawValue: 4, third.rawValue: 1 << 60]
     assertRefused(.outOfRange) { try DeliveryMessage.check(DeliveryMessage.Deliver(id: "x", memo: content)) }
     content.revision = nil
     content.sent = -1

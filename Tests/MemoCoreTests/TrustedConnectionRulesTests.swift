@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import MemoCore
+@testable import MemoProtocol
 
 final class DeviceIDTests: XCTestCase {
   func testBase32MatchesRFC4648Vectors() {

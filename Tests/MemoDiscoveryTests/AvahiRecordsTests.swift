@@ -1,6 +1,7 @@
+import MemoDBus
 import XCTest
 
-@testable import MemoDiscovery
+@_spi(Fuzzing) @testable import MemoDiscovery
 
 /// Avahi's D-Bus calls and answers, as values: no daemon needed.
 final class AvahiRecordsTests: XCTestCase {

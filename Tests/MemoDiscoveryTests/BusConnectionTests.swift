@@ -1,6 +1,8 @@
-internal import CDBus
 import Foundation
 import MemoCore
+import MemoDBus
+import MemoTestSupport
+import Synchronization
 import XCTest
 
 @testable import MemoDiscovery
@@ -21,7 +23,7 @@ final class BusConnectionTests: XCTestCase {
   }
 
   func testCallsAreAnsweredAndErrorsKeepTheirNames() throws {
-    let connection = try BusConnection(address: bus.address)
+    let connection = try DispatchedBusConnection(.address(bus.address))
     let id = try wait(
       connection,
       BusCall(
@@ -68,25 +70,8 @@ final class BusConnectionTests: XCTestCase {
     }
   }
 
-  func testArgumentsSurviveLibdbusAndCallsNeverStartServices() throws {
-    let call = BusCall(
-      destination: "org.example", path: "/a", interface: "org.example.I", member: "M",
-      arguments: [.int32(-1), .uint32(7), .uint16(33175), .string("_memo-peer._tcp"), .objectPath("/b")])
-    let message = try XCTUnwrap(BusMessageCoding.makeMessage(call))
-    defer { dbus_message_unref(message) }
-    XCTAssertEqual(dbus_message_get_auto_start(message), 0)
-    let parsed = BusMessageCoding.parse(message)
-    XCTAssertEqual(parsed.arguments, call.arguments)
-    XCTAssertEqual(parsed.member, "M")
-    XCTAssertNil(
-      BusMessageCoding.makeMessage(
-        BusCall(
-          destination: "a.b", path: "/", interface: "a.b", member: "M",
-          arguments: [.bytes([1])])), "only the basic types Avahi's calls take")
-  }
-
   /// Sends `call` and waits (at most 5 s) for its answer.
-  private func wait(_ connection: BusConnection, _ call: BusCall) -> Result<BusMessage, BusError> {
+  private func wait(_ connection: DispatchedBusConnection, _ call: BusCall) -> Result<BusMessage, BusError> {
     let answer = AnswerBox()
     let done = DispatchSemaphore(value: 0)
     connection.call(call) {
@@ -98,68 +83,8 @@ final class BusConnectionTests: XCTestCase {
   }
 }
 
-private struct BusTestError: Error, CustomStringConvertible {
-  let description: String
-  init(_ description: String) { self.description = description }
-}
-
-private final class AnswerBox: @unchecked Sendable {
-  private let lock = NSLock()
-  private var result: Result<BusMessage, BusError> = .failure(.timedOut)
-  func set(_ value: Result<BusMessage, BusError>) { lock.withLock { result = value } }
-  func get() -> Result<BusMessage, BusError> { lock.withLock { result } }
-}
-
-/// A dbus-daemon of the test's own: a unix socket in a private temporary directory, no
-/// service files (so nothing can be started on demand), stopped by `stop()`.
-private final class PrivateBus {
-  let address: String
-  private let process = Process()
-  private let directory: String
-
-  init() throws {
-    guard let daemon = ["/usr/bin/dbus-daemon", "/bin/dbus-daemon"].first(where: FileManager.default.isExecutableFile)
-    else { throw BusTestError("dbus-daemon is missing: run `make deps`") }
-    directory = NSTemporaryDirectory() + "memo-peer-bus-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(
-      atPath: directory, withIntermediateDirectories: false,
-      attributes: [.posixPermissions: 0o700])
-    let socket = directory + "/bus"
-    address = "unix:path=" + socket
-    let config = """
-      <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-        "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-      <busconfig>
-        <type>custom</type>
-        <listen>\(address)</listen>
-        <auth>EXTERNAL</auth>
-        <policy context="default">
-          <allow send_destination="*"/>
-          <allow receive_sender="*"/>
-          <allow own="*"/>
-        </policy>
-      </busconfig>
-      """
-    try config.write(toFile: directory + "/bus.conf", atomically: true, encoding: .utf8)
-    process.executableURL = URL(fileURLWithPath: daemon)
-    process.arguments = ["--config-file=\(directory)/bus.conf", "--nofork", "--nopidfile", "--nosyslog"]
-    process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-    process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-    try process.run()
-    for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) {
-      Thread.sleep(forTimeInterval: 0.02)
-    }
-    guard FileManager.default.fileExists(atPath: socket) else {
-      stop()
-      throw BusTestError("dbus-daemon did not start")
-    }
-  }
-
-  func stop() {
-    if process.isRunning {
-      process.terminate()
-      process.waitUntilExit()
-    }
-    try? FileManager.default.removeItem(atPath: directory)
-  }
+private final class AnswerBox: Sendable {
+  private let result = Mutex<Result<BusMessage, BusError>>(.failure(.timedOut))
+  func set(_ value: Result<BusMessage, BusError>) { result.withLock { $0 = value } }
+  func get() -> Result<BusMessage, BusError> { result.withLock { $0 } }
 }

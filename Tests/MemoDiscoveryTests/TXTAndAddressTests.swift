@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import MemoDiscovery
+@_spi(Fuzzing) @testable import MemoDiscovery
 
 final class TXTAndAddressTests: XCTestCase {
   func testTXTRecordsRoundTripThroughDNSSD() throws {

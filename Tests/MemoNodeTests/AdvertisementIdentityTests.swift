@@ -1,5 +1,6 @@
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import XCTest
 
 @testable import MemoNode

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoStore
 import MemoTestSupport
 import XCTest
@@ -12,7 +13,7 @@ import XCTest
 final class DeliveryTests: XCTestCase {
   func queue(_ node: TestNode, _ body: String, to peer: TestNode, expires: Timestamp? = nil) throws -> String {
     try node.open().queueForDelivery(
-      DeliveryMessage.Content(title: "t", body: body, tags: [], isPrivate: false, sent: 1), to: peer.id.compact,
+      DeliveryMessage.Content(title: "t", body: body, tags: [], isPrivate: false, sent: 1), to: peer.id,
       expires: expires, now: testClock())
   }
 
@@ -22,7 +23,7 @@ final class DeliveryTests: XCTestCase {
   {
     let dialer = dialer ?? a.dialer(to: b)
     let outbox = OutboxDelivery(store: a.access(use), dialer: dialer, trust: a.trust, clock: testClock)
-    let round = try runAsync { try await outbox.deliver(to: b.id.compact, timeout: 10) }
+    let round = try runAsync { try await outbox.deliver(to: b.id, timeout: 10) }
     dialer.settle()
     return round
   }
@@ -37,7 +38,7 @@ final class DeliveryTests: XCTestCase {
     XCTAssertEqual(try states(a), [.delivered(testClock())])
     let inbox = try b.open().inboxEntries()
     XCTAssertEqual(inbox.map(\.id), [id])
-    XCTAssertEqual(inbox.first?.sender, a.id.compact)
+    XCTAssertEqual(inbox.first?.senderID, a.id)
     XCTAssertEqual(inbox.first?.memo.body, "hello b")
   }
 

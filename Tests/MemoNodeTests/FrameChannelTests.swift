@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoTestSupport
 import XCTest
 

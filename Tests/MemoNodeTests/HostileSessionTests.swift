@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoStore
 import MemoTestSupport
 import XCTest
@@ -10,7 +11,7 @@ import XCTest
 /// case is refused with `sync-refuse`, both sides say what was wrong, nothing of the bad
 /// data is stored, and the daemon goes on serving.
 final class HostileSessionTests: XCTestCase {
-  let made = String(repeating: "e", count: 32)
+  let made = ReplicaID(String(repeating: "e", count: 32))!
 
   func sync(_ a: TestNode, with b: TestNode, serve: @escaping @Sendable (any FrameChannel) -> Void) throws
     -> PeerSync.PeerResult
@@ -50,7 +51,9 @@ final class HostileSessionTests: XCTestCase {
   func testAHelloWithTensOfThousandsOfReplicasIsRefused() throws {
     let (a, b) = try trustingPair()
     let knowledge = Dictionary(uniqueKeysWithValues: (0..<10_000).map { (String(format: "%032x", $0), UInt64(1)) })
-    let answer = try ask(b, from: a, hello: ScriptedSyncPeer.hello(replica: made, knowledge: knowledge)) { _ in [] }
+    let answer = try ask(b, from: a, hello: ScriptedSyncPeer.hello(replica: made.rawValue, knowledge: knowledge)) { _ in
+      []
+    }
     XCTAssertEqual(answer, .refused(.tooManyReplicas))
   }
 
@@ -80,19 +83,18 @@ final class HostileSessionTests: XCTestCase {
     let log = CapturingLog()
     let replica = try b.open().replicaID
     let made = self.made
-    func revision(dot: Dot, clock: [String: UInt64], number: Int64 = 1) -> SyncRevision {
+    func revision(dot: Dot, clock: [ReplicaID: UInt64], number: Int64 = 1) -> SyncRevision {
       SyncRevision(
         memo: MemoID(), head: HeadSummary(dot: dot, clock: VersionVector(clock), revision: number, isDeleted: false),
         created: 1, updated: 1, isPrivate: false, title: "t", body: "forged", tags: [])
     }
     let cases: [(SyncRevision, SyncMessage.RefuseReason)] = [
-      (revision(dot: Dot(origin: replica, seq: 99), clock: [replica: 99]), .ownOrigin),
       (revision(dot: Dot(origin: made, seq: 1), clock: [made: 1], number: .max), .outOfRange),
       (revision(dot: Dot(origin: made, seq: 2), clock: [made: 2, replica: 1 << 40]), .futureClock),
     ]
     // a is a member of b's notebook: its batches are sealed with the notebook's key, so b
     // opens them and refuses what is inside.
-    let notebook = try ScriptedSyncPeer.Notebook.shared(by: try b.open(.background), with: a.id.compact)
+    let notebook = try ScriptedSyncPeer.Notebook.shared(by: try b.open(.background), with: a.id)
     for (bad, reason) in cases {
       let hello = ScriptedSyncPeer.hello(replica: made, notebook: notebook)
       let answer = try ask(b, from: a, hello: hello, notebook: notebook, log: log) { answerer in
@@ -103,6 +105,14 @@ final class HostileSessionTests: XCTestCase {
         log.lines.contains { $0.contains("sync with \(a.id.compact.prefix(8)): refused its data: \(reason.rawValue)") },
         log.lines.joined(separator: "\n"))
     }
+    // A revision claiming b's own replica cannot carry b's signature: b keeps it aside and
+    // the sync goes on (the forger cannot make b's own syncs fail).
+    let forged = revision(dot: Dot(origin: replica, seq: 99), clock: [replica: 99])
+    let kept = try ask(
+      b, from: a, hello: ScriptedSyncPeer.hello(replica: made, notebook: notebook), notebook: notebook, log: log
+    ) { _ in [ScriptedSyncPeer.batch([forged], position: 1, in: notebook)] }
+    XCTAssertEqual(kept, .acknowledged(SyncMessage.Ack(position: 1)))
+    XCTAssertEqual(try b.open(.background).quarantined().map(\.count), [1])
     XCTAssertEqual(try b.open(.background).allHeadRows(), before, "nothing stored")
     let pong = try InMemorySession.run(
       firstID: a.id, secondID: b.id,
@@ -123,7 +133,7 @@ final class HostileSessionTests: XCTestCase {
     let (a, b) = try trustingPair()
     _ = try b.open().createMany((1...12).map { MemoDraft(title: "m\($0)", body: "text \($0)") }, now: 1)
     let made = self.made
-    let notebook = try ScriptedSyncPeer.Notebook.shared(by: try b.open(.background), with: a.id.compact)
+    let notebook = try ScriptedSyncPeer.Notebook.shared(by: try b.open(.background), with: a.id)
     let hello = ScriptedSyncPeer.hello(replica: made, notebook: notebook)
     let answer = try ask(b, from: a, hello: hello, notebook: notebook) { answerer in
       let tombstones = answerer.revisions.enumerated().map { index, live -> SyncRevision in
@@ -138,7 +148,7 @@ final class HostileSessionTests: XCTestCase {
       }
       return [
         ScriptedSyncPeer.batch(tombstones, position: 1, in: notebook),
-        ScriptedSyncPeer.done(position: 1, knowledge: [made: 12], in: notebook),
+        ScriptedSyncPeer.done(position: 1, knowledge: [made.rawValue: 12], in: notebook),
       ]
     }
     guard case .acknowledged(let ack) = answer else { return XCTFail("\(answer)") }

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoStore
 import MemoTestSupport
 import XCTest
@@ -14,7 +15,7 @@ import XCTest
 final class IdleTimeoutTests: XCTestCase {
   func queue(_ node: TestNode, _ body: String, to peer: TestNode) throws {
     try node.open().queueForDelivery(
-      DeliveryMessage.Content(title: "t", body: body, tags: [], isPrivate: false, sent: 1), to: peer.id.compact,
+      DeliveryMessage.Content(title: "t", body: body, tags: [], isPrivate: false, sent: 1), to: peer.id,
       expires: nil, now: testClock())
   }
 
@@ -26,7 +27,7 @@ final class IdleTimeoutTests: XCTestCase {
       try queue(a, "delivery \(index)", to: b)
       let dialer = a.dialer(to: b)
       let outbox = OutboxDelivery(store: a.access(), dialer: dialer, trust: a.trust, clock: testClock)
-      XCTAssertEqual(try runAsync { try await outbox.deliver(to: b.id.compact, timeout: 10) }.delivered, 1)
+      XCTAssertEqual(try runAsync { try await outbox.deliver(to: b.id, timeout: 10) }.delivered, 1)
       dialer.settle()
     }
     XCTAssertEqual(try b.open(.background).inboxEntries().count, 5, "b stored every one")
@@ -64,8 +65,8 @@ final class IdleTimeoutTests: XCTestCase {
     XCTAssertGreaterThan(afterQueueing, before, "queueing is a person's `send`")
     let dialer = a.dialer(to: b)
     let outbox = OutboxDelivery(store: a.access(.background), dialer: dialer, trust: a.trust, clock: testClock)
-    XCTAssertEqual(try outbox.pendingRecipients(), [b.id.compact])
-    XCTAssertEqual(try runAsync { try await outbox.deliver(to: b.id.compact, timeout: 10) }.delivered, 1)
+    XCTAssertEqual(try outbox.pendingRecipients(), [b.id])
+    XCTAssertEqual(try runAsync { try await outbox.deliver(to: b.id, timeout: 10) }.delivered, 1)
     let scheduled = try runAsync {
       await a.syncer(dialer, use: .background).syncAll(
         [try a.peer("bee")], timeout: 10, deleteGuard: MassDeleteGuard())

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import MemoStore
 import MemoTestSupport
 import XCTest
@@ -132,6 +133,10 @@ struct DirectDialer: PeerDialer {
   var faults = LinkFaults()
   var limits = ConnectionLimits()
   var serve: @Sendable (any FrameChannel) -> Void
+  /// Whether the link keeps the peer's hello, as PeerConnector's do (then a sender sees
+  /// that the peer takes batched deliveries); off, the sender delivers one entry at a time,
+  /// as to a peer from before batches.
+  var keepsHello = false
   /// The far ends started so far.
   let farEnds = Recorder<Background<Void>>()
 
@@ -150,13 +155,14 @@ struct DirectDialer: PeerDialer {
         far.close()
       })
     let identity = from.identity
+    let hello: PeerMessage.Hello
     do {
-      _ = try await BlockingIO.run("mp.test.greet") { try PeerSession.greet(near, identity: identity) }
+      hello = try await BlockingIO.run("mp.test.greet") { try PeerSession.greet(near, identity: identity) }
     } catch {
       throw MemoPeerError(.untrustedPeer, "\(peer.name) refused this device", diagnostics: "\(error)")
     }
     onState(.ready)
-    return PeerLink(channel: near, peer: peer)
+    return PeerLink(channel: near, peer: peer, hello: keepsHello ? hello : nil)
   }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoStore
 import MemoTestSupport
 import XCTest
@@ -63,9 +64,9 @@ final class PairingTests: XCTestCase {
     XCTAssertEqual(stored.name, "desk")
     XCTAssertEqual(stored.discoveryKey, host.identity.discoveryKeyBase64)
     XCTAssertEqual(stored.source, .pairing)
-    XCTAssertEqual(try outcome.host.result.get().id, guest.id)
-    XCTAssertEqual(try host.peer("laptop").id, guest.id)
-    XCTAssertEqual(try guest.peer("desk").id, host.id)
+    XCTAssertEqual(try outcome.host.result.get().deviceID, guest.id)
+    XCTAssertEqual(try host.peer("laptop").deviceID, guest.id)
+    XCTAssertEqual(try guest.peer("desk").deviceID, host.id)
   }
 
   func testARefusalOnEitherSideStoresNothingOnEither() throws {

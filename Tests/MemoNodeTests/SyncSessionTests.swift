@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoStore
 import MemoTestSupport
 import XCTest
@@ -50,7 +51,7 @@ final class SyncSessionTests: XCTestCase {
     // Each side knows the other now: nothing moves the second time.
     let again = try XCTUnwrap(try sync(a, with: b).report)
     XCTAssertEqual(again.received.applied + again.sentRevisions, 0)
-    XCTAssertNotNil(try a.open().syncPeerRecords().first { $0.device == b.id.compact }?.lastSynced)
+    XCTAssertNotNil(try a.open().syncPeerRecords().first { $0.device == b.id }?.lastSynced)
   }
 
   func testConcurrentEditsBecomeOneConflictCopyOnBothSides() throws {
@@ -150,7 +151,8 @@ final class SyncSessionTests: XCTestCase {
       },
       second: { channel in
         let frame = try channel.receiveRequired("sync-hello")
-        try SyncSession.answer(frame, over: channel, peer: "ay", store: store, clock: testClock, logger: .disabled)
+        try SyncSession.answer(
+          frame, over: channel, peer: TestDevices.id(named: "ay"), store: store, clock: testClock, logger: .disabled)
       }
     ).first
     XCTAssertEqual(try reply.get()?.kind, .syncRefuse)
@@ -160,7 +162,7 @@ final class SyncSessionTests: XCTestCase {
   func testTheDaemonRefusesASyncOfAnotherVersionAndOneItCannotOpenItsStoreFor() throws {
     let (a, b) = try trustingPair()
     var hello = SyncMessage.Hello(
-      replica: String(repeating: "a", count: 32), knowledge: VersionVector([:]), cursor: nil, pending: nil)
+      replica: ReplicaID(String(repeating: "a", count: 32))!, knowledge: VersionVector([:]), cursor: nil, pending: nil)
     XCTAssertEqual(
       try answer(hello, from: a, to: b, store: { throw MemoPeerError(.storage, "disk gone") })?.reason, "storage")
     hello.version = 99

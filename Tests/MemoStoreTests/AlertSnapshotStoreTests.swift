@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
@@ -19,16 +20,19 @@ extension SyncStoreTests {
     try b.update(memo.id, MemoChange(body: "milk, bread"), now: 2)
     for other in others { try a.delete(other.id, now: 2) }
     _ = try sync(a, into: b, guard: MassDeleteGuard())
-    try b.enqueue(QueuedPayload(id: "entry-1", peer: "SENDER", payload: Array("x".utf8), time: 3), in: .inbox)
+    try b.enqueue(
+      QueuedPayload(id: "entry-1", peer: TestDevices.id(named: "SENDER").compact, payload: Array("x".utf8), time: 3),
+      in: .inbox
+    )
     let after = try b.alertSnapshot()
     XCTAssertEqual(after.conflicted, [memo.id])
-    XCTAssertEqual(after.heldDeletes, [node(of: a).device.compact: 20])
-    XCTAssertEqual(after.inbox, ["entry-1": "SENDER"])
+    XCTAssertEqual(after.heldDeletes, [node(of: a).device: 20])
+    XCTAssertEqual(after.inbox, ["entry-1": TestDevices.id(named: "SENDER")])
     XCTAssertEqual(
       after.alerts(since: before),
       [
-        .arrived(entry: "entry-1", sender: "SENDER"), .conflicts(count: 1),
-        .heldDeletes(sender: node(of: a).device.compact, count: 20),
+        .arrived(entry: "entry-1", sender: TestDevices.id(named: "SENDER")), .conflicts(count: 1),
+        .heldDeletes(sender: node(of: a).device, count: 20),
       ])
   }
 }

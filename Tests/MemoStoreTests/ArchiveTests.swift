@@ -50,15 +50,18 @@ final class ArchiveTests: XCTestCase {
     var imported: [Memo] = []
     try target.forEachMemo { imported.append($0) }
     // The content and history numbers travel; the sync identity (dot, clock) is the
-    // importing replica's own, and so is the notebook (its default one).
+    // importing replica's own, and so is the notebook (its default one) and the signature
+    // (the importing device signs what it stores).
     let targetNotebook = try target.defaultNotebook().id
     XCTAssertEqual(imported.map(\.notebook), Array(repeating: targetNotebook, count: 20))
     func content(_ memo: Memo) -> MemoSummary {
       var summary = memo.summary
       summary.notebook = nil
+      summary.author = nil
       return summary
     }
     XCTAssertEqual(imported.map(content), original.map(content))
+    XCTAssertEqual(Set(imported.map(\.summary.author)), [target.ownDeviceID()])
     XCTAssertEqual(imported.map(\.body), original.map(\.body))
     XCTAssertEqual(
       try read(bytes, passphrase: passphrase).map { try target.importMemo($0) }.filter { $0 != .unchanged }, [])

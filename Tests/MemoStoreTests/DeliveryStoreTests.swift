@@ -1,5 +1,7 @@
 import Foundation
 import MemoCore
+import MemoProtocol
+import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
@@ -12,7 +14,8 @@ final class DeliveryStoreTests: XCTestCase {
   func testQueuedEntriesAreSealedAndMoveThroughTheirStates() throws {
     let node = try TemporaryNode()
     let store = try node.open()
-    let id = try store.queueForDelivery(Self.content, to: "DEVICEB", expires: 1_700_000_060_000, now: 1_700_000_000_000)
+    let id = try store.queueForDelivery(
+      Self.content, to: TestDevices.id(named: "DEVICEB"), expires: 1_700_000_060_000, now: 1_700_000_000_000)
     XCTAssertFalse(
       try node.rawDataBytes().containsSubsequence(Array("delivery secret".utf8)), "the memo is sealed at rest")
     var entry = try XCTUnwrap(try store.outboxEntries().first)
@@ -35,28 +38,32 @@ final class DeliveryStoreTests: XCTestCase {
     let ids = [MemoID().rawValue, MemoID().rawValue]
     for _ in 0..<3 {
       let outcome = try receiver.receiveDelivery(
-        id: ids[0], from: "DEVICEA", memo: Self.content, size: 10, policy: nil, limits: Self.limits, now: 5)
+        id: ids[0], from: TestDevices.id(named: "DEVICEA"), memo: Self.content, size: 10, policy: nil,
+        limits: Self.limits, now: 5)
       XCTAssertTrue(outcome == .stored("inbox", duplicate: false) || outcome == .stored("inbox", duplicate: true))
     }
     XCTAssertEqual(try receiver.inboxEntries().count, 1)
     let memo = try receiver.acceptInboxEntry(String(ids[0].prefix(8)))
-    XCTAssertEqual(memo.origin, "DEVICEA", "accept keeps the sender")
+    XCTAssertEqual(memo.origin, TestDevices.id(named: "DEVICEA").compact, "accept keeps the sender")
     XCTAssertEqual(memo.created, Self.content.sent, "and the time it was sent")
     XCTAssertEqual(memo.id.rawValue, ids[0])
     XCTAssertEqual(try receiver.inboxEntries(), [])
     XCTAssertEqual(
       try receiver.receiveDelivery(
-        id: ids[0], from: "DEVICEA", memo: Self.content, size: 10, policy: nil, limits: Self.limits, now: 6),
+        id: ids[0], from: TestDevices.id(named: "DEVICEA"), memo: Self.content, size: 10, policy: nil,
+        limits: Self.limits, now: 6),
       .stored("inbox", duplicate: true))
     XCTAssertEqual(try receiver.inboxEntries(), [])
     XCTAssertEqual(try receiver.count(), 1)
 
     _ = try receiver.receiveDelivery(
-      id: ids[1], from: "DEVICEA", memo: Self.content, size: 10, policy: nil, limits: Self.limits, now: 7)
+      id: ids[1], from: TestDevices.id(named: "DEVICEA"), memo: Self.content, size: 10, policy: nil,
+      limits: Self.limits, now: 7)
     _ = try receiver.dropInboxEntry(ids[1])
     XCTAssertEqual(
       try receiver.receiveDelivery(
-        id: ids[1], from: "DEVICEA", memo: Self.content, size: 10, policy: nil, limits: Self.limits, now: 8),
+        id: ids[1], from: TestDevices.id(named: "DEVICEA"), memo: Self.content, size: 10, policy: nil,
+        limits: Self.limits, now: 8),
       .stored("inbox", duplicate: true))
     XCTAssertEqual(try receiver.inboxEntries(), [])
   }
@@ -64,7 +71,9 @@ final class DeliveryStoreTests: XCTestCase {
   func testPoliciesAndLimits() throws {
     let receiver = try TemporaryNode().open()
     let limits = ReceiveLimits(maximumSize: 1000, maximumInboxPerPeer: 1)
-    func receive(_ policy: ReceivePolicy?, size: Int = 10, from sender: String = "A") throws -> DeliveryOutcome {
+    func receive(_ policy: ReceivePolicy?, size: Int = 10, from sender: DeviceID = TestDevices.id(named: "A")) throws
+      -> DeliveryOutcome
+    {
       try receiver.receiveDelivery(
         id: MemoID().rawValue, from: sender, memo: Self.content, size: size, policy: policy, limits: limits, now: 1)
     }
@@ -72,7 +81,8 @@ final class DeliveryStoreTests: XCTestCase {
     XCTAssertEqual(try receive(nil, size: 1001), .refused(.tooLarge))
     XCTAssertEqual(try receive(nil), .stored("inbox", duplicate: false))
     XCTAssertEqual(try receive(.ask), .refused(.inboxFull), "one entry from A waits already")
-    XCTAssertEqual(try receive(.ask, from: "B"), .stored("inbox", duplicate: false), "the limit is per peer")
+    XCTAssertEqual(
+      try receive(.ask, from: TestDevices.id(named: "B")), .stored("inbox", duplicate: false), "the limit is per peer")
     XCTAssertEqual(try receive(.accept), .stored("memos", duplicate: false))
     XCTAssertEqual(try receiver.count(), 1)
     XCTAssertEqual(try receiver.inboxEntries().count, 2)
@@ -91,7 +101,8 @@ final class DeliveryStoreTests: XCTestCase {
       let content = try sender.outboxContent(entry.id)
       XCTAssertEqual(
         try receiver.receiveDelivery(
-          id: entry.id, from: "SENDER", memo: content, size: 10, policy: nil, limits: Self.limits, now: 9),
+          id: entry.id, from: TestDevices.id(named: "SENDER"), memo: content, size: 10, policy: nil,
+          limits: Self.limits, now: 9),
         .stored("inbox", duplicate: false))
       try sender.setOutboxState(entry.id, .delivered(10))
     }

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
@@ -15,7 +16,7 @@ final class MemoStoreTests: XCTestCase {
     XCTAssertEqual(try store.summaries(tag: "HOME").map(\.id), [first.id])
     XCTAssertEqual(try store.memo(first.id).body, "Buy milk\nand eggs")
     XCTAssertEqual(try store.memo(first.id).title, "Buy milk")
-    XCTAssertEqual(try store.memo(first.id).origin, store.replicaID)
+    XCTAssertEqual(try store.memo(first.id).origin, store.replicaID.rawValue)
 
     let edited = try store.update(first.id, MemoChange(body: "Buy oat milk"), now: 3_000)
     XCTAssertEqual(edited.revision, 2)
@@ -41,6 +42,72 @@ final class MemoStoreTests: XCTestCase {
     XCTAssertEqual(steps, ["SEARCH memos USING COVERING INDEX memos_for_listing (deleted=?)"])
   }
 
+  func testStreamedQueriesAreOrderedByTheListingIndex() throws {
+    let node = try TemporaryNode()
+    _ = try node.open()
+    let db = try SQLiteConnection(path: node.paths.databasePath, create: false)
+    for query in [MemoStore.notebookListingQuery, MemoStore.searchQuery, MemoStore.notebookSearchQuery] {
+      let plan = try db.prepare("EXPLAIN QUERY PLAN " + query)
+      var steps: [String] = []
+      while try plan.step() { steps.append(plan.text(3)) }
+      XCTAssertEqual(steps.count, 1, "\(query): \(steps)")
+      XCTAssertTrue(steps[0].hasPrefix("SEARCH memos USING "), "\(query): \(steps)")
+      XCTAssertTrue(steps[0].contains("INDEX memos_for_listing (deleted=?)"), "\(query): \(steps)")
+      XCTAssertFalse(steps.contains { $0.contains("TEMP B-TREE") }, "\(query): \(steps)")
+    }
+  }
+
+  func testListingAndSearchStreamNewestFirstWithFilters() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let family = try store.createNotebook(named: "Family", now: 1)
+    var made: [Memo] = []
+    // Pairs share a time, so the order among them is the id's.
+    for index in 0..<12 {
+      let draft = MemoDraft(
+        title: "memo \(index)", body: index % 3 == 0 ? "has the needle" : "plain",
+        tags: index % 2 == 0 ? ["even"] : ["odd"])
+      made.append(try store.create(draft, now: Timestamp(100 + index / 2), in: index % 4 == 0 ? family.id : nil))
+    }
+    try store.delete(made[5].id, now: 50)
+    let live = made.filter { $0.id != made[5].id }
+    let newestFirst = live.sorted { ($0.updated, $1.id) > ($1.updated, $0.id) }
+
+    var streamed: [MemoListing] = []
+    try store.forEachListing { streamed.append($0) }
+    XCTAssertEqual(streamed.map(\.id), newestFirst.map(\.id))
+    XCTAssertEqual(streamed, try store.listing())
+    var summaries: [MemoSummary] = []
+    try store.forEachSummary(tag: "EVEN") { summaries.append($0) }
+    XCTAssertEqual(summaries.map(\.id), newestFirst.filter { $0.tags == ["even"] }.map(\.id))
+    XCTAssertEqual(summaries, try store.summaries(tag: "even"))
+    var inFamily: [MemoListing] = []
+    try store.forEachListing(notebook: family.id) { inFamily.append($0) }
+    XCTAssertEqual(inFamily.map(\.id), newestFirst.filter { $0.notebook == family.id }.map(\.id))
+
+    // Search: a title or tag match needs no body; a body match is found too; same order.
+    var found: [MemoSummary] = []
+    try store.search("needle") { found.append($0) }
+    XCTAssertEqual(found.map(\.id), newestFirst.filter { $0.body.contains("needle") }.map(\.id))
+    XCTAssertEqual(found, try store.search("needle"))
+    XCTAssertEqual(try store.search("ODD").map(\.id), newestFirst.filter { $0.tags == ["odd"] }.map(\.id))
+    XCTAssertEqual(
+      try store.search("memo", notebook: family.id).map(\.id), newestFirst.filter { $0.notebook == family.id }.map(\.id)
+    )
+    XCTAssertEqual(try found.first.map { try store.memo($0.id).summary }, found.first)
+
+    // A body that throws stops the stream there.
+    struct Stop: Error {}
+    var seen = 0
+    XCTAssertThrowsError(
+      try store.forEachListing { _ in
+        seen += 1
+        if seen == 2 { throw Stop() }
+      }
+    ) { XCTAssertTrue($0 is Stop) }
+    XCTAssertEqual(seen, 2)
+  }
+
   func testSearchIsCaseInsensitiveOverTitleTagsAndBody() throws {
     let node = try TemporaryNode()
     let store = try node.open()
@@ -56,20 +123,26 @@ final class MemoStoreTests: XCTestCase {
   func testPrefixesResolveLikeGit() throws {
     let node = try TemporaryNode()
     let store = try node.open()
-    var memos: [Memo] = []
-    for index in 0..<40 { memos.append(try store.create(MemoDraft(title: "m\(index)", body: "b"), now: 1)) }
+    // 2,000 memos: some four-digit prefix is shared (the chance that none is, of 65,536
+    // prefixes, is below 10^-13).
+    let memos = try store.createMany((0..<2000).map { MemoDraft(title: "m\($0)", body: "b") }, now: 1)
     let target = memos[0]
     XCTAssertEqual(try store.resolve(target.id.rawValue), target.id)
     XCTAssertEqual(try store.resolve(String(target.id.rawValue.prefix(12)).uppercased()), target.id)
-    // With 40 memos, some one-hex-digit prefix is shared; the error lists the candidates.
-    let counts = Dictionary(grouping: memos) { $0.id.rawValue.prefix(1) }
-    let (digit, shared) = try XCTUnwrap(counts.first { $0.value.count > 1 })
-    assertMemoError(.ambiguousID, try store.resolve(String(digit))) { error in
+    // Fewer than four characters open nothing, however many memos start with them.
+    for short in 1..<IDPrefix.minimumToResolve {
+      assertMemoError(.ambiguousID, try store.resolve(String(target.id.rawValue.prefix(short))))
+    }
+    // A shared prefix lists the candidates.
+    let counts = Dictionary(grouping: memos) { $0.id.rawValue.prefix(4) }
+    let (prefix, shared) = try XCTUnwrap(counts.first { $0.value.count > 1 })
+    assertMemoError(.ambiguousID, try store.resolve(String(prefix))) { error in
       for memo in shared.prefix(10) { XCTAssertTrue(error.message.contains(memo.id.rawValue), error.message) }
       XCTAssertFalse(error.message.contains("m0 "))
     }
-    let unused = try XCTUnwrap("0123456789abcdef".map(String.init).first { counts[Substring($0)] == nil } ?? "ffffffff")
-    assertMemoError(.notFound, try store.resolve(unused + "0000000"))
+    let unused = try XCTUnwrap(
+      (0..<65536).lazy.map { String(format: "%04x", $0) }.first { counts[Substring($0)] == nil })
+    assertMemoError(.notFound, try store.resolve(unused + "0000"))
   }
 
   func testUniqueBodyNeverAppearsInRawDataFiles() throws {
@@ -193,7 +266,7 @@ final class MemoStoreTests: XCTestCase {
     final class Outcomes: @unchecked Sendable {
       // Unchecked: every access holds the lock.
       let lock = NSLock()
-      var replicas: [String] = []
+      var replicas: [ReplicaID] = []
       var errors: [String] = []
     }
     for _ in 0..<10 {
@@ -268,7 +341,8 @@ final class MemoStoreTests: XCTestCase {
   func testQueuesAreSealedAndBoundToTheirPeer() throws {
     let node = try TemporaryNode()
     let store = try node.open()
-    let entry = QueuedPayload(id: "e1", peer: "device-b", payload: Array("QUEUED-SECRET".utf8), time: 5)
+    let entry = QueuedPayload(
+      id: "e1", peer: "device-b", payload: Array("QUEUED-SECRET".utf8), time: 5)
     try store.enqueue(entry, in: .outbox)
     XCTAssertEqual(try store.entries(in: .outbox), [entry])
     XCTAssertFalse(try node.rawDataBytes().contains(bytes: Array("QUEUED-SECRET".utf8)))

@@ -17,11 +17,17 @@ final class MigrationTests: XCTestCase {
     MemoDraft(title: "to be deleted", body: "gone"),
   ]
   static let fixtureOutbox = [
-    QueuedPayload(id: "entry-1", peer: "device-b", payload: Array("pending memo one".utf8), time: 1_700_000_000_000),
-    QueuedPayload(id: "entry-2", peer: "device-c", payload: Array("pending memo two".utf8), time: 1_700_000_000_001),
+    QueuedPayload(
+      id: "entry-1", peer: "device-b", payload: Array("pending memo one".utf8),
+      time: 1_700_000_000_000),
+    QueuedPayload(
+      id: "entry-2", peer: "device-c", payload: Array("pending memo two".utf8),
+      time: 1_700_000_000_001),
   ]
   static let fixtureInbox = [
-    QueuedPayload(id: "in-1", peer: "device-b", payload: Array("received, not accepted".utf8), time: 1_700_000_000_002)
+    QueuedPayload(
+      id: "in-1", peer: "device-b", payload: Array("received, not accepted".utf8),
+      time: 1_700_000_000_002)
   ]
 
   /// A node at schema `version` holding the fixture memos and queues, written by this
@@ -64,7 +70,7 @@ final class MigrationTests: XCTestCase {
   func testSchema7FillsEachNotebooksHorizonFromItsOwnRows() throws {
     let node = try TemporaryNode()
     try SchemaFixture.load(version: 6, into: node)
-    let other = String(repeating: "a", count: 32)
+    let other = ReplicaID(String(repeating: "a", count: 32))!
     let relayedNotebook = String(repeating: "b", count: 32)
     try node.tamper(
       "UPDATE memos SET dot_origin = '\(other)', dot_seq = 77 WHERE id = (SELECT min(id) FROM memos); "
@@ -130,9 +136,15 @@ final class MigrationTests: XCTestCase {
       try after.scalarInt(
         "SELECT count(*) FROM memos WHERE dot_origin IS NULL OR dot_seq IS NULL OR clock IS NULL OR feed_seq IS NULL"),
       0, file: file, line: line)
+    // Schema 8: the replica made those revisions is kept as the legacy one (its knowledge
+    // stays), and the store goes on under a replica id derived from its device.
+    let legacy = try XCTUnwrap(try store.legacyReplicaID(), file: file, line: line)
+    XCTAssertNotEqual(legacy, store.replicaID, file: file, line: line)
     XCTAssertEqual(
-      try store.knowledge()[store.replicaID], UInt64(try after.scalarInt("SELECT max(dot_seq) FROM memos")), file: file,
+      try store.knowledge()[legacy], UInt64(try after.scalarInt("SELECT max(dot_seq) FROM memos")), file: file,
       line: line)
+    XCTAssertEqual(
+      try store.knowledge()[store.replicaID], 0, "the derived replica starts afresh", file: file, line: line)
     // Schema 5: the horizon covers the dot of every row held before it, so a peer's
     // knowledge of them can be adopted (later, this replica's own dots are bounded by its
     // sequence instead).

@@ -21,13 +21,11 @@ import XCTest
 /// - no edit a current member made is lost.
 ///
 /// A failure prints its seed: `MEMO_PEER_NOTEBOOK_MODEL_SEED` replays one run,
-/// `MEMO_PEER_NOTEBOOK_MODEL_RUNS` changes the count.
+/// `MEMO_PEER_NOTEBOOK_MODEL_RUNS` changes the count. 300 runs (`make model`); 30 under
+/// `MEMO_PEER_MODEL_RUNS=small` (`make check`).
 final class NotebookModelTests: XCTestCase {
   func testMembersConvergeOnExactlyTheirNotebooksAndTheRelayNeverHoldsAKey() throws {
-    let environment = ProcessInfo.processInfo.environment
-    let seeds: [UInt64] =
-      environment["MEMO_PEER_NOTEBOOK_MODEL_SEED"].flatMap(UInt64.init).map { [$0] }
-      ?? Array(1...UInt64(environment["MEMO_PEER_NOTEBOOK_MODEL_RUNS"].flatMap(Int.init) ?? 300))
+    let seeds = try ModelRun.seeds("MEMO_PEER_NOTEBOOK_MODEL", full: 300, small: 30)
     var totals = NotebookRun.Totals()
     for seed in seeds {
       var run = try NotebookRun(seed: seed)
@@ -168,9 +166,9 @@ struct NotebookRun {
   mutating func share() throws {
     guard !bShared else { return }
     for owner in [0, 1] {
-      try replicas[owner].store.share(b, with: replicas[2].device.compact, as: .member, now: 10)
+      try replicas[owner].store.share(b, with: replicas[2].device, as: .member, now: 10)
     }
-    try replicas[Self.relay].store.share(b, with: replicas[2].device.compact, as: .relay, now: 10)
+    try replicas[Self.relay].store.share(b, with: replicas[2].device, as: .relay, now: 10)
     bShared = true
     bEverShared = true
     log.append("r0, r1 and the relay share b with r2")
@@ -180,7 +178,7 @@ struct NotebookRun {
   /// next sync with replica 0, or with a device that did.
   mutating func unshare() throws {
     guard bShared else { return }
-    _ = try replicas[0].store.unshare(b, from: replicas[2].device.compact, now: 20)
+    _ = try replicas[0].store.unshare(b, from: replicas[2].device, now: 20)
     unshareSeq = try replicas[0].store.knowledge()[replicas[0].store.replicaID]
     bShared = false
     // What replica 2 writes from now on may or may not reach the others: no edit of its

@@ -61,12 +61,12 @@ final class NotebookStoreTests: XCTestCase {
       try db.scalarInt("SELECT count(*) FROM memos WHERE notebook IS NOT '\(NotebookID.migrated.rawValue)'"), 0)
     XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM memos"), 4)
     XCTAssertEqual(
-      Set(try store.members(of: personal.id).map(\.device)), [laptop.compact, desk.compact])
+      Set(try store.members(of: personal.id).map(\.device)), [laptop, desk])
     XCTAssertTrue(try store.members(of: personal.id).allSatisfy { $0.role == .member })
     XCTAssertEqual(try store.keyring(personal.id).keys.count, 1)
     XCTAssertEqual(try store.knowledge(of: personal.id)["0123456789abcdef0123456789abcdef"], 17)
     XCTAssertEqual(
-      try store.syncCursor(for: laptop.compact, in: personal.id),
+      try store.syncCursor(for: laptop, in: personal.id),
       FeedPosition(replica: "0123456789abcdef0123456789abcdef", position: 17))
     // Memos read as before and new ones land in personal.
     XCTAssertEqual(try store.summaries().count, 3)
@@ -129,8 +129,8 @@ final class NotebookStoreTests: XCTestCase {
   func testUnshareRotatesTheKeyOnlyForAMember() throws {
     let store = try TemporaryNode().open()
     let family = try store.createNotebook(named: "family", now: 1)
-    let d = TestDevices.id(named: "d").compact
-    let s = TestDevices.id(named: "s").compact
+    let d = TestDevices.id(named: "d")
+    let s = TestDevices.id(named: "s")
     XCTAssertTrue(try store.share(family.id, with: d, as: .member, now: 2))
     XCTAssertFalse(try store.share(family.id, with: d, as: .member, now: 2))
     try store.share(family.id, with: s, as: .relay, now: 2)
@@ -170,8 +170,8 @@ final class NotebookStoreTests: XCTestCase {
     try store.insertNotebook(relayed, name: nil, role: .relay, now: 1)
     assertMemoError(.invalidInput, try store.create(MemoDraft(title: "x", body: "y"), now: 2, in: relayed))
     assertMemoError(
-      .invalidInput, try store.share(relayed, with: TestDevices.id(named: "c").compact, as: .member, now: 2))
-    XCTAssertTrue(try store.share(relayed, with: TestDevices.id(named: "c").compact, as: .relay, now: 2))
+      .invalidInput, try store.share(relayed, with: TestDevices.id(named: "c"), as: .member, now: 2))
+    XCTAssertTrue(try store.share(relayed, with: TestDevices.id(named: "c"), as: .relay, now: 2))
     XCTAssertEqual(try store.findNotebook("00112233").displayName, "notebook 00112233…")
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoNode
+import MemoProtocol
 import MemoTestSupport
 import XCTest
 
@@ -51,6 +52,39 @@ final class NotebookSyncTests: XCTestCase {
     XCTAssertFalse(try holds(d.node, "mine alone"))
   }
 
+  /// A key generation a member made up (2^53) is not taken: before, the next rotation here
+  /// made generation 2^53 + 1, which every peer refuses, and every later sync of this
+  /// device failed. Consecutive generations (a member that rotated twice) still arrive.
+  func testAMadeUpKeyGenerationIsRefusedAndLaterRotationsStayValid() throws {
+    let b = try device()
+    let c = try device()
+    let notebook = try b.store.defaultNotebook().id
+    try shareNotebook(notebook, among: [(b.store, b.node.device), (c.store, c.node.device)])
+    var sent = try b.store.offers(for: c.node.device)
+    let index = try XCTUnwrap(sent.firstIndex { $0.id == notebook.rawValue })
+    let madeUp = NotebookOffer.KeyMaterial(
+      id: String(repeating: "7", count: 32), generation: 1 << 53,
+      key: Data(repeating: 9, count: 32).base64EncodedString())
+    sent[index].keys = (sent[index].keys ?? []) + [madeUp]
+    let offers = try NotebookOffers.check(sent)
+    _ = try c.store.plan(with: b.node.device, offers: offers, restrictSending: false, now: 2)
+    XCTAssertNil(try c.store.keyring(notebook)[madeUp.id], "the made-up generation is not kept")
+
+    try c.store.batch { _ = try c.store.makeNotebookKey(notebook, now: 3) }
+    XCTAssertLessThan(try c.store.keyring(notebook).newestGeneration, 1 << 53)
+    XCTAssertNoThrow(try NotebookOffers.check(try c.store.offers(for: b.node.device)), "b takes c's offers")
+
+    // b rotates twice: both generations reach c in one sync.
+    try b.store.batch {
+      _ = try b.store.makeNotebookKey(notebook, now: 4)
+      _ = try b.store.makeNotebookKey(notebook, now: 5)
+    }
+    let rotated = try NotebookOffers.check(try b.store.offers(for: c.node.device))
+    _ = try c.store.plan(with: b.node.device, offers: rotated, restrictSending: false, now: 6)
+    let held = Set(try c.store.keyring(notebook).keys.keys)
+    XCTAssertTrue(Set(try b.store.keyring(notebook).keys.keys).isSubset(of: held), "every generation of b's arrived")
+  }
+
   /// The family story in memory: d gets `family` only, and after the unshare nothing new
   /// from b or from c (which learns the unshare from b with the new key); d keeps the old;
   /// b and c read everything.
@@ -61,24 +95,24 @@ final class NotebookSyncTests: XCTestCase {
     let family = try b.store.createNotebook(named: "family", now: 1)
     let secret = try b.store.create(MemoDraft(title: "t", body: "personal secret"), now: 1)
     try b.store.create(MemoDraft(title: "t", body: "family 1"), now: 1, in: family.id)
-    try b.store.share(family.id, with: c.node.device.compact, as: .member, now: 1)
-    try b.store.share(family.id, with: d.node.device.compact, as: .member, now: 1)
+    try b.store.share(family.id, with: c.node.device, as: .member, now: 1)
+    try b.store.share(family.id, with: d.node.device, as: .member, now: 1)
     try sync(c, with: b)
     try sync(d, with: b)
-    try c.store.share(family.id, with: d.node.device.compact, as: .member, now: 2)
+    try c.store.share(family.id, with: d.node.device, as: .member, now: 2)
     try sync(d, with: c)
     XCTAssertEqual(try bodies(d.store), ["family 1"])
     XCTAssertEqual(try d.store.notebooks().first { $0.id == family.id }?.name, "family")
     XCTAssertFalse(try holds(d.node, secret.id.rawValue), "not a row of a personal memo")
     XCTAssertFalse(try holds(d.node, "personal secret"))
 
-    let result = try b.store.unshare(family.id, from: d.node.device.compact, now: 10)
+    let result = try b.store.unshare(family.id, from: d.node.device, now: 10)
     XCTAssertTrue(result.rotated)
     try b.store.create(MemoDraft(title: "t", body: "family 2, after"), now: 11, in: family.id)
     try sync(c, with: b)
     XCTAssertEqual(try c.store.keyring(family.id).keys.count, 2, "c has the new generation")
     XCTAssertEqual(
-      try c.store.members(of: family.id, includingRemoved: true).first { $0.device == d.node.device.compact }?.role,
+      try c.store.members(of: family.id, includingRemoved: true).first { $0.device == d.node.device }?.role,
       .removed, "c learnt the unshare from b")
     try c.store.create(MemoDraft(title: "t", body: "family 3, from c"), now: 12, in: family.id)
     try sync(b, with: c)
@@ -154,6 +188,32 @@ final class NotebookSyncTests: XCTestCase {
     XCTAssertEqual(try c.store.liveMemoCount(), 20, "nothing deleted on c")
   }
 
+  /// A relay keeps the sealed records it forwarded and then replaced (its history of the
+  /// memo), still sealed, within the history bounds.
+  func testARelayKeepsTheRecordsItReplacedWithinTheBounds() throws {
+    let (b, c, s, _) = try hub()
+    let memo = try b.store.create(MemoDraft(title: "relayed", body: "canary relayed v1"), now: 3)
+    try sync(b, with: s)
+    for version in 2...4 {
+      try b.store.update(memo.id, MemoChange(body: "canary relayed v\(version)"), now: Int64(3 + version))
+      try sync(b, with: s)
+    }
+    XCTAssertEqual(try s.store.relayedHeads(of: memo.id).count, 1)
+    XCTAssertEqual(try s.store.relayedHistory(of: memo.id).map(\.dot.seq).count, 3, "v1, v2 and v3 kept")
+    for version in 1...4 { XCTAssertFalse(try holds(s.node, "canary relayed v\(version)"), "sealed on the relay") }
+    try sync(c, with: s)
+    XCTAssertEqual(try c.store.memo(memo.id).body, "canary relayed v4")
+    s.store.setHistoryLimits(HistoryLimits(revisions: 1, days: 365, totalBytes: 1 << 30, trashDays: 30))
+    // s asks (its own store receives), so the limits set on it apply.
+    try b.store.update(memo.id, MemoChange(body: "canary relayed v5"), now: 9)
+    try sync(s, with: b)
+    XCTAssertEqual(try s.store.relayedHistory(of: memo.id).count, 1, "only the newest replaced record")
+    s.store.setHistoryLimits(HistoryLimits(revisions: 100, days: 365, totalBytes: 0, trashDays: 30))
+    try b.store.update(memo.id, MemoChange(body: "canary relayed v6"), now: 10)
+    try sync(s, with: b)
+    XCTAssertEqual(try s.store.relayedHistory(of: memo.id).count, 0, "nothing past the total")
+  }
+
   /// A relay that changes a record it keeps — its clock, to make it cover other revisions,
   /// or a byte of the sealed part — makes the member refuse the batch: nothing of it is
   /// stored, and the error names what happened.
@@ -162,9 +222,11 @@ final class NotebookSyncTests: XCTestCase {
     try b.store.create(MemoDraft(title: "t", body: "untouched"), now: 3)
     try sync(b, with: s)
     try s.node.tamper("UPDATE relayed SET sealed = X'01' || substr(sealed, 2, 12) || X'00' || substr(sealed, 15)")
-    let run = runSync(c.store, as: c.node.device, with: s.node.answerer, batch: 4)
-    XCTAssertThrowsError(try run.report())
+    // The signature no longer matches: c keeps the record aside and the sync goes on.
+    let report = try runSync(c.store, as: c.node.device, with: s.node.answerer, batch: 4).report()
+    XCTAssertEqual(report.received.quarantined, 1)
     XCTAssertEqual(try c.store.count(), 0)
+    XCTAssertEqual(try c.store.quarantined().first?.peer, s.node.device, "kept aside, naming the relay that sent it")
   }
 
   /// Two stores of schema 4 that trust each other migrate to the same `personal` (and
@@ -203,38 +265,49 @@ final class NotebookSyncTests: XCTestCase {
     let s = try device()
     let personal = try b.store.defaultNotebook().id
     try shareNotebook(personal, among: [(b.store, b.node.device), (s.store, s.node.device)], roles: [.member, .relay])
-    let made = String(repeating: "e", count: 32)
+    let made = ReplicaID(String(repeating: "e", count: 32))!
     let key = String(repeating: "c", count: 32)
-    func record(_ origin: String, _ seq: UInt64, clock: [String: UInt64] = [:], memo: MemoID = MemoID()) -> SyncRecord {
+    func record(_ origin: ReplicaID, _ seq: UInt64, clock: [ReplicaID: UInt64] = [:], memo: MemoID = MemoID())
+      -> SyncRecord
+    {
       SyncRecord(
         notebook: personal, memo: memo, dot: Dot(origin: origin, seq: seq),
         clock: VersionVector(clock.merging([origin: seq]) { _, dot in dot }), keyID: key, sealed: [1, 2, 3])
     }
     func sink(maximumReplicas: Int = SyncLimits.maximumReplicas) throws -> SyncSink {
       try SyncSink(
-        store: s.store, peer: "HOSTILE", peerReplica: made, deleteGuard: MassDeleteGuard(),
+        store: s.store, peer: TestDevices.id(named: "HOSTILE"), peerReplica: made, deleteGuard: MassDeleteGuard(),
         plan: SyncPlan(receiving: [personal: .relay], announced: [personal]), maximumReplicas: maximumReplicas)
     }
+    // Signed by the device `made` (and the others) are bound to, so every rule is reached.
+    func signed(_ records: [SyncRecord]) -> SyncRecordBatch.Batch {
+      let (records, bindings) = TestAuthor.shared.signed(records)
+      return .init(position: 1, bindings: bindings, records: records)
+    }
     func refused(_ reason: SyncMessage.RefuseReason, _ records: [SyncRecord], maximumReplicas: Int = 4096) {
-      XCTAssertThrowsError(
-        try sink(maximumReplicas: maximumReplicas).apply(.init(position: 1, records: records), now: 2)
-      ) {
+      XCTAssertThrowsError(try sink(maximumReplicas: maximumReplicas).apply(signed(records), now: 2)) {
         XCTAssertEqual(($0 as? SyncViolation)?.reason, reason, "\($0)")
       }
     }
     let fine = record(made, 1)
-    refused(.ownOrigin, [fine, record(s.store.replicaID, 99)])
+    // A record claiming the relay's own replica cannot carry its signature: it is kept
+    // aside (never stored, never forwarded), and nothing else of the batch is refused for it.
+    let claiming = try sink()
+    _ = try claiming.apply(signed([record(s.store.replicaID, 99)]), now: 2)
+    XCTAssertEqual(claiming.outcome.quarantined, 1)
+    XCTAssertEqual(claiming.outcome.applied, 0)
     refused(.futureClock, [fine, record(made, 2, clock: [s.store.replicaID: 1 << 40])])
-    refused(.tooManyReplicas, [fine] + (1...4).map { record(String(format: "%032x", $0), 1) }, maximumReplicas: 3)
+    refused(
+      .tooManyReplicas, [fine] + (1...4).map { record(ReplicaID(String(format: "%032x", $0))!, 1) }, maximumReplicas: 3)
     let memo = MemoID()
-    refused(.tooManyCopies, (1...34).map { record(String(format: "%032x", $0), 1, memo: memo) })
+    refused(.tooManyCopies, (1...34).map { record(ReplicaID(String(format: "%032x", $0))!, 1, memo: memo) })
     XCTAssertThrowsError(
       try SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, records: [record(made, 1 << 54)])))
     ) { XCTAssertEqual(($0 as? SyncViolation)?.reason, .outOfRange) }
     XCTAssertEqual(try s.store.relayedRevisionCount(), 0, "nothing of a refused batch")
     // What is sound is kept; a claim of 2^53 is adopted only up to what arrived.
     let receiving = try sink()
-    _ = try receiving.apply(.init(position: 1, records: [fine, record(made, 2)]), now: 2)
+    _ = try receiving.apply(signed([fine, record(made, 2)]), now: 2)
     _ = try receiving.finish(
       SyncMessage.Done(
         position: 1, knowledge: VersionVector(),

@@ -4,7 +4,7 @@ import MemoCrypto
 import MemoTestSupport
 import XCTest
 
-@testable import MemoStore
+@_spi(Fuzzing) @testable import MemoStore
 
 /// Protection classes, lock and unlock, against a fake keyring (the kernel keyring has its
 /// own tests in KernelKeyringTests and the CLI tests).
@@ -59,13 +59,23 @@ final class ProtectionStoreTests: XCTestCase {
     assertMemoError(.locked, try store.search("milk"))
     assertMemoError(.locked, try store.summaries())
     assertMemoError(.locked, try store.listing(tag: "home"))
+    // Streamed, the same: public titles only, and the checks come before any row.
+    var streamed: [MemoListing] = []
+    try store.forEachListing { streamed.append($0) }
+    XCTAssertEqual(streamed, listing)
+    var reached = false
+    assertMemoError(.locked, try store.forEachListing(tag: "home") { _ in reached = true })
+    assertMemoError(.locked, try store.forEachSummary { _ in reached = true })
+    assertMemoError(.locked, try store.search("milk") { _ in reached = true })
+    XCTAssertFalse(reached)
     assertMemoError(.locked, try store.create(MemoDraft(title: "x", body: "y"), now: 3))
     assertMemoError(.locked, try store.update(open.id, MemoChange(body: "z"), now: 3))
     assertMemoError(.locked, try store.delete(open.id, now: 3))
     assertMemoError(.locked, try store.forEachMemo { _ in })
     assertMemoError(.locked, try store.entries(in: .outbox))
     assertMemoError(
-      .locked, try store.enqueue(QueuedPayload(id: "e", peer: "p", payload: [1], time: 1), in: .outbox))
+      .locked,
+      try store.enqueue(QueuedPayload(id: "e", peer: "p", payload: [1], time: 1), in: .outbox))
     XCTAssertEqual(try store.outboxWaitingCount(), 0)
     XCTAssertEqual(try store.resolve(String(open.id.rawValue.prefix(8))), open.id)
     XCTAssertEqual(try store.widgetMemo()?.title, nil)  // the latest memo is the private one

@@ -1,4 +1,6 @@
 import MemoCore
+import MemoProtocol
+import MemoTestSupport
 
 @testable import MemoStore
 
@@ -11,18 +13,21 @@ final class RevisionSink {
   let store: MemoStore
   let notebook: NotebookID
   let sink: SyncSink
+  /// Who signs the revisions fed in: one device owns every made-up replica of these tests,
+  /// whichever peer (`peer`) passes them on.
+  let author = TestAuthor.shared
 
   init(
-    store: MemoStore, peer: String, peerReplica: String, deleteGuard: MassDeleteGuard?,
+    store: MemoStore, peer: DeviceID, peerReplica: ReplicaID, deleteGuard: MassDeleteGuard?,
     maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
-    notebook: NotebookID? = nil
+    maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer, notebook: NotebookID? = nil
   ) throws {
     self.store = store
     self.notebook = try notebook ?? store.defaultNotebook().id
     sink = try SyncSink(
       store: store, peer: peer, peerReplica: peerReplica, deleteGuard: deleteGuard,
       plan: SyncPlan(receiving: [self.notebook: .member], announced: [self.notebook]), maximumReplicas: maximumReplicas,
-      maximumHeld: maximumHeld)
+      maximumHeld: maximumHeld, maximumIntroduced: maximumIntroduced)
   }
 
   var outcome: SyncMessage.Outcome { sink.outcome }
@@ -33,14 +38,17 @@ final class RevisionSink {
       revision.notebook = notebook
       return try store.sealRecord(revision)
     }
-    return try sink.apply(SyncRecordBatch.Batch(position: batch.position, records: records), now: now)
+    let (signed, bindings) = author.signed(records)
+    return try sink.apply(
+      SyncRecordBatch.Batch(position: batch.position, bindings: bindings, records: signed), now: now)
   }
 
   /// `done.knowledge` is claimed for the notebook.
   func finish(_ done: SyncMessage.Done, now: Timestamp) throws -> SyncMessage.Outcome {
     try sink.finish(
       SyncMessage.Done(
-        position: done.position, knowledge: VersionVector(), notebooks: [notebook: VersionVector(done.knowledge)]),
+        position: done.position, knowledge: VersionVector(),
+        notebooks: [notebook: try SyncRules.checkedVector(done.knowledge, "test knowledge")]),
       now: now)
   }
 }

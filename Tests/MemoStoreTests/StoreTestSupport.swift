@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoNode
 import MemoTestSupport
 import XCTest
 
@@ -10,17 +11,16 @@ import XCTest
 final class TemporaryNode {
   let root: String
   let paths: NodePaths
-  /// The node's device ID in syncs (no key behind it: the in-memory channel authenticates).
-  let device: DeviceID
+  /// The node's device ID: its identity key's (made on first use), as its revisions are
+  /// signed with; the in-memory channel presents it in syncs.
+  lazy var device: DeviceID = (try? NodeIdentity.deviceID(paths: paths)) ?? TestDevices.id(named: root)
   /// The node's side when another node syncs with it.
-  let answerer: SyncAnswerSide
+  lazy var answerer = SyncAnswerSide(paths: paths, device: device)
 
   /// `directory`: where to make it (default: the temporary directory).
   init(in directory: String? = nil) throws {
     root = try PrivateFiles.makeUniqueDirectory(in: directory ?? NSTemporaryDirectory(), prefix: "memo-peer-test")
     paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": root])
-    device = TestDevices.id(named: root)
-    answerer = SyncAnswerSide(paths: paths, device: device)
   }
 
   deinit { try? FileManager.default.removeItem(atPath: root) }

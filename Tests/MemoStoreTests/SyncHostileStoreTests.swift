@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoCrypto
 import MemoNode
+import MemoProtocol
 import MemoTestSupport
 import XCTest
 
@@ -14,8 +15,8 @@ import XCTest
 /// day; the limits hold.
 final class SyncHostileStoreTests: XCTestCase {
   var nodes: [TemporaryNode] = []
-  let peer = "HOSTILE"
-  let made = String(repeating: "e", count: 32)
+  let peer = TestDevices.id(named: "HOSTILE")
+  let made = ReplicaID(String(repeating: "e", count: 32))!
 
   func store() throws -> MemoStore {
     let node = try TemporaryNode()
@@ -41,7 +42,7 @@ final class SyncHostileStoreTests: XCTestCase {
   }
 
   /// A new revision by replica `origin` (sequence `seq`) that has seen `memo`.
-  func edit(_ memo: Memo, origin: String, seq: UInt64, body: String = "", deleted: Bool = false) -> SyncRevision {
+  func edit(_ memo: Memo, origin: ReplicaID, seq: UInt64, body: String = "", deleted: Bool = false) -> SyncRevision {
     var clock = memo.clock
     clock.add(Dot(origin: origin, seq: seq))
     return SyncRevision(
@@ -52,7 +53,7 @@ final class SyncHostileStoreTests: XCTestCase {
       body: deleted ? "" : body, tags: deleted ? [] : memo.tags)
   }
 
-  func fresh(_ index: Int, origin: String, seq: UInt64) -> SyncRevision {
+  func fresh(_ index: Int, origin: ReplicaID, seq: UInt64) -> SyncRevision {
     SyncRevision(
       memo: MemoID(),
       head: HeadSummary(
@@ -116,7 +117,8 @@ final class SyncHostileStoreTests: XCTestCase {
     XCTAssertEqual(try b.knowledge(of: family.id)[made], 0, "nothing of made arrived in family")
     // So made's family revisions stay wanted: one arrives, and then knowledge follows it.
     let honest = try RevisionSink(
-      store: b, peer: "HONEST", peerReplica: made, deleteGuard: MassDeleteGuard(), notebook: family.id)
+      store: b, peer: TestDevices.id(named: "HONEST"), peerReplica: made, deleteGuard: MassDeleteGuard(),
+      notebook: family.id)
     _ = try honest.apply(SyncBatchCodec.Batch(position: 1, revisions: [fresh(41, origin: made, seq: 41)]), now: 4)
     _ = try honest.finish(SyncMessage.Done(position: 1, knowledge: VersionVector([made: 41])), now: 4)
     XCTAssertEqual(try b.knowledge(of: family.id)[made], 41)
@@ -128,12 +130,40 @@ final class SyncHostileStoreTests: XCTestCase {
   func testABatchThatFloodsTheReplicaCountIsRefusedWhole() throws {
     let b = try store()
     let receiving = try RevisionSink(store: b, peer: peer, peerReplica: made, deleteGuard: nil, maximumReplicas: 10)
-    let wide = (0..<12).map { String(format: "%032x", $0 + 1) }
+    let wide = (0..<12).map { ReplicaID(String(format: "%032x", $0 + 1))! }
     var revisions = [fresh(0, origin: made, seq: 1)]
     for (index, origin) in wide.enumerated() { revisions.append(fresh(index + 1, origin: origin, seq: 1)) }
     refused(.tooManyReplicas) { _ = try receiving.apply(.init(position: 9, revisions: revisions), now: 1) }
     XCTAssertEqual(try b.count(), 0)
     XCTAssertNil(try b.syncCursor(for: peer), "not even the position moved")
+  }
+
+  /// One peer introduces at most its quota of new replicas: what it sends under more is
+  /// kept aside with the reason, and another peer's new device still gets its first write
+  /// in. Before the quota, one member filled the node's budget (4,096) for everyone, and
+  /// from then on every new device's first write was refused, for good (issue 23).
+  func testOnePeerCannotFillTheReplicaBudgetForEveryone() throws {
+    let b = try store()
+    let flooding = try RevisionSink(
+      store: b, peer: peer, peerReplica: made, deleteGuard: nil, maximumReplicas: 12, maximumIntroduced: 8)
+    let wide = (0..<12).map { ReplicaID(String(format: "%032x", $0 + 1))! }
+    let revisions = wide.enumerated().map { fresh($0.offset, origin: $0.element, seq: 1) }
+    _ = try flooding.apply(.init(position: 12, revisions: revisions), now: 1)
+    XCTAssertEqual(try b.count(), 8, "the first 8 new replicas of the peer are taken")
+    XCTAssertEqual(flooding.outcome.quarantined, 4)
+    let kept = try b.quarantined()
+    XCTAssertEqual(kept.map(\.peer), [peer], "the flooding peer is named")
+    let reason = kept.first?.reason ?? ""
+    XCTAssertTrue(reason.contains("beyond the 8 this peer may introduce"), reason)
+    XCTAssertEqual(
+      try b.syncCursor(for: peer, in: try b.defaultNotebook().id)?.position, 12, "the rest of its sync went on")
+
+    let newcomer = TestDevices.id(named: "NEWCOMER")
+    let itsReplica = ReplicaID(String(repeating: "f", count: 32))!
+    let arriving = try RevisionSink(
+      store: b, peer: newcomer, peerReplica: itsReplica, deleteGuard: nil, maximumReplicas: 12, maximumIntroduced: 8)
+    _ = try arriving.apply(.init(position: 1, revisions: [fresh(99, origin: itsReplica, seq: 1)]), now: 2)
+    XCTAssertEqual(try b.count(), 9, "another peer's new replica still lands")
   }
 
   // MARK: - Case 3: the receiver's own replica, impossible numbers
@@ -142,22 +172,24 @@ final class SyncHostileStoreTests: XCTestCase {
     let b = try store()
     let memo = try b.create(MemoDraft(title: "mine", body: "my text"), now: 1)
     let receiving = try sink(b, guard: nil)
-    // Made by b beyond its own sequence: never made, refused with the batch.
+    // "Made by b" beyond its own sequence: nobody else can sign for b's replica, so it is
+    // kept aside, never stored; the rest of the batch is taken.
     let never = SyncRevision(
       memo: MemoID(),
       head: HeadSummary(
         dot: Dot(origin: b.replicaID, seq: 99), clock: VersionVector([b.replicaID: 99]), revision: 1, isDeleted: false),
       created: 1, updated: 1, isPrivate: false, title: "t", body: "forged", tags: [])
-    refused(.ownOrigin) {
-      _ = try receiving.apply(.init(position: 1, revisions: [fresh(1, origin: made, seq: 1), never]), now: 2)
-    }
+    let claiming = try sink(b, guard: nil)
+    _ = try claiming.apply(.init(position: 1, revisions: [never]), now: 2)
+    XCTAssertEqual(claiming.outcome.quarantined, 1)
+    XCTAssertEqual(claiming.outcome.applied, 0)
     // A clock that claims b's revision 50 (b made one): refused.
     refused(.futureClock) {
       _ = try receiving.apply(
         .init(position: 1, revisions: [edit(memo, origin: made, seq: 2, body: "x")]).with(clock: [b.replicaID: 50]),
         now: 2)
     }
-    XCTAssertEqual(try b.count(), 1, "nothing of either batch")
+    XCTAssertEqual(try b.count(), 1, "nothing of the forged revision or the refused batch")
     // b's own revision, forged with another text and a clock claiming more: never stored.
     var forged = revision(memo)
     forged.body = "forged text"
@@ -165,6 +197,7 @@ final class SyncHostileStoreTests: XCTestCase {
     XCTAssertEqual(try receiving.apply(.init(position: 1, revisions: [forged]), now: 2), 1)
     XCTAssertEqual(try b.memo(memo.id).body, "my text")
     XCTAssertEqual(receiving.outcome.applied, 0)
+    XCTAssertEqual(receiving.outcome.quarantined, 1, "its signature is not b's")
     // Edits, deletes and resolutions go on as before.
     try b.update(memo.id, MemoChange(body: "edited"), now: 3)
     try b.delete(memo.id, now: 4)
@@ -261,7 +294,7 @@ final class SyncHostileStoreTests: XCTestCase {
     let receiving = try sink(b, guard: nil)
     // 33 concurrent edits of one memo: one is the memo, 32 are copies.
     let concurrent = (1...33).map { index in
-      edit(memo, origin: String(format: "%032x", index), seq: 1, body: "copy \(index)")
+      edit(memo, origin: ReplicaID(String(format: "%032x", index))!, seq: 1, body: "copy \(index)")
     }
     _ = try receiving.apply(.init(position: 1, revisions: concurrent), now: 2)
     XCTAssertEqual(try b.conflicts().first?.copies.count, 32)
@@ -296,7 +329,7 @@ final class SyncHostileStoreTests: XCTestCase {
     // Stored as an unchecked sync stored it (the checks of today would refuse it).
     let poisoned = Memo(
       id: MemoID(), title: "bad", body: "poisoned", tags: [], created: 1, updated: 1, isPrivate: false,
-      revision: .max, origin: made, dot: Dot(origin: made, seq: 1), clock: VersionVector([made: 1]),
+      revision: .max, origin: made.rawValue, dot: Dot(origin: made, seq: 1), clock: VersionVector([made: 1]),
       notebook: notebook)
     try a.batch { try a.storeHead(poisoned, existing: [], removing: []) }
     let node = nodes[0]
@@ -328,16 +361,19 @@ final class SyncHostileStoreTests: XCTestCase {
     let content = DeliveryMessage.Content(title: "note", body: "from a peer", tags: [], isPrivate: false, sent: 5)
     XCTAssertEqual(
       try b.receiveDelivery(
-        id: "not a uuid", from: "SENDER", memo: content, size: 10, policy: .ask, limits: ReceiveLimits(), now: 6),
+        id: "not a uuid", from: TestDevices.id(named: "SENDER"), memo: content, size: 10, policy: .ask,
+        limits: ReceiveLimits(), now: 6),
       .stored("inbox", duplicate: false))
     let accepted = try b.acceptInboxEntry("not")
     XCTAssertEqual(try b.memo(accepted.id).body, "from a peer", "the returned id is the stored memo")
-    XCTAssertEqual(accepted.id, MemoStore.deliveredMemoID(entryID: "not a uuid", sender: "SENDER"))
+    XCTAssertEqual(
+      accepted.id, MemoStore.deliveredMemoID(entryID: "not a uuid", sender: TestDevices.id(named: "SENDER").compact))
     XCTAssertEqual(try b.count(), 1)
 
     let c = try store()
     _ = try c.receiveDelivery(
-      id: "not a uuid", from: "SENDER", memo: content, size: 10, policy: .accept, limits: ReceiveLimits(), now: 6)
+      id: "not a uuid", from: TestDevices.id(named: "SENDER"), memo: content, size: 10, policy: .accept,
+      limits: ReceiveLimits(), now: 6)
     XCTAssertEqual(try c.memo(accepted.id).body, "from a peer", "the accept policy stores the same id")
   }
 
@@ -346,7 +382,7 @@ final class SyncHostileStoreTests: XCTestCase {
     let limits = ReceiveLimits(maximumAcceptedPerDay: 2)
     func deliver(_ index: Int, at now: Timestamp) throws -> DeliveryOutcome {
       try b.receiveDelivery(
-        id: MemoID().rawValue, from: "SENDER",
+        id: MemoID().rawValue, from: TestDevices.id(named: "SENDER"),
         memo: DeliveryMessage.Content(title: "n", body: "memo \(index)", tags: [], isPrivate: false, sent: now),
         size: 10, policy: .accept, limits: limits, now: now)
     }
@@ -359,32 +395,36 @@ final class SyncHostileStoreTests: XCTestCase {
   func testADeliveredRevisionIsCheckedLikeASyncedOne() throws {
     let b = try store()
     let mine = try b.create(MemoDraft(title: "mine", body: "my text"), now: 1)
-    // b's own memo, sent back with another text: never stored over b's.
+    // b's own memo, sent back with another text by a device that is no member of its
+    // notebook: never stored over b's (it arrives as a memo of its own).
     var echo = DeliveryMessage.SentRevision(memo: mine)
-    echo.clock = [b.replicaID: 1, made: 3]
+    echo.clock = [b.replicaID.rawValue: 1, made.rawValue: 3]
     let forged = DeliveryMessage.Content(
       title: "mine", body: "forged", tags: [], isPrivate: false, sent: 2, revision: echo)
     _ = try b.receiveDelivery(
-      id: MemoID().rawValue, from: "SENDER", memo: forged, size: 10, policy: .accept, limits: ReceiveLimits(), now: 3)
+      id: MemoID().rawValue, from: TestDevices.id(named: "SENDER"), memo: forged, size: 10, policy: .accept,
+      limits: ReceiveLimits(), now: 3)
     XCTAssertEqual(try b.memo(mine.id).body, "my text")
-    // A clock naming b beyond its sequence: refused as invalid input, nothing stored.
+    XCTAssertEqual(try b.count(), 2)
+    // A clock out of range is still refused as invalid input, before anything is stored.
     var future = DeliveryMessage.SentRevision(memo: mine)
-    future.dotOrigin = made
+    future.dotOrigin = made.rawValue
     future.dotSeq = 1
-    future.clock = [made: 1, b.replicaID: 40]
+    future.clock = [made.rawValue: 1, b.replicaID.rawValue: 1 << 60]
     let content = DeliveryMessage.Content(title: "t", body: "x", tags: [], isPrivate: false, sent: 2, revision: future)
     XCTAssertThrowsError(
       try b.receiveDelivery(
-        id: MemoID().rawValue, from: "SENDER", memo: content, size: 10, policy: .accept, limits: ReceiveLimits(),
+        id: MemoID().rawValue, from: TestDevices.id(named: "SENDER"), memo: content, size: 10, policy: .accept,
+        limits: ReceiveLimits(),
         now: 3)
     ) { error in XCTAssertEqual((error as? MemoPeerError)?.code, .invalidInput) }
-    XCTAssertEqual(try b.count(), 1)
+    XCTAssertEqual(try b.count(), 2)
   }
 }
 
 extension SyncBatchCodec.Batch {
   /// The batch with `extra` merged into every revision's clock.
-  func with(clock extra: [String: UInt64]) -> SyncBatchCodec.Batch {
+  func with(clock extra: [ReplicaID: UInt64]) -> SyncBatchCodec.Batch {
     var copy = self
     for index in copy.revisions.indices { copy.revisions[index].head.clock.merge(VersionVector(extra)) }
     return copy

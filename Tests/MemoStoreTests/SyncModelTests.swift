@@ -11,12 +11,15 @@ import XCTest
 /// the production `SyncSession` on both sides, over an in-memory channel. Afterwards every
 /// replica must hold the same rows (ids, revisions, clocks, content), and every edit anyone
 /// made must still be visible in a memo or a conflict copy, unless a person replaced or
-/// deleted it knowingly. The cuts fall on a given `sync-batch`, so each run is the same
+/// deleted it knowingly. Each replica's history of a memo must hold exactly the revisions it
+/// saw (every head it stored, and nothing no replica made), and restores of earlier
+/// revisions converge like edits. The cuts fall on a given `sync-batch`, so each run is the same
 /// every time: a failure prints its seed; `MEMO_PEER_SYNC_MODEL_SEED` replays one run and
-/// `MEMO_PEER_SYNC_MODEL_RUNS` changes the count.
+/// `MEMO_PEER_SYNC_MODEL_RUNS` changes the count. 2,000 runs (`make model`); 100 under
+/// `MEMO_PEER_MODEL_RUNS=small` (`make check`), enough to reach a resolution (20 do not).
 final class SyncModelTests: XCTestCase {
   func testRandomHistoriesConvergeAndLoseNoEdit() throws {
-    let seeds = ModelRun.seeds("MEMO_PEER_SYNC_MODEL", runs: 2000)
+    let seeds = try ModelRun.seeds("MEMO_PEER_SYNC_MODEL", full: 2000, small: 100)
     let replicas = try (0..<3).map { _ in try ModelReplica() }
     // One notebook among the three, as devices that synced everything before notebooks.
     try shareNotebook(try replicas[0].store.defaultNotebook().id, among: replicas.map { ($0.store, $0.device) })
@@ -45,6 +48,7 @@ final class SyncModelTests: XCTestCase {
     XCTAssertGreaterThan(stats.resolved, 0)
     XCTAssertGreaterThan(stats.cutWhileReceiving, 0)
     XCTAssertGreaterThan(stats.cutWhileSending, 0)
+    XCTAssertGreaterThan(stats.restored, 0)
   }
 }
 
@@ -65,7 +69,8 @@ final class ModelReplica {
     try store.db.execute(
       "DELETE FROM memos; DELETE FROM knowledge; DELETE FROM counters; DELETE FROM sync_peers; DELETE FROM sync_held; "
         + "DELETE FROM notebook_knowledge; DELETE FROM sync_cursors; DELETE FROM sync_peer_knowledge; DELETE FROM relayed; "
-        + "DELETE FROM horizon; DELETE FROM sync_guard; DELETE FROM received_log")
+        + "DELETE FROM horizon; DELETE FROM sync_guard; DELETE FROM received_log; DELETE FROM memo_history; "
+        + "DELETE FROM trash")
   }
 }
 
@@ -96,9 +101,10 @@ struct ModelRun {
     var cutWhileReceiving = 0
     var cutWhileSending = 0
     var refusedWhileConflicted = 0
+    var restored = 0
     var description: String {
       "\(resolved) resolutions, \(cutWhileReceiving) + \(cutWhileSending) syncs cut while receiving + sending, "
-        + "\(refusedWhileConflicted) edits refused while in conflict"
+        + "\(refusedWhileConflicted) edits refused while in conflict, \(restored) restores"
     }
 
     mutating func add(_ other: Stats) {
@@ -106,6 +112,7 @@ struct ModelRun {
       cutWhileReceiving += other.cutWhileReceiving
       cutWhileSending += other.cutWhileSending
       refusedWhileConflicted += other.refusedWhileConflicted
+      restored += other.restored
     }
   }
   var stats = Stats()
@@ -117,12 +124,36 @@ struct ModelRun {
   var written: Set<String> = []
   var replaced: Set<String> = []
   var counter = 0
+  /// Whether these replicas are the only writers (false in the hostile model: its fourth
+  /// device's revisions may be taken and replaced within one sync, never seen between steps).
+  var onlyTheseWrite = true
+  /// Per replica, memo (the original's id) → the dots of every head it held after a step.
+  var seen: [[MemoID: Set<Dot>]] = [[:], [:], [:]]
 
-  /// The seeds to run: `PREFIX_SEED` replays one, `PREFIX_RUNS` changes the count.
-  static func seeds(_ prefix: String, runs: Int) -> [UInt64] {
+  /// The seeds a model test runs: `PREFIX_SEED` replays one; `PREFIX_RUNS` sets the count of
+  /// that test; `MEMO_PEER_MODEL_RUNS` sets it for every model test: `small` for the counts
+  /// `make check` runs (each chosen so its test still reaches every case it asserts it
+  /// reached), or a number of runs. Unset, the `full` count: plain `swift test` and
+  /// `make model` run at full strength. Read here only, never by the code under test.
+  static func seeds(_ prefix: String, full: Int, small: Int) throws -> [UInt64] {
     let environment = ProcessInfo.processInfo.environment
-    return environment[prefix + "_SEED"].flatMap(UInt64.init).map { [$0] }
-      ?? Array(1...UInt64(environment[prefix + "_RUNS"].flatMap(Int.init) ?? runs))
+    if let seed = environment[prefix + "_SEED"] {
+      guard let seed = UInt64(seed) else { throw ModelError("\(prefix)_SEED=\(seed) is not a seed") }
+      return [seed]
+    }
+    let runs: Int
+    if let count = environment[prefix + "_RUNS"] {
+      guard let count = Int(count), count > 0 else { throw ModelError("\(prefix)_RUNS=\(count) is not a count") }
+      runs = count
+    } else if let tier = environment["MEMO_PEER_MODEL_RUNS"] {
+      guard let count = tier == "small" ? small : Int(tier), count > 0 else {
+        throw ModelError("MEMO_PEER_MODEL_RUNS=\(tier): `small` or a number of runs")
+      }
+      runs = count
+    } else {
+      runs = full
+    }
+    return Array(1...UInt64(runs))
   }
 
   init(seed: UInt64, replicas: [ModelReplica]) {
@@ -152,6 +183,22 @@ struct ModelRun {
       case 2, 3, 4:
         guard !originals.isEmpty else { continue }
         let memo = originals[random.below(originals.count)]
+        if random.below(4) == 0, memo.revision > 1 {
+          // Restore an earlier revision this replica kept: a new revision, like an edit.
+          let earlier = try store.history(of: memo.id).filter { !$0.isCurrent && !$0.memo.isDeleted }
+          if let chosen = earlier.isEmpty ? nil : earlier[random.below(earlier.count)] {
+            do {
+              try store.restore(memo.id, revision: chosen.memo.revision, now: 2)
+              replaced.insert(memo.body)
+              stats.restored += 1
+              log.append("r\(index) restore \(memo.id.short) rev \(chosen.memo.revision) -> \(chosen.memo.body)")
+            } catch let error as MemoPeerError where error.code == .conflict {
+              log.append("r\(index) restore \(memo.id.short) refused: has conflict copies")
+            }
+            try observe()
+            continue
+          }
+        }
         let text = token(index)
         do {
           try store.update(memo.id, MemoChange(body: text), now: 2)
@@ -193,6 +240,45 @@ struct ModelRun {
         let cutText = cut.map { " (cut after \($0) batches \(whileSending ? "sent" : "received"))" } ?? ""
         log.append("r\(index) syncs with r\(other)\(cutText)")
       }
+      try observe()
+    }
+  }
+
+  /// Notes the heads every replica holds now.
+  mutating func observe() throws {
+    for (index, replica) in replicas.enumerated() {
+      for row in try replica.store.allHeadRows() {
+        guard let dot = row.dot else { continue }
+        seen[index][row.conflictOf ?? row.id, default: []].insert(dot)
+      }
+    }
+  }
+
+  /// Each replica's history of each memo (superseded revisions and the current one) holds
+  /// every head it was seen holding, once, and only revisions some replica made.
+  func checkHistory() throws {
+    var made: [MemoID: Set<Dot>] = [:]
+    for replica in seen { made.merge(replica) { $0.union($1) } }
+
+    for (index, replica) in replicas.enumerated() {
+      let rows = try replica.store.allHeadRows()
+      for memo in Set(seen[index].keys) {
+        let kept = try replica.store.history(of: memo).compactMap(\.memo.dot)
+        // The conflict copies standing now are heads too, not history yet.
+        let copies = rows.filter { $0.conflictOf == memo }.compactMap(\.dot)
+        let dots = Set(kept).union(copies)
+        if dots.count != kept.count + copies.count {
+          throw ModelError("r\(index) keeps a revision of \(memo.short) twice")
+        }
+        let missing = seen[index][memo, default: []].subtracting(dots)
+        if !missing.isEmpty {
+          throw ModelError("r\(index)'s history of \(memo.short) lacks \(missing.map(\.description).sorted())")
+        }
+        let foreign = dots.subtracting(made[memo, default: []])
+        if onlyTheseWrite && !foreign.isEmpty {
+          throw ModelError("r\(index)'s history of \(memo.short) has \(foreign.map(\.description).sorted())")
+        }
+      }
     }
   }
 
@@ -218,14 +304,16 @@ struct ModelRun {
   /// Every pair syncs, then the replicas must be equal and no edit lost.
   mutating func settleAndCheck() throws {
     try syncAllPairs()
+    try observe()
     try checkConverged()
     try checkNoEditLost()
+    try checkHistory()
   }
 
   func checkConverged() throws {
     let states = try replicas.map { replica in
       try replica.store.allHeadRows().map {
-        "\($0.id) rev \($0.revision) dot \($0.dot.map(String.init(describing:)) ?? "-") clock \($0.clock.sorted.map { "\($0.origin.prefix(6)):\($0.seq)" }) "
+        "\($0.id) rev \($0.revision) dot \($0.dot.map(String.init(describing:)) ?? "-") clock \($0.clock.sorted.map { "\($0.origin.rawValue.prefix(6)):\($0.seq)" }) "
           + "del \($0.isDeleted) copy-of \($0.conflictOf?.short ?? "-") \($0.title)|\($0.body)|\($0.tags)|\($0.isPrivate)"
       }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoNode
+import MemoProtocol
 import MemoTestSupport
 import XCTest
 
@@ -109,7 +110,7 @@ final class SyncStoreTests: XCTestCase {
     // Syncing again holds them again (they are not sent twice: the position moved on).
     XCTAssertEqual(try sync(a, into: b, guard: MassDeleteGuard()).heldDeletes, 20)
     // Keep: new revisions that have seen the deletes, so the memos come back on a.
-    XCTAssertEqual(try b.settleHeldDeletes(from: node(of: a).device.compact, apply: false, now: 3), 20)
+    XCTAssertEqual(try b.settleHeldDeletes(from: node(of: a).device, apply: false, now: 3), 20)
     _ = try sync(b, into: a)
     XCTAssertEqual(try a.count(), 20)
     XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
@@ -125,7 +126,7 @@ final class SyncStoreTests: XCTestCase {
     XCTAssertEqual(try b.count(), 17)
     for memo in memos.dropFirst(3) { try a.delete(memo.id, now: 3) }
     XCTAssertEqual(try sync(a, into: b, guard: MassDeleteGuard()).heldDeletes, 17)
-    XCTAssertEqual(try b.settleHeldDeletes(from: node(of: a).device.compact, apply: true, now: 4), 17)
+    XCTAssertEqual(try b.settleHeldDeletes(from: node(of: a).device, apply: true, now: 4), 17)
     XCTAssertEqual(try b.count(), 0)
     _ = try sync(a, into: b, guard: MassDeleteGuard())
     XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
@@ -180,15 +181,52 @@ final class SyncStoreTests: XCTestCase {
     let a = try store()
     let b = try store()
     let memo = try a.create(MemoDraft(title: "shared", body: "v1"), now: 1)
+    // a and b are members of one notebook: the signed revision lands as the memo's own.
     let content = DeliveryMessage.Content(
       title: memo.title, body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate, sent: 5,
-      revision: DeliveryMessage.SentRevision(memo: memo))
+      revision: try a.sentRevision(of: memo))
     let outcome = try b.receiveDelivery(
-      id: MemoID().rawValue, from: "SENDER", memo: content, size: 10, policy: .accept, limits: ReceiveLimits(), now: 6)
+      id: MemoID().rawValue, from: node(of: a).device, memo: content, size: 10, policy: .accept,
+      limits: ReceiveLimits(), now: 6)
     XCTAssertEqual(outcome, .stored("memos", duplicate: false))
     XCTAssertEqual(try b.memo(memo.id).body, "v1")
     // Already there: a sync sends nothing new, and the rows are the same.
     _ = try sync(a, into: b)
     XCTAssertEqual(try a.allHeadRows(), try b.allHeadRows())
+    XCTAssertEqual(try b.memo(memo.id).record?.author, node(of: a).device, "signed by a")
+  }
+
+  /// A delivered edit of a memo lands in that memo only from a member of its notebook,
+  /// with a signature that verifies; anything else is a new memo (issue 23).
+  func testADeliveredEditLandsOnlyFromAMemberAndSigned() throws {
+    let a = try store()
+    let b = try store()
+    let memo = try a.create(MemoDraft(title: "shared", body: "v1"), now: 1)
+    _ = try sync(a, into: b)
+    try a.update(memo.id, MemoChange(body: "v2"), now: 2)
+    let edit = try a.memo(memo.id)
+    let signed = DeliveryMessage.Content(
+      title: edit.title, body: edit.body, tags: edit.tags, isPrivate: false, sent: 3,
+      revision: try a.sentRevision(of: edit))
+    // From a device that is not a member: a new memo, b's copy untouched.
+    _ = try b.receiveDelivery(
+      id: MemoID().rawValue, from: TestDevices.id(named: "stranger"), memo: signed, size: 10, policy: .accept,
+      limits: ReceiveLimits(), now: 4)
+    XCTAssertEqual(try b.memo(memo.id).body, "v1")
+    XCTAssertEqual(try b.count(), 2)
+    // From the member, with its record changed on the way: the signature fails, a new memo.
+    var tampered = signed
+    tampered.revision?.record?.signature = Data(repeating: 9, count: 64).base64EncodedString()
+    _ = try b.receiveDelivery(
+      id: MemoID().rawValue, from: node(of: a).device, memo: tampered, size: 10, policy: .accept,
+      limits: ReceiveLimits(), now: 5)
+    XCTAssertEqual(try b.memo(memo.id).body, "v1")
+    XCTAssertEqual(try b.count(), 3)
+    // From the member, signed: the edit.
+    _ = try b.receiveDelivery(
+      id: MemoID().rawValue, from: node(of: a).device, memo: signed, size: 10, policy: .accept,
+      limits: ReceiveLimits(), now: 6)
+    XCTAssertEqual(try b.memo(memo.id).body, "v2")
+    XCTAssertEqual(try b.count(), 3)
   }
 }

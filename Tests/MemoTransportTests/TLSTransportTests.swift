@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import MemoTestSupport
 import XCTest
 
@@ -16,6 +17,19 @@ final class TLSTransportTests: XCTestCase {
     XCTAssertNotEqual(first.deviceID, other.deviceID)
     XCTAssertEqual(first.deviceID.bytes, try SHA256.hash(first.publicKey))
     XCTAssertTrue(try first.certificatePEM().hasPrefix("-----BEGIN CERTIFICATE-----"))
+  }
+
+  /// The key TLS presents is the signing key (one copy of the secret): its signatures
+  /// verify under the key in the certificate, and an identity made from the key object is
+  /// the same device.
+  func testTheTLSKeyIsTheSigningKey() throws {
+    let identity = try DeviceIdentity(seed: try SecureBytes.random(count: 32))
+    XCTAssertEqual(identity.signingKey.publicKey, identity.publicKey)
+    XCTAssertEqual(try DeviceIdentity.deviceID(ofCertificate: identity.certificate), identity.deviceID)
+    let message = Array("memo-peer/3 replica\0binding".utf8)
+    let signature = try identity.signingKey.signature(for: message)
+    XCTAssertTrue(Ed25519.verify(signature, message: message, publicKey: identity.publicKey))
+    XCTAssertEqual(try DeviceIdentity(signingKey: identity.signingKey).deviceID, identity.deviceID)
   }
 
   func testTrustedPeersConnectBothWaysAuthenticatedAndAgreeOnTheExporter() throws {
@@ -124,6 +138,48 @@ final class TLSTransportTests: XCTestCase {
     let good = try Fixture.client(client).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
     try good.send(Frame(.ping))
     XCTAssertEqual(try good.receive()?.kind, .pong)
+  }
+
+  /// Out of descriptors, accept(2) fails while the connection waits in the backlog and
+  /// poll reports it again at once: the loop waits a tenth of a second per try instead of
+  /// spinning a core (it did, hundreds of thousands of tries a second), says so once, and
+  /// serves again once a descriptor is free.
+  func testNoFreeDescriptorMakesTheAcceptLoopWaitNotSpin() throws {
+    let serverIdentity = try Fixture.identity()
+    let client = try Fixture.identity()
+    let (server, events) = try Fixture.echoServer(identity: serverIdentity, trusted: [client.deviceID])
+    defer { server.stop() }
+    let waiting = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    XCTAssertGreaterThanOrEqual(waiting, 0)
+    defer { close(waiting) }
+    var saved = rlimit()
+    XCTAssertEqual(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved), 0)
+    // The soft limit at the lowest descriptor still free: nothing new opens in this process.
+    let free = open("/dev/null", O_RDONLY)
+    XCTAssertGreaterThanOrEqual(free, 0)
+    close(free)
+    var exhausted = saved
+    exhausted.rlim_cur = rlim_t(free)
+    XCTAssertEqual(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &exhausted), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = server.port.bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(waiting, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    Thread.sleep(forTimeInterval: 1)
+    let waits = server.shortageWaits
+    XCTAssertEqual(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved), 0)
+    XCTAssertEqual(connected, 0, "the kernel completes the handshake into the backlog")
+    XCTAssertGreaterThanOrEqual(waits, 1, "accept failed for want of a descriptor")
+    XCTAssertLessThanOrEqual(waits, 30, "a wait per try, not a spin: \(waits) tries in a second")
+    XCTAssertTrue(events.wait { $0.contains("refused too-many-connections") }, "said once: \(events.all)")
+    let good = try Fixture.client(client).connect(host: "127.0.0.1", port: server.port, accepts: { _ in true })
+    try good.send(Frame(.ping))
+    XCTAssertEqual(try good.receive()?.kind, .pong, "served again once descriptors are free")
   }
 
   func testASlowClientTimesOutInItsHandshakeWhileOthersAreServed() throws {

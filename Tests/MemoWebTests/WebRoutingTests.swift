@@ -22,6 +22,13 @@ final class WebRoutingTests: XCTestCase {
       ("POST", "/api/inbox/ab12/drop", .route(.dropInbox("ab12"))),
       ("GET", "/api/conflicts", .route(.conflicts)),
       ("POST", "/api/conflicts/\(id)/resolve", .route(.resolveConflict(id))),
+      ("GET", "/api/memos/\(id)/history", .route(.memoHistory(id))),
+      ("POST", "/api/memos/\(id)/diff", .route(.diffMemo(id))),
+      ("POST", "/api/memos/\(id)/restore", .route(.restoreMemo(id))),
+      ("GET", "/api/trash", .route(.trash)),
+      ("POST", "/api/trash/\(id)/restore", .route(.restoreFromTrash(id))),
+      ("GET", "/api/memos/\(id)/restore", .methodNotAllowed(["POST"])),
+      ("POST", "/api/memos/\(id)/history", .methodNotAllowed(["GET", "HEAD"])),
       ("GET", "/api/peers", .route(.peers)),
       ("GET", "/api/consent", .route(.consent)),
       ("POST", "/api/consent", .route(.recordConsent)),
@@ -92,6 +99,13 @@ final class WebRoutingTests: XCTestCase {
     XCTAssertEqual(refusal(.recordConsent, #"{"decision":"maybe"}"#)?.code, .invalidInput)
     XCTAssertEqual(refusal(.recordConsent, #"{"scope":"everything","decision":"granted"}"#)?.code, .invalidInput)
     XCTAssertEqual(refusal(.resolveConflict("a"), #"{}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.restoreMemo("a"), #"{}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.restoreMemo("a"), #"{"revision":0}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.restoreMemo("a"), #"{"revision":"1"}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.diffMemo("a"), #"{"from":-1}"#)?.code, .invalidInput)
+    guard case .diffMemo("a", nil, nil) = try APICall.decode(.diffMemo("a"), body: [], contentType: nil) else {
+      return XCTFail("a diff without a body is the current revision against the one before")
+    }
     XCTAssertEqual(refusal(.startSync, #"{"timeout":0}"#)?.code, .invalidInput)
     XCTAssertEqual(refusal(.startSync, #"{"timeout":301}"#)?.code, .invalidInput)
     for (route, body) in [(APIRoute.createMemo, #"{"body":"my secret memo"#), (.createMemo, #"{"body":true}"#)] {
@@ -111,14 +125,22 @@ final class WebRoutingTests: XCTestCase {
         .unlock, body: Array(repeating: 0x41, count: 4097), contentType: "application/octet-stream"))
   }
 
+  /// Every code's status, pinned: a change here is a change of the API (docs/WEB.md).
   func testErrorCodesMapToStatuses() {
-    XCTAssertEqual(WebStatus.of(.locked), 423)
-    XCTAssertEqual(WebStatus.of(.notFound), 404)
-    XCTAssertEqual(WebStatus.of(.conflict), 409)
-    XCTAssertEqual(WebStatus.of(.consentRequired), 403)
-    XCTAssertEqual(WebStatus.of(.tooLarge), 413)
-    XCTAssertEqual(WebStatus.of(.storage), 500)
-    XCTAssertEqual(WebStatus.of(.usage), 400)
-    for code in MemoPeerError.Code.allCases { XCTAssertTrue((400...599).contains(WebStatus.of(code)), code.rawValue) }
+    let statuses: [MemoPeerError.Code: Int] = [
+      .usage: 400, .invalidInput: 400, .invalidUTF8: 400, .ambiguousID: 400, .tooLarge: 413, .notFound: 404,
+      .passphrase: 403, .consentRequired: 403, .policyDenied: 403, .noAuth: 403, .sealed: 403, .locked: 423,
+      .notProtected: 409, .conflict: 409, .syncHeld: 409, .cancelled: 409,
+      .untrustedPeer: 502, .connection: 502, .daemonUnavailable: 502, .discovery: 502, .protocolViolation: 502,
+      .permissionsTooOpen: 500, .keyMissing: 500, .wrongKey: 500, .integrity: 500, .corruptDatabase: 500,
+      .foreignDatabase: 500, .newerDatabase: 500, .diskFull: 500, .storage: 500, .crypto: 500, .io: 500,
+      .editor: 500, .archive: 500,
+    ]
+    XCTAssertEqual(Set(statuses.keys), Set(MemoPeerError.Code.allCases), "every code has its status pinned here")
+    for code in MemoPeerError.Code.allCases {
+      XCTAssertEqual(WebStatus.of(code), statuses[code], code.rawValue)
+      XCTAssertTrue((400...599).contains(WebStatus.of(code)), code.rawValue)
+    }
+    XCTAssertEqual(HTTPResponse.error(MemoPeerError(.locked, "locked")).status, 423)
   }
 }

@@ -20,10 +20,12 @@ MEMO_PEER_WEB_WORK (scratch directory), MEMO_PEER_WEB_FIXTURES (a JSON file: can
 ids and texts of the prepared memos), MEMO_PEER_SCREENSHOTS.
 """
 
+import hashlib
 import http.server
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -46,7 +48,7 @@ CANARIES = FIXTURES["canaries"]  # name -> value: unique strings that only memo 
 CACHE = os.path.join(WORK, "cache")
 PROFILE = os.path.join(WORK, "profile")
 # Bounds on everything: the whole run, each wait.
-signal.alarm(540)
+signal.alarm(600)
 WAIT_SECONDS = 20
 
 
@@ -81,19 +83,24 @@ def body_of(memo_id):
 # ---- The server ------------------------------------------------------------------------------
 
 
-def start_server():
-    out = open(os.path.join(WORK, "server.out"), "wb")
-    err = open(os.path.join(WORK, "server.err"), "wb")
-    server = subprocess.Popen([BINARY, "--debug", "web", "--port", "0"], stdout=out, stderr=err)
+def start_server(*extra, name="server"):
+    out = open(os.path.join(WORK, name + ".out"), "wb")
+    err = open(os.path.join(WORK, name + ".err"), "wb")
+    server = subprocess.Popen([BINARY, "--debug", "web", "--port", "0", *extra], stdout=out, stderr=err)
     deadline = time.time() + WAIT_SECONDS
     while time.time() < deadline:
-        with open(os.path.join(WORK, "server.out"), encoding="utf-8") as printed:
-            lines = [line.strip() for line in printed if line.startswith("http://")]
+        lines = printed_links(name)
         if lines:
             return server, lines[0]
-        assert server.poll() is None, "memo-peer web exited: " + open(os.path.join(WORK, "server.err")).read()
+        assert server.poll() is None, "memo-peer web exited: " + open(os.path.join(WORK, name + ".err")).read()
         time.sleep(0.1)
     raise AssertionError("memo-peer web printed no link")
+
+
+def printed_links(name="server"):
+    """The one-time links the server printed so far: the first, then one after each sign-in."""
+    with open(os.path.join(WORK, name + ".out"), encoding="utf-8") as printed:
+        return [line.strip() for line in printed if line.startswith("http://")]
 
 
 # ---- A cacheable control page: proves the disk cache is in use ------------------------------
@@ -128,12 +135,12 @@ def start_control_server():
 # ---- The browser -----------------------------------------------------------------------------
 
 
-def start_browser():
+def start_browser(profile=PROFILE):
     options = Options()
     options.binary_location = "/usr/lib/chromium/chromium"
     for argument in [
         "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1180,820",
-        f"--user-data-dir={PROFILE}", f"--disk-cache-dir={CACHE}", "--no-first-run", "--no-default-browser-check",
+        f"--user-data-dir={profile}", f"--disk-cache-dir={CACHE}", "--no-first-run", "--no-default-browser-check",
         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
         "--disable-features=MediaRouter,Translate,OptimizationHints", "--password-store=basic", "--lang=en-US",
     ]:
@@ -155,9 +162,20 @@ def collect_request_urls(driver):
             REQUEST_URLS.append(message["params"]["request"]["url"])
 
 
-def wait(driver, condition, what):
+def wait(driver, condition, what, seconds=WAIT_SECONDS):
+    """Waits for `condition`, asking again when the page redrew an element meanwhile. It asks
+    every 50 ms (selenium's default is 500 ms), so a measured wait is not rounded up by it."""
+
+    def attempt(_):
+        try:
+            return condition()
+        except StaleElementReferenceException:
+            return False
+
     try:
-        return WebDriverWait(driver, WAIT_SECONDS).until(lambda _: condition())
+        return WebDriverWait(
+            driver, seconds, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]
+        ).until(attempt)
     except TimeoutException:
         raise AssertionError(f"timed out waiting for {what}") from None
 
@@ -205,6 +223,63 @@ def shot(driver, name):
 
 def go_tab(driver, view):
     click(driver, f".tab[data-view={view}]")
+
+
+def memo_text_left(driver, names):
+    """The fixtures (by name) whose text is still somewhere in the page."""
+    text = page_text(driver)
+    return [name for name in names if FIXTURES[name] in text]
+
+
+def profile_cookie(profile, name):
+    """The value of cookie `name` as Chromium wrote it into the profile on disk: the cookie
+    database (SQLite), its value sealed with the key Chromium uses without a desktop keyring
+    (`--password-store=basic`: AES-128-CBC under PBKDF2("peanuts", "saltysalt")), and, from
+    database version 24 on, the SHA-256 of the host before the value. Anyone who can read the
+    profile can do the same: what the server's session lifetimes are for."""
+    database = os.path.join(profile, "Default", "Cookies")
+    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        rows = connection.execute("SELECT host_key, name, value, encrypted_value FROM cookies").fetchall()
+    finally:
+        connection.close()
+    key = hashlib.pbkdf2_hmac("sha1", b"peanuts", b"saltysalt", 1, 16)
+    for host, cookie, value, sealed in rows:
+        if cookie != name:
+            continue
+        if value:
+            return value
+        assert sealed[:3] == b"v10", f"a cookie sealed as {sealed[:3]!r}"
+        plain = subprocess.run(
+            ["openssl", "enc", "-d", "-aes-128-cbc", "-K", key.hex(), "-iv", "20" * 16],
+            input=sealed[3:], capture_output=True, check=True,
+        ).stdout
+        if len(plain) > 32 and plain[:32] == hashlib.sha256(host.encode()).digest():
+            plain = plain[32:]
+        return plain.decode()
+    raise AssertionError(f"no cookie {name} in {database}")
+
+
+def status_with_cookie(base, name, value, path="/api/memos"):
+    result = subprocess.run(
+        ["curl", "-s", "-m", "10", "-o", "/dev/null", "-w", "%{http_code}", "-H", f"Cookie: {name}={value}", base + path],
+        capture_output=True, check=False,
+    )
+    return int(result.stdout.decode() or 0)
+
+
+def cookie_copied_after(base_link, profile):
+    """Signs a fresh browser in with `base_link`, closes it (Chromium writes its cookies to the
+    profile), and returns the session cookie's name and value read back from the disk."""
+    driver = start_browser(profile)
+    try:
+        driver.get(base_link)
+        wait(driver, lambda: driver.execute_script("return document.body.dataset.ready === 'true'"), "the page")
+    finally:
+        driver.quit()
+    port = base_link.split("/login")[0].rsplit(":", 1)[1]
+    name = f"memo_peer_session_{port}"
+    return name, profile_cookie(profile, name)
 
 
 # ---- The scenario ----------------------------------------------------------------------------
@@ -308,6 +383,66 @@ def scenario(driver, link, control_url):
     Select(find(driver, "#tag-filter")).select_by_value("")
     wait(driver, lambda: len(present(driver, ".memo-item")) > 1, "the whole list again")
 
+    step("history: each revision with its author, a line diff, and Restore as a new revision")
+    go_tab(driver, "memos")
+    click(driver, f".memo-item[data-id='{memo_id}']")
+    wait(driver, lambda: present(driver, "#memo-author"), "the memo")
+    assert "edited on this device" in find(driver, "#memo-author").text
+    click(driver, "#history-button")
+    wait(driver, lambda: len(present(driver, "#history-list li")) == 2, "the two revisions")
+    first = find(driver, "#history-list li[data-revision='1']")
+    assert "this device" in first.text, first.text
+    click(driver, "#history-list li[data-revision='1'] .diff-button")
+    wait(driver, lambda: present(driver, "#diff .diff-added"), "the diff")
+    added = "".join(e.text for e in present(driver, "#diff .diff-added"))
+    removed = "".join(e.text for e in present(driver, "#diff .diff-removed"))
+    assert fixtures["edited_body"].split("\n")[0] in added, added
+    assert fixtures["new_body"].split("\n")[0] in removed, removed
+    shot(driver, "history")
+    click(driver, "#history-list li[data-revision='1'] .restore-button")
+    wait(driver, lambda: present(driver, "#dialog [data-action=confirm]"), "the confirmation")
+    click(driver, "#dialog [data-action=confirm]")
+    wait(driver, lambda: "Restored revision 1" in message(driver), "the restore")
+    assert body_of(memo_id) == fixtures["new_body"], "the command line shows the restored text"
+    assert [r["revision"] for r in cli_json("history", memo_id)["revisions"]] == [1, 2, 3]
+    go_tab(driver, "memos")
+    wait(driver, lambda: present(driver, "#search"), "the list")
+
+    step("a synced title with a right-to-left override is isolated: in the list and in the delete dialog")
+    bidi = fixtures["bidi_id"]
+    wait(driver, lambda: present(driver, f".memo-item[data-id='{bidi}']"), "the memo with the override")
+    isolated = driver.execute_script(
+        "const bdi = document.querySelector(`.memo-item[data-id='${arguments[0]}'] .title bdi`);"
+        "return bdi && [bdi.getAttribute('dir'), getComputedStyle(bdi).unicodeBidi, bdi.textContent];", bidi)
+    assert isolated == ["auto", "isolate", fixtures["bidi_title"]], isolated
+    click(driver, f".memo-item[data-id='{bidi}']")
+    wait(driver, lambda: present(driver, "#delete-button"), "the memo")
+    assert driver.execute_script("return getComputedStyle(document.querySelector('#memo-title bdi')).unicodeBidi") \
+        == "isolate"
+    click(driver, "#delete-button")
+    wait(driver, lambda: present(driver, "#dialog [data-action=confirm]"), "the confirmation")
+    # The title sits in its own <bdi>; the sentence goes on after it, left to right, on the
+    # same line: the override does not reach past the title.
+    layout = driver.execute_script(
+        "const p = document.querySelector('#dialog p'); const bdi = p.querySelector('bdi');"
+        "const after = document.createRange(); after.selectNodeContents(bdi.nextSibling);"
+        "const before = document.createRange(); before.selectNodeContents(bdi.previousSibling);"
+        "const title = bdi.getBoundingClientRect(); const next = after.getClientRects()[0];"
+        "const last = before.getClientRects()[0];"
+        "return {dir: bdi.getAttribute('dir'), bidi: getComputedStyle(bdi).unicodeBidi, text: bdi.textContent,"
+        " titleLeft: title.left, titleRight: title.right, titleTop: title.top, nextLeft: next.left,"
+        " nextTop: next.top, quoteRight: last.right, sentence: p.textContent};")
+    assert layout["dir"] == "auto" and layout["bidi"] == "isolate" and layout["text"] == fixtures["bidi_title"], layout
+    assert layout["sentence"].startswith("“" + fixtures["bidi_title"] + "” is deleted here"), layout
+    assert layout["quoteRight"] <= layout["titleLeft"] + 1, f"the opening quote comes first: {layout}"
+    if abs(layout["nextTop"] - layout["titleTop"]) < 4:
+        assert layout["nextLeft"] >= layout["titleRight"] - 1, f"the sentence goes on after the title: {layout}"
+    shot(driver, "bidi")
+    click(driver, "#dialog [data-action=cancel]")
+    assert bidi in [memo["id"] for memo in listed()], "cancel deleted nothing"
+    go_tab(driver, "memos")
+    wait(driver, lambda: present(driver, "#search"), "the list")
+
     step("delete it, after the page's own confirmation")
     click(driver, f".memo-item[data-id='{memo_id}']")
     wait(driver, lambda: present(driver, "#delete-button"), "the memo")
@@ -317,6 +452,18 @@ def scenario(driver, link, control_url):
     wait(driver, lambda: message(driver) == "Deleted.", "the delete")
     assert memo_id not in [memo["id"] for memo in listed()], "the command line no longer lists it"
     assert cli("show", memo_id)[0] == 3
+
+    step("the trash: the deleted memo, who deleted it, and Restore")
+    go_tab(driver, "trash")
+    wait(driver, lambda: present(driver, f"#trash-list li[data-id='{memo_id}']"), "the trash")
+    entry = find(driver, f"#trash-list li[data-id='{memo_id}']")
+    assert fixtures["new_title"] in entry.text and "deleted by this device" in entry.text, entry.text
+    click(driver, f"#trash-list li[data-id='{memo_id}'] .restore-button")
+    wait(driver, lambda: message(driver) == "Restored.", "the restore from the trash")
+    assert body_of(memo_id) == fixtures["new_body"], "back, with its text"
+    assert cli_json("trash")["trash"] == []
+    status, _, err = cli("delete", memo_id, "--yes")
+    assert status == 0, err
 
     step("accept the inbox memo")
     go_tab(driver, "inbox")
@@ -363,28 +510,56 @@ def scenario(driver, link, control_url):
     assert after["state"] == "granted", after
     assert after["last"]["usage_text"] == shown and after["last"]["method"] == "web", after["last"]
 
-    step("locked: only what list shows locked, and the unlock form")
+    step("locked with the editor open: memo-peer lock takes every memo text out of the page within 2 s")
     go_tab(driver, "memos")
     status, _, err = cli("protect", "complete", "--new-passphrase-fd", "0", stdin=CANARIES["passphrase"] + "\n")
     assert status == 0, err
+    open_in_editor(driver, fixtures["public_id"], fixtures["unsaved"])
+    on_page = ["public_title", "public_body", "private_title", "unsaved"]
+    assert memo_text_left(driver, ["public_title", "public_body", "unsaved"]) == ["public_title", "public_body", "unsaved"]
     status, _, err = cli("lock")
+    locked_at = time.monotonic()
     assert status == 0, err
-    wait(driver, lambda: present(driver, "#unlock-form"), "the locked page")
-    text = page_text(driver)
-    assert fixtures["public_title"] in text, "titles of memos not marked private stay listed"
-    for name in ["private_title", "public_body", "private_body", "public_tag", "private_tag"]:
-        assert fixtures[name] not in text, f"{name} shown while locked"
+    wait(driver, lambda: not memo_text_left(driver, on_page), "no memo text in the page after the lock", seconds=5)
+    took = time.monotonic() - locked_at
+    print(f"    memo text gone {took:.2f} s after memo-peer lock", flush=True)
+    assert took <= 2.0, f"the page took {took:.2f} s"
+    assert present(driver, "#unlock-form"), "the unlock form"
+    assert "dropped" in message(driver), message(driver)
+    for name in ["private_title", "public_body", "private_body", "public_tag", "private_tag", "public_title"]:
+        assert fixtures[name] not in page_text(driver), f"{name} shown while locked"
     field = find(driver, "#passphrase")
     assert field.get_attribute("type") == "password"
     assert field.get_attribute("autocomplete") == "off"
     assert find(driver, "#unlock-form").get_attribute("autocomplete") == "off"
     shot(driver, "locked")
-    field.send_keys(CANARIES["passphrase"])
-    click(driver, "#unlock-button")
-    wait(driver, lambda: not present(driver, "#unlock-form"), "the unlock")
-    assert cli_json("status")["protection"]["state"] == "unlocked"
-    wait(driver, lambda: fixtures["private_title"] in page_text(driver), "private titles back")
-    assert CANARIES["passphrase"] not in page_text(driver), "the passphrase stays out of the page"
+    unlock_on_page(driver)
+
+    step("the complete idle timeout with the editor open: the same, within 2 s of the lock")
+    status, _, err = cli("protect", "complete", "--idle-timeout", "6", "--passphrase-fd", "0",
+                         stdin=CANARIES["passphrase"] + "\n")
+    assert status == 0, err
+    wait(driver, lambda: cli_json("status")["protection"].get("idle_timeout") == 6, "the new idle timeout")
+    open_in_editor(driver, fixtures["public_id"], fixtures["unsaved_idle"])
+    wait(driver, lambda: present(driver, "#editor-lock-warning"), "the editor's warning that a lock drops unsaved text")
+    locked_at = None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if locked_at is None and cli_json("status")["protection"]["state"] == "locked":
+            locked_at = time.monotonic()
+        if locked_at is not None and not memo_text_left(driver, ["public_title", "public_body", "unsaved_idle"]):
+            break
+        time.sleep(0.05)
+    assert locked_at is not None, "the idle timeout locked the node"
+    took = time.monotonic() - locked_at
+    print(f"    memo text gone {took:.2f} s after the idle timeout locked the node", flush=True)
+    assert not memo_text_left(driver, on_page + ["unsaved_idle"]), "memo text left after the idle lock"
+    assert took <= 2.0, f"the page took {took:.2f} s"
+    assert "dropped" in message(driver), message(driver)
+    unlock_on_page(driver)
+    # No idle timeout for the rest of the test.
+    status, _, err = cli("protect", "after-first-unlock", "--passphrase-fd", "0", stdin=CANARIES["passphrase"] + "\n")
+    assert status == 0, err
 
     step("sign out")
     click(driver, "#sign-out-button")
@@ -392,6 +567,53 @@ def scenario(driver, link, control_url):
     driver.get(base + "/")
     wait(driver, lambda: "not signed in" in driver.page_source, "the sign-in notice")
     collect_request_urls(driver)
+
+
+def open_in_editor(driver, memo_id, typed):
+    """Opens the memo in the editor and types `typed` into its body, unsaved."""
+    go_tab(driver, "memos")
+    click(driver, f".memo-item[data-id='{memo_id}']")
+    wait(driver, lambda: present(driver, "#edit-button"), "the memo")
+    click(driver, "#edit-button")
+    wait(driver, lambda: present(driver, "#editor-body"), "the editor")
+    find(driver, "#editor-body").send_keys(" " + typed)
+    wait(driver, lambda: typed in find(driver, "#editor-body").get_attribute("value"), "the typed text")
+
+
+def unlock_on_page(driver):
+    """Unlocks with the page's form (the suspended session gets a new cookie) and waits for
+    the list, private titles included."""
+    find(driver, "#passphrase").send_keys(CANARIES["passphrase"])
+    click(driver, "#unlock-button")
+    wait(driver, lambda: not present(driver, "#unlock-form"), "the unlock")
+    assert cli_json("status")["protection"]["state"] == "unlocked"
+    wait(driver, lambda: FIXTURES["private_title"] in page_text(driver), "private titles back")
+    assert CANARIES["passphrase"] not in page_text(driver), "the passphrase stays out of the page"
+
+
+def cookie_lifetimes():
+    """A session cookie copied out of the browser's profile on disk works while the session
+    lives, and gets 401 after the idle lifetime, and after a lock."""
+    server, link = start_server("--session-timeout", "10s", name="server2")
+    try:
+        base = link.split("/login")[0]
+        name, value = cookie_copied_after(link, os.path.join(WORK, "profile-idle"))
+        assert status_with_cookie(base, name, value) == 200, "the copied cookie works at first"
+        time.sleep(11)
+        assert status_with_cookie(base, name, value) == 401, "after the idle lifetime"
+        deadline = time.monotonic() + WAIT_SECONDS
+        while len(printed_links("server2")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        name, value = cookie_copied_after(printed_links("server2")[-1], os.path.join(WORK, "profile-lock"))
+        assert status_with_cookie(base, name, value) == 200
+        status, _, err = cli("lock")
+        assert status == 0, err
+        time.sleep(0.5)
+        assert status_with_cookie(base, name, value) == 401, "after lock"
+        assert status_with_cookie(base, name, value, "/api/status") == 401
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=WAIT_SECONDS) == 0
 
 
 def scan_directory(root):
@@ -438,6 +660,9 @@ def main():
         step("the server stops on SIGTERM and removes its sign-in link")
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=WAIT_SECONDS) == 0
+
+        step("a session cookie copied out of the profile: refused after its idle lifetime, and after lock")
+        cookie_lifetimes()
         print("browser test passed", flush=True)
     except BaseException:
         if driver is not None:

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import MemoTestSupport
 
 /// The cases of issue 13 that a trusted device sends to a running `serve`, each a scripted
@@ -14,12 +15,15 @@ enum HostileCase {
     (0..<count).map { String(format: "%08x", $0) + String(mine.dropFirst(8)) }.filter { $0 != mine }
   }
 
+  /// `origin` and the clock's replicas are hex ids of this tool's own making (`mine`,
+  /// `madeUp`) or the daemon's: valid replica ids.
   static func memo(origin: String, seq: UInt64, clock: [String: UInt64]? = nil, revision: Int64 = 1) -> SyncRevision {
-    SyncRevision(
+    let entries = (clock ?? [origin: seq]).compactMap { text, seq in ReplicaID(text).map { ($0, seq) } }
+    return SyncRevision(
       memo: MemoID(),
       head: HeadSummary(
-        dot: Dot(origin: origin, seq: seq), clock: VersionVector(clock ?? [origin: seq]), revision: revision,
-        isDeleted: false),
+        dot: Dot(origin: ReplicaID(origin)!, seq: seq), clock: VersionVector(Dictionary(uniqueKeysWithValues: entries)),
+        revision: revision, isDeleted: false),
       created: 1_700_000_000_000, updated: 1_700_000_000_000, isPrivate: false, title: "junk",
       body: "junk \(origin.prefix(4)) \(seq)", tags: [])
   }
@@ -59,7 +63,7 @@ enum HostileCase {
       // never saw: in range, so accepted, and adopted only as far as the daemon has seen.
       answer = try ScriptedSyncPeer.ask(over: channel, hello: plain, notebook: notebook) { answerer in
         var knowledge = Dictionary(uniqueKeysWithValues: madeUp(100).map { ($0, SyncLimits.maximumSequence) })
-        for replica in answerer.hello.knowledgeInAll.keys where replica != answerer.hello.replica {
+        for replica in answerer.hello.knowledgeInAll.keys where replica != answerer.hello.replica.rawValue {
           knowledge[replica] = SyncLimits.maximumSequence
         }
         return [ScriptedSyncPeer.done(position: 0, knowledge: knowledge, in: notebook)]
@@ -71,8 +75,12 @@ enum HostileCase {
     case "own-origin":
       answer = try ScriptedSyncPeer.ask(over: channel, hello: plain, notebook: notebook) { answerer in
         let daemon = answerer.hello.replica
-        let next = (answerer.hello.knowledgeInAll[daemon] ?? 0) + 1000
-        return [batch([memo(origin: mine, seq: 1), memo(origin: daemon, seq: next)])]
+        let next = (answerer.hello.knowledgeInAll[daemon.rawValue] ?? 0) + 1000
+        // Completed with sync-done, so the daemon reports (and logs) what it kept aside.
+        return [
+          batch([memo(origin: mine, seq: 1), memo(origin: daemon.rawValue, seq: next)]),
+          ScriptedSyncPeer.done(position: 0, knowledge: [mine: 1], in: notebook),
+        ]
       }
     case "future-clock":
       // A clock inflated for every replica the daemon knows, itself included.
@@ -86,7 +94,7 @@ enum HostileCase {
       answer = try ScriptedSyncPeer.ask(over: channel, hello: plain, notebook: notebook) { answerer in
         var revisions = (1...100).map { memo(origin: mine, seq: UInt64($0)) }
         for (index, live) in answerer.revisions.enumerated() where !live.head.isDeleted {
-          let dot = Dot(origin: mine, seq: UInt64(101 + index))
+          let dot = Dot(origin: ReplicaID(mine)!, seq: UInt64(101 + index))
           var clock = live.head.clock
           clock.add(dot)
           revisions.append(
@@ -110,6 +118,7 @@ enum HostileCase {
     case .acknowledged(let ack):
       result["answer"] = "acknowledged"
       result["held_deletes"] = ack.outcome?.heldDeletes ?? 0
+      result["quarantined"] = ack.outcome?.quarantined ?? 0
       result["applied"] = ack.outcome?.applied ?? 0
     case .closed: result["answer"] = "closed"
     }

@@ -15,7 +15,7 @@ import MemoTransport
 //   memo-peer-hostile ask HOST PORT CASE
 //       connects to a running `serve` as the device of MEMO_PEER_HOME (a trusted device),
 //       sends CASE and prints one JSON line: {"case": CASE, "answer": "refused REASON" |
-//       "acknowledged" | "closed" | "pong", "held_deletes": N}
+//       "acknowledged" | "closed" | "pong", "held_deletes": N, "quarantined": N}
 //       CASE: pending, knowledge-range, knowledge-wide, knowledge-poison, revision-max,
 //       own-origin, future-clock, mass-delete, ping
 //   memo-peer-hostile flood HOST PORT IDLE SLOW SECONDS
@@ -51,7 +51,7 @@ case "ask":
     // The notebook this device shares with the daemon, when it shares one (the cases that
     // send batches need it: version 2 seals them per notebook).
     let store = try MemoStore.open(paths: paths, use: .background)
-    let notebook = channel.peer.flatMap { try? ScriptedSyncPeer.Notebook.shared(by: store, with: $0.compact) }
+    let notebook = channel.peer.flatMap { try? ScriptedSyncPeer.Notebook.shared(by: store, with: $0) }
     printJSON(try HostileCase.run(arguments[3], over: channel, notebook: notebook))
     channel.close()
   } catch {

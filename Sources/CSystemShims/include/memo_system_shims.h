@@ -23,4 +23,8 @@ int memo_process_dumpable(void);
 long long memo_memlock_limit(void);
 long long memo_core_limit(void);
 
+/// Names the calling thread (prctl(PR_SET_NAME), 15 bytes kept): `top -H` and crash
+/// reports show it. pthread_setname_np needs _GNU_SOURCE, which Swift's Glibc module lacks.
+void memo_name_this_thread(const char *name);
+
 #endif

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A small, strict reader for the YAML-like front matter of Markdown files (the block
 /// between `---` lines at the top). It reads only what memo files need: `key: value` with
@@ -64,7 +64,7 @@ public struct FrontMatter: Sendable, Equatable {
         guard let key = openList, line.hasPrefix("-") else {
           throw refusal(source, "line \(number) is indented but is not a list item (nesting is not supported)")
         }
-        let item = try scalar(String(line.dropFirst()).trimmingCharacters(in: .whitespaces), source, number)
+        let item = try scalar(String(line.dropFirst()).trimmingBlanks(), source, number)
         guard case .list(var items)? = matter[key], items.count < maxListItems else {
           throw refusal(source, "line \(number): a list has more than \(maxListItems) items")
         }
@@ -81,7 +81,7 @@ public struct FrontMatter: Sendable, Equatable {
         throw refusal(source, "line \(number): a key must be 1–64 letters, digits, - or _")
       }
       guard matter[key] == nil else { throw refusal(source, "line \(number): the key \(key) appears twice") }
-      let rest = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      let rest = line[line.index(after: colon)...].trimmingBlanks()
       if rest.isEmpty {
         openList = key
         matter.set(key, .list([]))
@@ -110,8 +110,7 @@ public struct FrontMatter: Sendable, Equatable {
   static func scalar(_ text: String, _ source: String, _ number: Int) throws -> String {
     if text.hasPrefix("\"") {
       guard text.count >= 2, text.hasSuffix("\""),
-        let value = try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
-          as? String
+        let value = try? JSONDecoder().decode(String.self, from: Data(text.utf8))
       else { throw refusal(source, "line \(number): a double-quoted value is not closed or has a bad escape") }
       return value
     }
@@ -119,14 +118,14 @@ public struct FrontMatter: Sendable, Equatable {
       let inner = text.dropFirst()
       guard inner.hasSuffix("'") else { throw refusal(source, "line \(number): a single-quoted value is not closed") }
       let body = String(inner.dropLast())
-      guard !body.replacingOccurrences(of: "''", with: "").contains("'") else {
+      guard !body.replacing("''", with: "").contains("'") else {
         throw refusal(source, "line \(number): a single-quoted value has a stray quote")
       }
-      return body.replacingOccurrences(of: "''", with: "'")
+      return body.replacing("''", with: "'")
     }
     // A plain scalar ends before a ` #` comment.
-    let plain = text.range(of: " #").map { String(text[..<$0.lowerBound]) } ?? text
-    return plain.trimmingCharacters(in: .whitespaces)
+    let plain = text.firstRange(of: " #").map { String(text[..<$0.lowerBound]) } ?? text
+    return plain.trimmingBlanks()
   }
 
   /// `[a, "b, c", 'd']`: items split at commas outside quotes.
@@ -160,7 +159,7 @@ public struct FrontMatter: Sendable, Equatable {
     }
     guard quote == nil else { throw refusal(source, "line \(number): a quoted item in a [list] is not closed") }
     items.append(current)
-    let trimmed = items.map { $0.trimmingCharacters(in: .whitespaces) }
+    let trimmed = items.map { $0.trimmingBlanks() }
     if trimmed == [""] { return [] }
     guard trimmed.count <= maxListItems else {
       throw refusal(source, "line \(number): a list has more than \(maxListItems) items")
@@ -176,7 +175,7 @@ public struct FrontMatter: Sendable, Equatable {
   }
 
   private static func trimmedLine(_ line: Substring) -> String {
-    line.trimmingCharacters(in: CharacterSet(charactersIn: " \t\r"))
+    line.trimming([" ", "\t", "\r"])
   }
 
   static func refusal(_ source: String, _ problem: String) -> MemoPeerError {

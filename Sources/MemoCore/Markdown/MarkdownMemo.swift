@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A memo as a Markdown file (docs/FORMATS.md, "Markdown files"): front matter with id,
 /// title, tags, times, the private mark and the revision, then the body exactly as stored.
@@ -90,7 +90,7 @@ public struct MarkdownMemo: Sendable, Equatable {
     }
     if memo.title == nil { memo.title = heading(in: body) }
     switch fields["tags"] {
-    case .text(let text)?: memo.tags = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+    case .text(let text)?: memo.tags = text.split(separator: ",").map { $0.trimmingBlanks() }
     case .list(let items)?: memo.tags = items
     case nil: break
     }
@@ -120,9 +120,9 @@ public struct MarkdownMemo: Sendable, Equatable {
     for line in body.split(separator: "\n", omittingEmptySubsequences: false) {
       if line.hasPrefix("```") || line.hasPrefix("~~~") { inCode.toggle() }
       guard !inCode, line.hasPrefix("# ") else { continue }
-      var text = line.dropFirst(2).trimmingCharacters(in: .whitespaces)
+      var text = line.dropFirst(2).trimmingBlanks()
       while text.hasSuffix("#") { text.removeLast() }
-      text = text.trimmingCharacters(in: .whitespaces)
+      text = text.trimmingBlanks()
       if !text.isEmpty { return text }
     }
     return nil
@@ -176,18 +176,16 @@ public struct MarkdownMemo: Sendable, Equatable {
   /// ISO 8601 with or without fractional seconds, or a date alone (midnight UTC); years
   /// 1970 to 9999.
   public static func parseTime(_ text: String) -> Timestamp? {
-    let text = text.trimmingCharacters(in: CharacterSet(charactersIn: "\"' "))
-    let formats: [ISO8601DateFormatter.Options] = [
-      [.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate],
-    ]
-    for options in formats {
-      let formatter = ISO8601DateFormatter()
-      formatter.formatOptions = options
-      if let date = formatter.date(from: text) {
-        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
-        guard milliseconds >= 0, milliseconds < 253_402_300_800_000 else { return nil }
-        return Timestamp(milliseconds)
-      }
+    let text = text.trimming(["\"", "'", " "])
+    // With or without fractional seconds (any offset), or a date alone.
+    let date =
+      (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+      ?? (try? Date(text, strategy: Date.ISO8601FormatStyle()))
+      ?? (text.utf8.count == 10 ? try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day()) : nil)
+    if let date {
+      let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+      guard milliseconds >= 0, milliseconds < 253_402_300_800_000 else { return nil }
+      return Timestamp(milliseconds)
     }
     return nil
   }
@@ -217,9 +215,8 @@ public struct MarkdownMemo: Sendable, Equatable {
   }
 
   static func quoted(_ text: String) -> String {
-    let data =
-      (try? JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed, .withoutEscapingSlashes]))
-      ?? Data("\"\"".utf8)
-    return String(decoding: data, as: UTF8.self)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.withoutEscapingSlashes]
+    return String(decoding: (try? encoder.encode(text)) ?? Data("\"\"".utf8), as: UTF8.self)
   }
 }

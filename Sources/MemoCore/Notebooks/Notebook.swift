@@ -71,12 +71,11 @@ public struct NotebookMember: Sendable, Equatable {
   }
 
   public var notebook: NotebookID
-  /// The device's ID, compact base32.
-  public var device: String
+  public var device: DeviceID
   public var role: Role
   public var added: Timestamp
 
-  public init(notebook: NotebookID, device: String, role: Role, added: Timestamp) {
+  public init(notebook: NotebookID, device: DeviceID, role: Role, added: Timestamp) {
     self.notebook = notebook
     self.device = device
     self.role = role

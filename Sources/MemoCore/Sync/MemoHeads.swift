@@ -53,7 +53,7 @@ public enum MemoHeads {
     heads.max { rank($0) < rank($1) }
   }
 
-  private static func rank(_ head: HeadSummary) -> (Int, Int64, UInt64, String) {
+  private static func rank(_ head: HeadSummary) -> (Int, Int64, UInt64, ReplicaID) {
     (head.isDeleted ? 0 : 1, head.revision, head.dot.seq, head.dot.origin)
   }
 

@@ -22,6 +22,12 @@ public enum SyncLimits {
   /// frame cap (4,096 × about 60 bytes).
   public static let maximumReplicas = 4096
 
+  /// New replicas one peer may introduce (bindings first received from it): a device has
+  /// two (the one from before signing and its own), so a relay for a household of thirty
+  /// devices stays well within it. Without a share per peer, one member could fill the
+  /// 4,096 for everyone and every new device's first write would be refused for good.
+  public static let maximumReplicasPerPeer = 64
+
   /// Live conflict copies one memo may have: beyond that a device is producing them in a
   /// loop, and merging one more head would cost time in every copy already there.
   public static let maximumConflictCopies = 32

@@ -13,12 +13,16 @@ public struct SyncRevision: Equatable, Sendable {
   /// The notebook the revision belongs to (sync version 2 carries it beside the sealed
   /// content; nil only where no notebook applies, as in a delivered memo).
   public var notebook: NotebookID?
+  /// The record it arrived as (sync version 3: sealed and signed by its author), kept so
+  /// it is stored and forwarded exactly as signed; nil for a revision from before signing.
+  public var record: SealedRecord?
 
   public init(
     memo: MemoID, head: HeadSummary, created: Timestamp, updated: Timestamp, isPrivate: Bool, title: String,
-    body: String, tags: [String], notebook: NotebookID? = nil
+    body: String, tags: [String], notebook: NotebookID? = nil, record: SealedRecord? = nil
   ) {
     self.notebook = notebook
+    self.record = record
     self.memo = memo
     self.head = head
     self.created = created
@@ -34,10 +38,10 @@ public struct SyncRevision: Equatable, Sendable {
 /// id means a new database, so the position starts again) and how far in its feed every
 /// change has been received and committed here.
 public struct FeedPosition: Codable, Equatable, Sendable {
-  public var replica: String
+  public var replica: ReplicaID
   public var position: UInt64
 
-  public init(replica: String, position: UInt64) {
+  public init(replica: ReplicaID, position: UInt64) {
     self.replica = replica
     self.position = position
   }

@@ -3,10 +3,10 @@
 /// it. `detail` says which rule, in this program's words (numbers and field names, never a
 /// peer's bytes), for logs and `--debug`.
 public struct SyncViolation: Error, Equatable, Sendable, CustomStringConvertible {
-  public let reason: SyncMessage.RefuseReason
+  public let reason: SyncRefuseReason
   public let detail: String
 
-  public init(_ reason: SyncMessage.RefuseReason, _ detail: String) {
+  public init(_ reason: SyncRefuseReason, _ detail: String) {
     self.reason = reason
     self.detail = detail
   }
@@ -37,7 +37,13 @@ public enum SyncRules {
   }
 
   public static func checkReplica(_ id: String, _ field: String) throws(SyncViolation) {
-    guard SyncLimits.isReplicaID(id) else { throw SyncViolation(.malformed, "\(field) is not a replica id") }
+    _ = try replica(id, field)
+  }
+
+  /// A replica id from the wire, checked: `malformed` when it is not one.
+  public static func replica(_ id: String, _ field: String) throws(SyncViolation) -> ReplicaID {
+    guard let replica = ReplicaID(id) else { throw SyncViolation(.malformed, "\(field) is not a replica id") }
+    return replica
   }
 
   /// A knowledge (or clock) from a JSON message: at most 4,096 replicas, each a replica id
@@ -48,11 +54,12 @@ public enum SyncRules {
     guard entries.count <= SyncLimits.maximumReplicas else {
       throw SyncViolation(.tooManyReplicas, "\(field) names \(entries.count) replicas")
     }
-    for (origin, seq) in entries {
-      try checkReplica(origin, "a replica of \(field)")
+    var checked: [ReplicaID: UInt64] = [:]
+    for (text, seq) in entries {
       try checkNumber(seq, field)
+      checked[try replica(text, "a replica of \(field)")] = seq
     }
-    return VersionVector(entries)
+    return VersionVector(checked)
   }
 
   public static func checkTimestamp(_ value: Int64, _ field: String) throws(SyncViolation) {
@@ -64,39 +71,6 @@ public enum SyncRules {
   public static func checkRevisionNumber(_ value: Int64) throws(SyncViolation) {
     guard value >= 0, value <= SyncLimits.maximumRevision else {
       throw SyncViolation(.outOfRange, "a revision number is outside 0–2^53")
-    }
-  }
-
-  // MARK: - Messages
-
-  /// A `sync-hello` (whose version the caller has compared first, so that another version
-  /// is answered with `version`, not with whatever else it changed).
-  public static func check(_ hello: SyncMessage.Hello) throws(SyncViolation) {
-    try checkReplica(hello.replica, "the replica")
-    _ = try checkedVector(hello.knowledge, "the knowledge")
-    if let cursor = hello.cursor {
-      try checkReplica(cursor.replica, "the cursor's replica")
-      try checkNumber(cursor.position, "the cursor")
-    }
-    if let pending = hello.pending { try checkNumber(pending, "pending") }
-  }
-
-  public static func check(_ done: SyncMessage.Done) throws(SyncViolation) {
-    try checkNumber(done.position, "the position")
-    _ = try checkedVector(done.knowledge, "the knowledge")
-    try checkNotebooks(done)
-  }
-
-  /// A `sync-ack`: it may acknowledge at most what was sent (`sentUpTo`).
-  public static func check(_ ack: SyncMessage.Ack, sentUpTo: UInt64) throws(SyncViolation) {
-    guard ack.position <= sentUpTo else {
-      throw SyncViolation(.outOfRange, "an acknowledgement of more than was sent")
-    }
-    if let outcome = ack.outcome {
-      try checkCount(outcome.applied, "applied")
-      try checkCount(outcome.conflicts, "conflicts")
-      try checkCount(outcome.heldDeletes, "held_deletes")
-      try checkCount(outcome.liveMemos, "live_memos")
     }
   }
 
@@ -135,10 +109,10 @@ public enum SyncRules {
 
   /// What the receiver knows of itself: its replica id and its last sequence number.
   public struct Receiver: Sendable, Equatable {
-    public var replica: String
+    public var replica: ReplicaID
     public var sequence: UInt64
 
-    public init(replica: String, sequence: UInt64) {
+    public init(replica: ReplicaID, sequence: UInt64) {
       self.replica = replica
       self.sequence = sequence
     }
@@ -154,6 +128,41 @@ public enum SyncRules {
     try admit(dot: revision.head.dot, clock: revision.head.clock, into: receiver)
   }
 
+  /// A revision's place in history, as a revision or a record carries it in clear: its dot
+  /// a sequence of 1–2^53, a clock of at most 4,096 replicas, each with a sequence of at most
+  /// 2^53, that ends at its own dot (the replica ids were checked when they were decoded:
+  /// they are `ReplicaID`s).
+  public static func checkHistory(dot: Dot, clock: VersionVector) throws(SyncViolation) {
+    guard SyncLimits.isSequence(dot.seq) else {
+      throw SyncViolation(.outOfRange, "a dot's sequence is outside 1–2^53")
+    }
+    guard clock.entries.count <= SyncLimits.maximumReplicas else {
+      throw SyncViolation(.tooManyReplicas, "a clock names \(clock.entries.count) replicas")
+    }
+    for seq in clock.entries.values {
+      try checkNumber(seq, "a clock entry")
+    }
+    guard clock[dot.origin] == dot.seq else {
+      throw SyncViolation(.invalidRevision, "a clock that does not end at its own dot")
+    }
+  }
+
+  /// The receiver's own replica (`admit(_:into:)` for revisions says why): false for one of
+  /// its own revisions (never stored), a refusal for one it never made or a clock beyond
+  /// its sequence.
+  public static func admit(dot: Dot, clock: VersionVector, into receiver: Receiver) throws(SyncViolation) -> Bool {
+    if dot.origin == receiver.replica {
+      guard dot.seq <= receiver.sequence else {
+        throw SyncViolation(.ownOrigin, "a revision of this replica that it never made")
+      }
+      return false
+    }
+    guard clock[receiver.replica] <= receiver.sequence else {
+      throw SyncViolation(.futureClock, "a clock beyond this replica's own sequence")
+    }
+    return true
+  }
+
   // MARK: - Knowledge
 
   /// What a receiver adopts of the knowledge a sender claims at `sync-done`: per replica,
@@ -162,8 +171,8 @@ public enum SyncRules {
   /// batches included);
   /// replicas it has seen nothing of are ignored; its own replica is never lowered or
   /// raised by a peer.
-  public static func adoptable(_ claimed: VersionVector, horizon: VersionVector, own: String) -> VersionVector {
-    var adopted: [String: UInt64] = [:]
+  public static func adoptable(_ claimed: VersionVector, horizon: VersionVector, own: ReplicaID) -> VersionVector {
+    var adopted: [ReplicaID: UInt64] = [:]
     for (origin, seq) in claimed.entries where origin != own {
       let bound = horizon[origin]
       if bound > 0 { adopted[origin] = Swift.min(seq, bound) }
@@ -175,17 +184,17 @@ public enum SyncRules {
 /// The replicas a node tracks (those it has seen revisions of: its knowledge and horizon),
 /// and their cap (4,096): a batch whose revisions would bring the count over it is refused.
 public struct ReplicaBudget: Sendable {
-  public private(set) var known: Set<String>
+  public private(set) var known: Set<ReplicaID>
   public let maximum: Int
 
-  public init(known: Set<String>, maximum: Int = SyncLimits.maximumReplicas) {
+  public init(known: Set<ReplicaID>, maximum: Int = SyncLimits.maximumReplicas) {
     self.known = known
     self.maximum = maximum
   }
 
   /// Counts the replica of a revision's dot as known, or refuses when that would exceed the
   /// cap.
-  public mutating func admit(_ origin: String) throws(SyncViolation) {
+  public mutating func admit(_ origin: ReplicaID) throws(SyncViolation) {
     guard !known.contains(origin) else { return }
     guard known.count < maximum else {
       throw SyncViolation(.tooManyReplicas, "more than \(maximum) replicas in all")

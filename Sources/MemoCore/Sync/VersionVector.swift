@@ -2,28 +2,28 @@
 /// for it. Sequence numbers count every revision a replica makes, across all its memos,
 /// so "everything replica R made up to n" is one number per replica.
 public struct Dot: Hashable, Sendable, CustomStringConvertible {
-  public var origin: String
+  public var origin: ReplicaID
   public var seq: UInt64
 
-  public init(origin: String, seq: UInt64) {
+  public init(origin: ReplicaID, seq: UInt64) {
     self.origin = origin
     self.seq = seq
   }
 
-  public var description: String { "\(origin.prefix(8)):\(seq)" }
+  public var description: String { "\(origin.short):\(seq)" }
 }
 
 /// A version vector: for each replica, the highest of its sequence numbers a revision
 /// (or a replica's knowledge) includes. Concurrency is decided by comparing vectors,
 /// never by wall-clock time, so a wrong clock on one laptop cannot overwrite an edit.
 public struct VersionVector: Equatable, Hashable, Sendable {
-  public private(set) var entries: [String: UInt64]
+  public private(set) var entries: [ReplicaID: UInt64]
 
-  public init(_ entries: [String: UInt64] = [:]) {
+  public init(_ entries: [ReplicaID: UInt64] = [:]) {
     self.entries = entries.filter { $0.value > 0 }
   }
 
-  public subscript(origin: String) -> UInt64 { entries[origin] ?? 0 }
+  public subscript(origin: ReplicaID) -> UInt64 { entries[origin] ?? 0 }
 
   /// Whether the dot is part of what this vector has seen.
   public func contains(_ dot: Dot) -> Bool { self[dot.origin] >= dot.seq }
@@ -66,8 +66,14 @@ public struct VersionVector: Equatable, Hashable, Sendable {
     }
   }
 
+  /// The entries keyed by their text, as JSON carries a knowledge or a clock (checked back
+  /// into a vector by `SyncRules.checkedVector`).
+  public var textEntries: [String: UInt64] {
+    Dictionary(uniqueKeysWithValues: entries.map { ($0.key.rawValue, $0.value) })
+  }
+
   /// The entries in a stable order (by origin), for encoding.
-  public var sorted: [(origin: String, seq: UInt64)] {
+  public var sorted: [(origin: ReplicaID, seq: UInt64)] {
     entries.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
   }
 }
@@ -79,19 +85,20 @@ extension VersionVector {
     let entries = sorted
     writer.u32(UInt32(entries.count))
     for entry in entries {
-      writer.string(entry.origin)
+      writer.string(entry.origin.rawValue)
       writer.u64(entry.seq)
     }
     return writer.bytes
   }
 
-  /// Nil for bytes that are not an encoded vector.
+  /// Nil for bytes that are not an encoded vector (or name something that is not a
+  /// replica id).
   public init?(encoded bytes: [UInt8]) {
     var reader = ByteReader(bytes)
     guard let count = reader.u32(), count <= 4096 else { return nil }
-    var entries: [String: UInt64] = [:]
+    var entries: [ReplicaID: UInt64] = [:]
     for _ in 0..<count {
-      guard let origin = reader.string(), let seq = reader.u64() else { return nil }
+      guard let text = reader.string(), let origin = ReplicaID(text), let seq = reader.u64() else { return nil }
       entries[origin] = seq
     }
     guard reader.isAtEnd else { return nil }

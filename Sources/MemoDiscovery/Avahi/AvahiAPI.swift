@@ -1,3 +1,5 @@
+import MemoDBus
+
 /// The parts of avahi-daemon's D-Bus API (org.freedesktop.Avahi, avahi 0.8) that browsing
 /// uses: names, protocol numbers and the calls, as values. Pure, so the calls are tested
 /// without a daemon.

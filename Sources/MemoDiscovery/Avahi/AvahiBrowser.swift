@@ -1,3 +1,4 @@
+import MemoDBus
 import Synchronization
 
 /// One browser object inside avahi-daemon, for one browse stream: made with
@@ -12,7 +13,7 @@ final class AvahiBrowser: Sendable {
   typealias ItemHandler = @Sendable (_ event: BrowseEvent) -> Void
   typealias FailureHandler = @Sendable (BusError) -> Void
 
-  private let bus: BusConnection
+  private let bus: DispatchedBusConnection
   private let browser: AvahiAPI.Browser
   private let interface: Int32
   private struct State {
@@ -22,7 +23,7 @@ final class AvahiBrowser: Sendable {
   }
   private let state = Mutex(State())
 
-  init(bus: BusConnection, browser: AvahiAPI.Browser, interfaceIndex: UInt32) {
+  init(bus: DispatchedBusConnection, browser: AvahiAPI.Browser, interfaceIndex: UInt32) {
     self.bus = bus
     self.browser = browser
     interface = interfaceIndex == 0 ? AvahiAPI.anyInterface : Int32(bitPattern: interfaceIndex)

@@ -1,13 +1,21 @@
-import Foundation
+import FoundationEssentials
+import MemoDBus
+
+#if canImport(Glibc)
+  import Glibc
+#endif
 
 /// Avahi's answers in the shapes the dns_sd wrapper already reports (fully qualified names
 /// with a trailing dot, service types split the way dns_sd splits `_services._dns-sd._udp`
 /// answers), so the output does not depend on which API answered.
-enum AvahiNames {
+///
+/// `@_spi(Fuzzing) public` (with `AvahiResolution`'s decoders): what avahi-daemon answers is
+/// outside input, fuzzed by Tests/Fuzz (`avahi-records`) without `@testable import`.
+@_spi(Fuzzing) public enum AvahiNames {
   /// `_memo-peer._tcp.` → `_memo-peer._tcp`: Avahi's calls take names without the root dot.
-  static func bare(_ name: String) -> String { name.hasSuffix(".") ? String(name.dropLast()) : name }
+  public static func bare(_ name: String) -> String { name.hasSuffix(".") ? String(name.dropLast()) : name }
   /// `lab-a.local` → `lab-a.local.`, as dns_sd reports names.
-  static func qualified(_ name: String) -> String { name.hasSuffix(".") || name.isEmpty ? name : name + "." }
+  public static func qualified(_ name: String) -> String { name.hasSuffix(".") || name.isEmpty ? name : name + "." }
 }
 
 /// One browse item: an instance seen on one interface over one IP transport (Avahi reports
@@ -66,7 +74,9 @@ struct AvahiItemSet: Sendable {
 
 /// One answer of `Server.ResolveService`: (interface, protocol, name, type, domain, host,
 /// address protocol, address, port, TXT as an array of byte strings, flags).
-struct AvahiResolution: Equatable, Sendable {
+/// `@_spi(Fuzzing) public` for `wireFormat` and `scoped` only, the decoders Tests/Fuzz runs
+/// (`avahi-records`); the rest stays internal.
+@_spi(Fuzzing) public struct AvahiResolution: Equatable, Sendable {
   let host: String
   /// In presentation form; IPv6 link-local addresses carry `%interface`.
   let address: String?
@@ -92,13 +102,13 @@ struct AvahiResolution: Equatable, Sendable {
 
   /// TXT entries as DNS wire format: each entry preceded by its length (entries longer
   /// than a length byte can say are dropped, as no valid record has them).
-  static func wireFormat(_ entries: [[UInt8]]) -> [UInt8] {
+  public static func wireFormat(_ entries: [[UInt8]]) -> [UInt8] {
     entries.filter { $0.count <= 255 }.flatMap { [UInt8($0.count)] + $0 }
   }
 
   /// `fe80::1` on interface 2 → `fe80::1%eth0`; other addresses unchanged. Nil when the
   /// text is not an IP address.
-  static func scoped(_ text: String, interfaceIndex: UInt32) -> String? {
+  public static func scoped(_ text: String, interfaceIndex: UInt32) -> String? {
     var v4 = in_addr()
     if inet_pton(AF_INET, text, &v4) == 1 {
       return formatAddress(withUnsafeBytes(of: &v4) { Array($0) }, type: 1, interfaceIndex: interfaceIndex)

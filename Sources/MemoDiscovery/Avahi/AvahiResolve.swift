@@ -1,5 +1,6 @@
 import Dispatch
 import MemoCore
+import MemoDBus
 import Synchronization
 
 /// Resolves one instance over IPv4 and IPv6 at once (two `ResolveService` calls on the
@@ -31,7 +32,7 @@ final class AvahiResolve: Sendable {
   }
 
   /// Sends both calls; the answers arrive through `receive`.
-  func start(on bus: BusConnection) {
+  func start(on bus: DispatchedBusConnection) {
     for transport in Self.transports {
       bus.call(AvahiAPI.resolveService(instance, protocol: transport)) { [self] result in
         receive(

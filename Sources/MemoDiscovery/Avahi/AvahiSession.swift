@@ -1,5 +1,7 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import MemoCore
+import MemoDBus
 
 /// Browsing and resolving through avahi-daemon's own D-Bus API, over ONE connection.
 ///
@@ -15,13 +17,13 @@ import MemoCore
 /// Like `DNSSD`, nothing here checks consent — use `GatedDiscovery`. Opening the session
 /// talks to the daemon over D-Bus only; the network is touched when browsing starts.
 public final class AvahiSession: Sendable {
-  private let bus: BusConnection
+  private let bus: DispatchedBusConnection
 
   /// Connects to avahi-daemon's bus (the system bus; `busAddress` for tests). Throws
   /// `daemonUnavailable` when the bus cannot be reached.
   public init(busAddress: String? = nil) throws {
     do {
-      bus = try BusConnection(address: busAddress)
+      bus = try DispatchedBusConnection(busAddress.map { .address($0) } ?? .system)
     } catch {
       throw error.memoPeerError
     }

@@ -87,6 +87,23 @@ final class SQLiteConnection {
     }
   }
 
+  /// Runs `body` inside the open transaction as a savepoint: on any error what `body` wrote
+  /// is rolled back and the error rethrown, while the transaction (and what it wrote before)
+  /// goes on. Outside a transaction it is `transaction(_:)`.
+  func savepoint<R>(_ body: () throws -> R) throws -> R {
+    guard sqlite3_get_autocommit(handle) == 0 else { return try transaction(body) }
+    try execute("SAVEPOINT entry")
+    do {
+      let result = try body()
+      try execute("RELEASE entry")
+      return result
+    } catch {
+      sqlite3_exec(handle, "ROLLBACK TO entry", nil, nil, nil)
+      sqlite3_exec(handle, "RELEASE entry", nil, nil, nil)
+      throw error
+    }
+  }
+
   var changes: Int { Int(sqlite3_changes(handle)) }
 
   func check(_ result: Int32, _ call: String) throws(SQLiteError) {

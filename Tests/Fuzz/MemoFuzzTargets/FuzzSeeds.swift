@@ -1,9 +1,9 @@
 import Foundation
 import MemoCore
 import MemoCrypto
-
-@testable import MemoDiscovery
-@testable import MemoStore
+@_spi(Fuzzing) import MemoDiscovery
+import MemoProtocol
+@_spi(Fuzzing) import MemoStore
 
 /// The seed corpus: valid inputs for every target, made with the production encoders so they
 /// stay in step with the formats. Written to Tests/Fuzz/Corpus once
@@ -11,13 +11,14 @@ import MemoCrypto
 /// from there.
 extension FuzzTargets {
   public static func seeds() -> [String: [[UInt8]]] {
-    let replica = String(repeating: "a", count: 32)
-    let other = String(repeating: "b", count: 32)
+    let replica = ReplicaID(String(repeating: "a", count: 32))!
+    let other = ReplicaID(String(repeating: "b", count: 32))!
     let key = Data(repeating: 7, count: 32).base64EncodedString()
     let memo = MemoID("8e0f3d4a-1b2c-4d5e-8f90-123456789abc")!
     let stored = Memo(
       id: memo, title: "groceries", body: "milk\n", tags: ["home"], created: 1_700_000_000_000,
-      updated: 1_700_000_000_500, isPrivate: false, revision: 2, origin: replica, dot: Dot(origin: replica, seq: 4),
+      updated: 1_700_000_000_500, isPrivate: false, revision: 2, origin: replica.rawValue,
+      dot: Dot(origin: replica, seq: 4),
       clock: VersionVector([replica: 4, other: 2]))
     let content = DeliveryMessage.Content(
       title: "groceries", body: "milk\n", tags: ["home"], isPrivate: false, sent: 1_700_000_001_000,
@@ -109,7 +110,9 @@ extension FuzzTargets {
                     id: String(repeating: "c", count: 32), generation: 1,
                     key: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
                 ],
-                removed: [NotebookOffer.Removal(device: String(repeating: "A", count: 52), at: 1_700_000_000_000)]),
+                removed: [
+                  NotebookOffer.Removal(device: DeviceID(bytes: Array(repeating: 0, count: 32))!, at: 1_700_000_000_000)
+                ]),
               NotebookOffer(
                 id: NotebookID(String(repeating: "d", count: 32)) ?? .migrated, role: .member, given: .relay,
                 knowledge: VersionVector([replica: 4]), cursor: nil),
@@ -156,6 +159,115 @@ extension FuzzTargets {
         [5] + Array(#"{"peer":"server","timeout":30}"#.utf8), [0x86] + Array("passphrase\n".utf8),
       ],
       "stored-clock": [VersionVector([replica: 4, other: 2]).encoded()],
+      "notebook-op": notebookOpSeeds(),
+      "deliver-batch": deliverBatchSeeds(content),
+      "batch-receipt": batchReceiptSeeds(),
+      "membership-log": membershipLogSeeds(),
     ]
+  }
+
+  /// One op of each kind, signed by a fixed key, after a genesis (itself the first seed).
+  static func notebookOpSeeds() -> [[UInt8]] {
+    let crypto = MembershipCrypto()
+    guard let key = try? Ed25519.SigningKey(seed: SecureBytes(copying: [UInt8](repeating: 3, count: 32))),
+      let device = crypto.device(of: key.publicKey),
+      let genesis = try? MembershipLog.genesis(nonce: [UInt8](repeating: 1, count: 16), signer: key, verifier: crypto)
+    else { return [] }
+    var log = MembershipLog(notebook: genesis.notebook, verifier: crypto)
+    _ = try? log.insert(genesis)
+    let box = [UInt8](repeating: 9, count: MembershipLimits.sealedKeyBytes)
+    let keyID = [UInt8](repeating: 4, count: MembershipLimits.keyIDBytes)
+    let replica = ReplicaID(String(repeating: "a", count: 32))!
+    let ops = [
+      genesis, try? log.share(device, as: .relay, signer: key),
+      try? log.unshare(device, cut: [NotebookOp.CutEntry(replica: replica, sequence: 4)], signer: key),
+      try? log.rotateKey(keyID: keyID, sealed: [device: box], signer: key),
+      try? log.grant(device, keys: [keyID: box], signer: key),
+      try? log.rename(keyID: keyID, sealedName: [1, 2, 3], signer: key),
+      try? log.purge(MemoID("8e0f3d4a-1b2c-4d5e-8f90-123456789abc")!, signer: key),
+    ]
+    return ops.compactMap { $0?.encoded }
+  }
+}
+
+extension FuzzTargets {
+  /// Batches as a sender of delivery version 2 writes them: two entries (one with a sent
+  /// revision, one without); one whose second memo is not a memo; one of another version.
+  static func deliverBatchSeeds(_ content: DeliveryMessage.Content) -> [[UInt8]] {
+    var plain = content
+    plain.revision = nil
+    let first = DeliveryMessage.Batch.encodedEntry(id: batchInFlight[0], memo: content)
+    let second = DeliveryMessage.Batch.encodedEntry(id: batchInFlight[1], memo: plain)
+    return [
+      DeliveryMessage.Batch.payload(encodedEntries: [first, second]),
+      DeliveryMessage.Batch.payload(encodedEntries: [first, Array(#"{"id":"e2","memo":{"title":1}}"#.utf8)]),
+      DeliveryMessage.Batch.payload(encodedEntries: [second], version: 3),
+    ]
+  }
+
+  /// Receipts for batches of one, two and four entries in flight (the first byte: how many,
+  /// and that it is a `batch-receipt`), with every fate; and the goodbye of a peer that does
+  /// not speak the version.
+  static func batchReceiptSeeds() -> [[UInt8]] {
+    typealias Result = DeliveryMessage.BatchResult
+    let ids = batchInFlight
+    return [
+      [0]
+        + PeerMessage.encode(
+          DeliveryMessage.BatchReceipt(results: [Result(id: ids[0], fate: "refused", reason: "inbox-full")])),
+      [1]
+        + PeerMessage.encode(
+          DeliveryMessage.BatchReceipt(results: [
+            Result(id: ids[0], fate: "stored", stored: "inbox"), Result(id: ids[1], fate: "duplicate", stored: "memos"),
+          ])),
+      [3]
+        + PeerMessage.encode(
+          DeliveryMessage.BatchReceipt(results: [
+            Result(id: ids[0], fate: "stored", stored: "memos"), Result(id: ids[1], fate: "refused", reason: "policy"),
+            Result(id: ids[2], fate: "refused", reason: "too-large"),
+            Result(id: ids[3], fate: "duplicate", stored: "inbox"),
+          ])),
+      [0x0C] + PeerMessage.encode(PeerMessage.Goodbye(reason: DeliveryExchange.unsupportedVersionReason)),
+    ]
+  }
+
+  /// Logs of two devices, signed for real: a genesis by A, B shared as a member, a key
+  /// sealed to both and granted to each at once, then A and B removing each other at once
+  /// and a rename by A. The same ops for the real verifier (first byte 0), and for the lenient
+  /// one with every op after the genesis re-parented (control bytes: onto the heads, the
+  /// genesis alone, or earlier ops chosen by their bits).
+  static func membershipLogSeeds() -> [[UInt8]] {
+    let crypto = MembershipCrypto()
+    guard let a = try? Ed25519.SigningKey(seed: SecureBytes(copying: [UInt8](repeating: 3, count: 32))),
+      let b = try? Ed25519.SigningKey(seed: SecureBytes(copying: [UInt8](repeating: 5, count: 32))),
+      let deviceA = crypto.device(of: a.publicKey), let deviceB = crypto.device(of: b.publicKey),
+      let genesis = try? MembershipLog.genesis(nonce: [UInt8](repeating: 1, count: 16), signer: a, verifier: crypto)
+    else { return [] }
+    var log = MembershipLog(notebook: genesis.notebook, verifier: crypto)
+    var ops: [NotebookOp] = []
+    func add(_ op: NotebookOp?) {
+      guard let op, (try? log.insert(op)) != nil else { return }
+      ops.append(op)
+    }
+    add(genesis)
+    add(try? log.share(deviceB, as: .member, signer: a))
+    let box = [UInt8](repeating: 9, count: MembershipLimits.sealedKeyBytes)
+    let keyID = [UInt8](repeating: 4, count: MembershipLimits.keyIDBytes)
+    add(try? log.rotateKey(keyID: keyID, sealed: [deviceA: box, deviceB: box], signer: a))
+    // Two grants made at once: siblings, whose order differs between arrival and id.
+    let keyed = log
+    add(try? keyed.grant(deviceB, keys: [keyID: box], signer: a))
+    add(try? keyed.grant(deviceA, keys: [keyID: box], signer: a))
+    let before = log
+    let replica = ReplicaID(String(repeating: "a", count: 32))!
+    add(try? before.unshare(deviceB, cut: [NotebookOp.CutEntry(replica: replica, sequence: 4)], signer: a))
+    add(try? before.unshare(deviceA, cut: [], signer: b))
+    add(try? before.rename(keyID: keyID, sealedName: [1, 2, 3], signer: a))
+    func records(_ controls: [UInt8]) -> [UInt8] {
+      zip(ops, [0] + controls).flatMap { op, control in
+        [control, UInt8(op.encoded.count >> 8), UInt8(op.encoded.count & 0xFF)] + op.encoded
+      }
+    }
+    return [[0] + records([0, 0, 0, 0, 0, 0, 0]), [1] + records([1, 3, 1, 0x0D, 0x01, 0x05, 0x01])]
   }
 }

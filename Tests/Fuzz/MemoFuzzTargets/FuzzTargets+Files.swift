@@ -1,16 +1,19 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+@_spi(Fuzzing) import MemoDiscovery
 import MemoNode
+import MemoProtocol
+@_spi(Fuzzing) import MemoStore
 import MemoWeb
-
-@testable import MemoDiscovery
-@testable import MemoStore
 
 /// The decoders of what arrives by mDNS and of the files another program could have written
 /// (key files, archives, Markdown, the consent log, the trust store), and the web page's
-/// request bodies. `@testable`: the decoders are internal to their modules, reached here
-/// without making them API.
+/// request bodies. The decoders are internal to their modules; the few these targets reach
+/// are `@_spi(Fuzzing) public` there (TXTRecordBytes, AvahiResolution and AvahiNames in
+/// MemoDiscovery; WrappedKey, SealedSecretFile, KeyFile.parse, MemoArchive's header and
+/// chunk reader, and the parsers of the consent log, trust store, pairing attempts and
+/// config in MemoStore), not `@testable`, which a release build cannot import.
 extension FuzzTargets {
   /// A TXT record as Avahi hands it over (dns_sd's decoder), then what `browse` and `pair`
   /// do with its values: escape them for a terminal, check a pairing name, recognise a tag.
@@ -132,7 +135,7 @@ extension FuzzTargets {
     guard let list = try? TrustStore.decode(data, path: "fuzz") else { return }
     for peer in list.peers {
       _ = peer.displayName
-      _ = peer.id
+      _ = peer.deviceID.short
       _ = Advertisement.periodEnd(at: 1_800_000_000_000, rotationSeconds: peer.rotationSeconds ?? 900)
     }
     _ = PeerRecognizer(trust: list).peer(forTag: "0011223344556677", at: 1_800_000_000_000)

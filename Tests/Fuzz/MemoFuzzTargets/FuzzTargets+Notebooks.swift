@@ -1,5 +1,6 @@
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 /// The decoders sync version 2 added (notebooks and the blind relay): record batches, the
 /// content a record seals, and the notebook offers of a `sync-hello` with the decision a
@@ -12,7 +13,7 @@ extension FuzzTargets {
     guard let batch = try? SyncRecordBatch.decode(data) else { return }
     precondition(
       (try? SyncRecordBatch.decode(SyncRecordBatch.encode(batch))) == batch, "a record batch that does not round-trip")
-    let receiver = SyncRules.Receiver(replica: String(repeating: "a", count: 32), sequence: 1000)
+    let receiver = SyncRules.Receiver(replica: ReplicaID(String(repeating: "a", count: 32))!, sequence: 1000)
     var budget = ReplicaBudget(known: [], maximum: 64)
     var heads: [VersionVector] = []
     for record in batch.records {
@@ -31,13 +32,18 @@ extension FuzzTargets {
   /// What a record seals, once opened: content that decodes is re-encoded to the same bytes,
   /// and the revision it makes passes or fails the shape checks without trapping.
   static func recordContent(_ data: [UInt8]) {
-    let replica = String(repeating: "b", count: 32)
+    let replica = ReplicaID(String(repeating: "b", count: 32))!
     let record = SyncRecord(
       notebook: NotebookID.migrated, memo: MemoID(canonical: "8e0f3d4a-1b2c-4d5e-8f90-123456789abc") ?? MemoID(),
       dot: Dot(origin: replica, seq: 2), clock: VersionVector([replica: 2]), keyID: NotebookID.migrated.rawValue,
       sealed: [])
     guard let revision = RecordContent.decode(data, of: record) else { return }
-    precondition(RecordContent.encode(revision) == data, "record content that does not round-trip")
+    // Padded content (sync version 3) and the unpadded kind of version-2 records each
+    // re-encode as they came.
+    let again =
+      data.first == RecordContent.paddedVersion
+      ? RecordContent.encode(revision) : RecordContent.encodeUnpadded(revision)
+    precondition(again == data, "record content that does not round-trip")
     precondition(
       revision.memo == record.memo && revision.head.dot == record.dot && revision.notebook == record.notebook)
     _ = try? SyncRules.checkShape(revision)
@@ -61,5 +67,18 @@ extension FuzzTargets {
         }
       }
     }
+  }
+
+  /// One op of a notebook's membership log (sync version 3): an op that decodes re-encodes
+  /// to the same bytes within the limits, and a log admits or refuses it, and says what it
+  /// means, without trapping.
+  static func notebookOp(_ data: [UInt8]) {
+    guard let op = try? NotebookOp.decode(data) else { return }
+    precondition(op.encoded == data, "an op that does not round-trip")
+    precondition(op.parents.count <= MembershipLimits.parents && data.count <= MembershipLimits.opBytes)
+    var log = MembershipLog(notebook: op.notebook, verifier: MembershipCrypto())
+    let outcome = try? log.insert(op)
+    precondition(outcome == nil || op.kind == .create, "an op admitted without its parents")
+    _ = log.state
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 /// Every decoder of bytes from outside the process, as a fuzz target (Tests/Fuzz/README.md):
 /// `memo-peer-fuzz` (libFuzzer) runs one of them
@@ -31,6 +32,10 @@ public enum FuzzTargets {
     "state-files": stateFiles,
     "web-api": webAPI,
     "stored-clock": storedClock,
+    "notebook-op": notebookOp,
+    "membership-log": membershipLog,
+    "deliver-batch": deliverBatch,
+    "batch-receipt": batchReceipt,
   ]
 
   public static var names: [String] { all.keys.sorted() }
@@ -149,11 +154,16 @@ public enum FuzzTargets {
       precondition((hello.pending ?? 0) <= SyncLimits.maximumSequence)
       precondition(hello.knowledge.count <= SyncLimits.maximumReplicas)
       _ = Int(hello.pending ?? 0)
-      _ = hello.start(in: String(repeating: "a", count: 32))
+      _ = hello.start(in: ReplicaID(String(repeating: "a", count: 32))!)
     case 1:
       guard let done = try? SyncMessage.decodeDone(payload) else { return }
-      let horizon = VersionVector(done.knowledge.mapValues { $0 / 2 })
-      let adopted = SyncRules.adoptable(VersionVector(done.knowledge), horizon: horizon, own: "")
+      // decodeDone checked the knowledge: every key is a replica id.
+      guard let claimed = try? SyncRules.checkedVector(done.knowledge, "fuzz") else {
+        preconditionFailure("a checked sync-done whose knowledge does not check")
+      }
+      let horizon = VersionVector(claimed.entries.mapValues { $0 / 2 })
+      let own = ReplicaID(String(repeating: "0", count: 32))!
+      let adopted = SyncRules.adoptable(claimed, horizon: horizon, own: own)
       precondition(horizon.covers(adopted), "adopted beyond the horizon")
     case 2:
       guard let ack = try? SyncMessage.decodeAck(payload, sentUpTo: 1000) else { return }
@@ -170,7 +180,7 @@ public enum FuzzTargets {
     guard let batch = try? SyncBatchCodec.decode(data) else { return }
     precondition(
       (try? SyncBatchCodec.decode(SyncBatchCodec.encode(batch))) == batch, "a batch that does not round-trip")
-    let receiver = SyncRules.Receiver(replica: String(repeating: "a", count: 32), sequence: 1000)
+    let receiver = SyncRules.Receiver(replica: ReplicaID(String(repeating: "a", count: 32))!, sequence: 1000)
     var budget = ReplicaBudget(known: [], maximum: 64)
     var heads: [HeadSummary] = []
     for revision in batch.revisions {

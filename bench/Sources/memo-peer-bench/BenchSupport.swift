@@ -16,7 +16,8 @@ struct BenchOptions {
   var syncthingBaseline: String?
   /// Leave the sync benchmark's lab up at the end (serve stopped), to profile on it.
   var keepLab = false
-  /// Which groups to run: store, aead, tls, discovery, delivery, sync (default all).
+  /// Which groups to run: binary, store, aead, ed25519, tls, discovery, outbox, delivery, sync, relay
+  /// (default all).
   var only: Set<String> = []
   /// Keep the benchmark node in this directory (for profiling) instead of a temporary one.
   var keepHome: String?
@@ -38,7 +39,7 @@ struct BenchOptions {
       case "--only": options.only.insert(iterator.next() ?? "")
       default:
         print(
-          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--only store|aead|tls|discovery|delivery|sync|relay]"
+          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--only binary|store|aead|ed25519|tls|discovery|outbox|delivery|sync|relay]"
         )
         exit(argument == "--help" ? 0 : 2)
       }
@@ -109,23 +110,44 @@ func best(_ repeats: Int, _ body: () throws -> Double) rethrows -> Double {
   return result
 }
 
-/// Runs a command with stdout discarded; returns wall seconds and peak RSS in KiB.
+/// Runs a command with stdout discarded; returns wall seconds and `ru_maxrss` in KiB. That
+/// figure is not the command's own: Linux counts in it the memory of the process that forked
+/// it, as it was at exec (with `posix_spawn`'s shared address space, the bench's peak); use
+/// `peakRSS` for a command's memory.
 func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> (Double, Int) {
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: executable)
-  process.arguments = arguments
-  process.environment = environment
-  process.standardOutput = FileHandle(forWritingAtPath: "/dev/null")
-  let elapsed = try seconds {
-    try process.run()
-    process.waitUntilExit()
-  }
-  guard process.terminationStatus == 0 else {
-    throw BenchError("\(executable) \(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
-  }
+  var actions = posix_spawn_file_actions_t()
+  posix_spawn_file_actions_init(&actions)
+  defer { posix_spawn_file_actions_destroy(&actions) }
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+  let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+  let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+  defer { for pointer in argv + envp { free(pointer) } }
+  var pid: pid_t = 0
+  var status: Int32 = 0
   var usage = rusage()
-  getrusage(__rusage_who_t(RUSAGE_CHILDREN.rawValue), &usage)
+  let elapsed = try seconds {
+    let spawned = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+    guard spawned == 0 else { throw BenchError("cannot run \(executable): errno \(spawned)") }
+    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+  }
+  // Exited normally with status 0 (WIFEXITED, WEXITSTATUS).
+  guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+    throw BenchError("\(executable) \(arguments.joined(separator: " ")) exited with status word \(status)")
+  }
   return (elapsed, Int(usage.ru_maxrss))
+}
+
+/// A command's own peak RSS in KiB: run by GNU time (`/usr/bin/time -f %M`), whose small
+/// forked copy is all that the figure counts besides the command.
+func peakRSS(_ executable: String, _ arguments: [String], environment: [String: String]) throws -> Int {
+  let output = NSTemporaryDirectory() + "memo-peer-bench-rss-\(getpid())"
+  defer { try? FileManager.default.removeItem(atPath: output) }
+  _ = try runProcess("/usr/bin/time", ["-f", "%M", "-o", output, executable] + arguments, environment: environment)
+  let text = try String(contentsOfFile: output, encoding: .utf8)
+  guard let kib = text.split(separator: "\n").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
+    throw BenchError("/usr/bin/time wrote no peak RSS: \(text)")
+  }
+  return kib
 }
 
 struct BenchError: Error, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoStore
 
 /// Delivery on the virtual lab: 1,000 memos of 1 KiB queued on host a for host b (b runs
@@ -45,7 +46,7 @@ struct DeliveryBench {
     // Queue all but one directly in a's store (the queueing is not measured).
     let paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": "\(labDirectory)/a/home"])
     let store = try MemoStore.open(paths: paths)
-    guard let recipient = DeviceID(idB)?.compact else { throw BenchError("bad device ID from b") }
+    guard let recipient = DeviceID(idB) else { throw BenchError("bad device ID from b") }
     for index in 1..<Self.count {
       try store.queueForDelivery(
         DeliveryMessage.Content(title: "memo \(index)", body: body, tags: [], isPrivate: false, sent: 0),

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import MemoTransport
 
 /// The trusted connection on loopback (127.0.0.1 only), against OpenSSL's own tools with

@@ -5,16 +5,26 @@ import MemoStore
 
 // memo-peer benchmarks (`make bench`). Every figure is reported next to a baseline measured
 // in the same run on the same machine, because these machines are shared and noisy:
+//  - binary: memo-peer's stripped size (Debian's syncthing beside it) and exec to first
+//    output of `--version` and of `list` on an empty store; baseline: a C program;
 //  - store: insert 100,000 memos of 1 KiB, then `memo-peer list` and `search` over them,
 //    as real processes; baseline: the same rows read or written by plain SQLite, unsealed;
+//  - history: 10,000 memos of 1 KiB with 10 revisions each; `history ID` and `show ID
+//    --revision N` as processes (< 50 ms each); the store's size next to the same memos
+//    without history.
 //  - AEAD: seal/open throughput at 1 KiB and 16 KiB; baseline: `openssl speed -evp
 //    aes-256-gcm` at the same sizes.
+//  - Ed25519: sign and verify of a 300-byte message, µs per operation; baseline: `openssl
+//    speed ed25519`.
 //  - TLS: handshakes per second and 64 KiB frame throughput on loopback; baseline:
 //    `openssl s_time` and `openssl s_client`→`s_server` with the same kind of keys.
 //  - discovery: time to the first result of `memo-peer browse` vs `avahi-browse -r` on the
 //    virtual lab (needs root);
 //  - delivery: 1,000 queued memos of 1 KiB delivered to one peer on the lab (memos/s), next
 //    to the TLS throughput figure in 1 KiB frames per second.
+//  - outbox: 1,000 queued memos of 1 KiB delivered in batches over TLS on loopback
+//    (memos/s); baselines: the per-entry path in the same run, and plain SQLite inserting
+//    the same rows in one transaction.
 //  - sync: `memo-peer sync` of 10,000 memos of 1 KiB from lab host a to b's `serve`, then of
 //    one changed memo (median of 5): time, bytes on the wire, the receiver's peak RSS;
 //    baseline: Syncthing with 10,000 files of 1 KiB on the same lab (bench/syncthing).
@@ -26,17 +36,22 @@ import MemoStore
 // initial sync of 10,000 memos under 1 s (the whole `sync` command); one change over an
 // established connection under 10 ms and 4 KiB, and under 300 ms as a `sync` command (discovery
 // and handshake included); the receiver's peak RSS under 50 MiB. Exit status 1 when a target is
-// missed. Each relay hop under 1 s; the relay's peak RSS under 50 MiB.
+// missed. Each relay hop under 1 s; batched delivery at least 10,000 memos/s and 20× the
+// per-entry path; the relay's peak RSS under 50 MiB.
 
 let options = BenchOptions.parse(CommandLine.arguments.dropFirst())
 var report = BenchReport()
 
 print("memo-peer benchmarks (\(options.memoCount) memos; best of \(options.repeats) runs per figure)")
 do {
+  if options.wants("binary") { try BinaryBench(options: options).run(into: &report) }
   if options.wants("store") { try StoreBench(options: options).run(into: &report) }
+  if options.wants("history") { try HistoryBench(options: options).run(into: &report) }
   if options.wants("aead") { try AEADBench(options: options).run(into: &report) }
+  if options.wants("ed25519") { try SignatureBench(options: options).run(into: &report) }
   if options.wants("tls") { try TLSBench(options: options).run(into: &report) }
   if options.wants("discovery") { try BrowseBench(options: options).run(into: &report) }
+  if options.wants("outbox") { try OutboxBench(options: options).run(into: &report) }
   if options.wants("delivery") { try DeliveryBench(options: options).run(into: &report) }
   if options.wants("sync") { try SyncBench(options: options).run(into: &report) }
   if options.wants("relay") { try RelayBench(options: options).run(into: &report) }

@@ -1,0 +1,215 @@
+import MemoCore
+import MemoStore
+
+/// One line of a line diff: kept, removed (only in the older text) or added (only in the
+/// newer).
+public struct DiffLine: Sendable, Equatable {
+  public enum Kind: String, Sendable { case same, removed, added }
+  public var kind: Kind
+  public var text: String
+
+  public init(_ kind: Kind, _ text: String) {
+    self.kind = kind
+    self.text = text
+  }
+}
+
+/// A line diff by the longest common subsequence of lines (with the common head and tail
+/// taken off first, so an edit in a long memo costs little). A memo's body is at most
+/// 80 KiB, which bounds the table.
+public enum LineDiff {
+  public static func lines(_ text: String) -> [String] {
+    var text = text
+    if text.hasSuffix("\n") { text.removeLast() }
+    return text.isEmpty ? [] : text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+  }
+
+  public static func diff(_ old: String, _ new: String) -> [DiffLine] { diff(lines: lines(old), lines(new)) }
+
+  public static func diff(lines old: [String], _ new: [String]) -> [DiffLine] {
+    var head = 0
+    while head < old.count, head < new.count, old[head] == new[head] { head += 1 }
+    var tail = 0
+    while tail < old.count - head, tail < new.count - head, old[old.count - 1 - tail] == new[new.count - 1 - tail] {
+      tail += 1
+    }
+    let a = Array(old[head..<(old.count - tail)])
+    let b = Array(new[head..<(new.count - tail)])
+    var result = old[..<head].map { DiffLine(.same, $0) }
+    // lengths[i][j]: the longest common subsequence of a[i...] and b[j...].
+    var lengths = [[Int32]](repeating: [Int32](repeating: 0, count: b.count + 1), count: a.count + 1)
+    for i in stride(from: a.count - 1, through: 0, by: -1) {
+      for j in stride(from: b.count - 1, through: 0, by: -1) {
+        lengths[i][j] = a[i] == b[j] ? lengths[i + 1][j + 1] + 1 : max(lengths[i + 1][j], lengths[i][j + 1])
+      }
+    }
+    var i = 0
+    var j = 0
+    while i < a.count || j < b.count {
+      if i < a.count, j < b.count, a[i] == b[j] {
+        result.append(DiffLine(.same, a[i]))
+        i += 1
+        j += 1
+      } else if i < a.count, j == b.count || lengths[i + 1][j] >= lengths[i][j + 1] {
+        // Removed lines before the added ones that replace them, as diff(1) shows them.
+        result.append(DiffLine(.removed, a[i]))
+        i += 1
+      } else {
+        result.append(DiffLine(.added, b[j]))
+        j += 1
+      }
+    }
+    result += old[(old.count - tail)...].map { DiffLine(.same, $0) }
+    return result
+  }
+}
+
+/// `history`: the revisions of one memo this device kept, oldest first.
+public struct MemoHistory: Sendable {
+  public var memo: MemoID
+  public var revisions: [MemoRevision]
+}
+
+/// `diff`: two revisions of a memo and the line diff of their bodies.
+public struct MemoDiff: Sendable {
+  public var memo: MemoID
+  public var from: MemoRevision
+  public var to: MemoRevision
+  public var lines: [DiffLine]
+}
+
+/// `undo --device`: what would be (or was) undone.
+public struct UndoReport: Sendable {
+  public var device: DeviceID
+  public var since: Timestamp
+  public var steps: [UndoStep]
+  /// Whether the steps were carried out (`--yes`), or only listed.
+  public var applied: Bool
+}
+
+/// History, restore, the trash and undo (docs/CLI.md, "History").
+public struct HistoryUseCases {
+  let app: App
+
+  /// The revisions of a memo (deleted ones too) this device kept.
+  public func history(_ reference: String) throws -> MemoHistory {
+    try app.requireUnlocked()
+    let store = try app.store()
+    let id = try store.resolveAny(reference)
+    return MemoHistory(memo: id, revisions: try store.history(of: id))
+  }
+
+  /// Revision `number` of a memo.
+  public func revision(_ reference: String, _ number: Int64) throws -> MemoRevision {
+    try app.requireUnlocked()
+    let store = try app.store()
+    return try store.revision(number, of: try store.resolveAny(reference))
+  }
+
+  /// The diff from revision `from` (default: the one before `to`) to `to` (default: the
+  /// current one).
+  public func diff(_ reference: String, from: Int64? = nil, to: Int64? = nil) throws -> MemoDiff {
+    let history = try self.history(reference)
+    let store = try app.store()
+    let newer =
+      try to.map { try store.revision($0, of: history.memo) } ?? history.revisions[history.revisions.count - 1]
+    let older: MemoRevision
+    if let from {
+      older = try store.revision(from, of: history.memo)
+    } else {
+      guard let index = history.revisions.lastIndex(of: newer), index > 0 else {
+        throw MemoPeerError(
+          .notFound, "memo \(history.memo.short) has no revision before \(newer.memo.revision) on this device",
+          hint: "`memo-peer history \(history.memo.short)` lists the revisions kept here")
+      }
+      older = history.revisions[index - 1]
+    }
+    return MemoDiff(
+      memo: history.memo, from: older, to: newer, lines: LineDiff.diff(older.memo.body, newer.memo.body))
+  }
+
+  /// Makes revision `number`'s content the memo's again, as a new revision.
+  public func restore(_ reference: String, revision number: Int64) throws -> Memo {
+    try app.requireUnlocked()
+    let store = try app.store()
+    return try store.restore(try store.resolveAny(reference), revision: number, now: app.now)
+  }
+
+  /// The trash, newest first.
+  public func trash() throws -> [TrashEntry] {
+    try app.requireUnlocked()
+    return try app.store().trash(now: app.now)
+  }
+
+  /// Brings a memo back from the trash.
+  public func restoreFromTrash(_ reference: String) throws -> Memo {
+    try app.requireUnlocked()
+    let store = try app.store()
+    return try store.restoreFromTrash(try store.resolveAny(reference), now: app.now)
+  }
+
+  /// Empties the trash; `confirm` gets how many memos would go and says whether to go on
+  /// (nil: no question). Returns how many went.
+  public func emptyTrash(confirm: ((Int) throws -> Bool)? = nil) throws -> Int {
+    let entries = try trash().filter { $0.heldFrom == nil }
+    if let confirm, !entries.isEmpty {
+      guard try confirm(entries.count) else { throw MemoPeerError(.cancelled, "the trash was not emptied") }
+    }
+    return try app.store().emptyTrash()
+  }
+
+  /// Deletes a memo and removes its history and trash entry on this device only.
+  public func purge(_ reference: String, confirm: ((MemoID) throws -> Bool)? = nil) throws -> MemoID {
+    try app.requireUnlocked()
+    let store = try app.store()
+    let id = try store.resolveAny(reference)
+    try store.checkChangeable(id)
+    if let confirm {
+      guard try confirm(id) else { throw MemoPeerError(.cancelled, "nothing was purged") }
+    }
+    try store.purge(id, now: app.now)
+    return id
+  }
+
+  /// The memos whose latest revisions since `since` are by the trusted device `peer` (a
+  /// name or device-ID prefix, or a full device ID); with `apply`, each restored to the
+  /// revision before them (or deleted, when `peer` made it), as new revisions.
+  public func undo(device peer: String, since text: String, apply: Bool) throws -> UndoReport {
+    try app.requireUnlocked()
+    let device: DeviceID
+    if let id = DeviceID(peer) {
+      device = id
+    } else {
+      device = try app.trustStore.load().find(peer).deviceID
+    }
+    let since = try Self.time(text, now: app.now)
+    let store = try app.store()
+    let plan = try store.undoPlan(device: device, since: since)
+    let steps = apply ? try store.undo(plan, now: app.now) + plan.filter { $0.blocked != nil } : plan
+    return UndoReport(device: device, since: since, steps: steps, applied: apply)
+  }
+
+  /// A time as `--since` takes it: ISO 8601 (`2026-12-01T20:00:00Z`, or a date: midnight
+  /// UTC), or a time ago (`90m`, `12h`, `3d`).
+  public static func time(_ text: String, now: Timestamp) throws -> Timestamp {
+    if let unit = text.last, let count = Int64(text.dropLast()), count >= 0, count <= 36_500 * 24 * 60 {
+      let minute: Int64 = 60_000
+      switch unit {
+      case "m": return now - count * minute
+      case "h": return now - count * 60 * minute
+      case "d": return now - count * 24 * 60 * minute
+      default: break
+      }
+    }
+    guard let time = MarkdownMemo.parseTime(text) else {
+      throw MemoPeerError(
+        .invalidInput, "\(TerminalText.echo(text)) is not a time",
+        hint: "give ISO 8601 (2026-12-01T20:00:00Z, or 2026-12-01) or a time ago (90m, 12h, 3d)")
+    }
+    return time
+  }
+}
+
+extension App {
+  public var history: HistoryUseCases { HistoryUseCases(app: self) }
+}

@@ -1,0 +1,71 @@
+import MemoCore
+import MemoPresentation
+import MemoStore
+
+// The `--json` shapes of `init`, `export` and `import`.
+
+/// `init --json`: the node's paths and state.
+public struct InitializedJSON: Encodable, Sendable {
+  public let schema = JSONOutput.schema
+  public let created: Bool
+  public let dataDirectory: String
+  public let keyDirectory: String
+  public let schemaVersion: Int
+  public let memos: Int
+  public let protection: String
+  public let state: String
+
+  enum CodingKeys: String, CodingKey {
+    case schema, created, memos, protection, state
+    case dataDirectory = "data_directory"
+    case keyDirectory = "key_directory"
+    case schemaVersion = "schema_version"
+  }
+
+  public init(_ setup: NodeSetup) {
+    created = setup.created
+    dataDirectory = setup.paths.dataDirectory
+    keyDirectory = setup.paths.keyDirectory
+    schemaVersion = setup.schemaVersion
+    memos = setup.memos
+    protection = setup.protection.protection.rawValue
+    state = setup.protection.lockState.name
+  }
+}
+
+/// `export --json` (archive or Markdown): `{schema, exported, path}`, and `relayed`.
+public struct ExportJSON: Encodable, Sendable {
+  public let schema = JSONOutput.schema
+  public let exported: Int
+  public let path: String
+  /// Notebooks this device relays: not exported (it cannot read them); counts only.
+  public var relayed: [RelayedJSON]?
+
+  public init(exported: Int, path: String, relayed: [RelayedJSON]?) {
+    self.exported = exported
+    self.path = path
+    self.relayed = relayed
+  }
+}
+
+/// `import --json`: `{schema, added, updated, unchanged}`, and `ignored` for `--markdown`.
+public struct ImportJSON: Encodable, Sendable {
+  public let schema = JSONOutput.schema
+  public let added: Int
+  public let updated: Int
+  public let unchanged: Int
+  public var ignored: Int?
+
+  public init(_ counts: ImportCounts) {
+    added = counts.added
+    updated = counts.updated
+    unchanged = counts.unchanged
+  }
+
+  public init(_ summary: MarkdownFiles.ImportSummary) {
+    added = summary.added
+    updated = summary.updated
+    unchanged = summary.unchanged
+    ignored = summary.ignored
+  }
+}

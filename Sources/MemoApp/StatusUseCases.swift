@@ -1,0 +1,78 @@
+import MemoCore
+import MemoCrypto
+import MemoNode
+import MemoStore
+
+/// The node at a glance: consent per scope, the daemon, the protection.
+public struct NodeStatus: Sendable {
+  public var consent: [ConsentScope: ConsentState]
+  /// The daemon's state, when one runs.
+  public var serve: ServeStatus?
+  public var protection: DeviceKeys.Status
+}
+
+/// The protection after a change (or a look at it): `changed` nil for a look.
+public struct ProtectionChange: Sendable {
+  public var status: DeviceKeys.Status
+  public var changed: Bool?
+}
+
+/// `status` and the page's status line.
+public struct StatusUseCases {
+  let app: App
+
+  public func current() throws -> NodeStatus {
+    let gate = try app.consent.gate()
+    var consent: [ConsentScope: ConsentState] = [:]
+    for scope in ConsentScope.allCases { consent[scope] = try gate.state(scope) }
+    let serve = ServeStatus.read(app.paths)
+    return NodeStatus(
+      consent: consent, serve: serve?.isRunning ?? false ? serve : nil, protection: try app.keys.status())
+  }
+}
+
+/// How the device key is kept (`protect`), and memo content locked and unlocked (`lock`,
+/// `unlock`, the page's Lock and unlock). Passphrases come through closures, asked only
+/// when needed.
+public struct ProtectionUseCases {
+  let app: App
+
+  public func status() throws -> DeviceKeys.Status { try app.keys.status() }
+
+  /// Changes the class (`target`, nil: keep it), the idle timeout or the passphrase; a
+  /// protected key asks for its current passphrase first. With nothing to change, a look.
+  public func protect(
+    _ target: ProtectionClass?, idleTimeout: UInt32? = nil, changePassphrase: Bool = false,
+    currentPassphrase: () throws -> SecureBytes, newPassphrase: () throws -> SecureBytes
+  ) throws -> ProtectionChange {
+    let keys = app.keys
+    guard target != nil || changePassphrase || idleTimeout != nil else {
+      return ProtectionChange(status: try keys.status(), changed: nil)
+    }
+    let outcome = try keys.protect(
+      target ?? keys.status().protection, idleTimeout: idleTimeout, changePassphrase: changePassphrase,
+      currentPassphrase: currentPassphrase, newPassphrase: newPassphrase)
+    app.logger.info("protection changed: \(outcome != .unchanged, privacy: .public)")
+    return ProtectionChange(status: try keys.status(), changed: outcome != .unchanged)
+  }
+
+  /// Unwraps the device key into the kernel keyring (nothing asked when it is unlocked
+  /// already); a key without a passphrase is `not-protected`.
+  public func unlock(passphrase: () throws -> SecureBytes) throws -> ProtectionChange {
+    let status = try app.keys.status()
+    guard status.protection.isProtected else { throw Self.notProtected }
+    if status.lockState == .unlocked { return ProtectionChange(status: status, changed: false) }
+    return ProtectionChange(status: try app.keys.unlock(passphrase: try passphrase()), changed: true)
+  }
+
+  /// Removes the unwrapped key from the keyring: nothing reads memo content until `unlock`.
+  public func lock() throws -> ProtectionChange {
+    try app.keys.lock()
+    return ProtectionChange(status: try app.keys.status(), changed: true)
+  }
+
+  /// `unlock` of a node whose key has no passphrase.
+  public static let notProtected = MemoPeerError(
+    .notProtected, "this node's key has no passphrase (protection none): it is always unlocked",
+    hint: "protect it with `memo-peer protect after-first-unlock` or `memo-peer protect complete`")
+}

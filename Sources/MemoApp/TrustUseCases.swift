@@ -1,0 +1,48 @@
+import MemoCore
+import MemoNode
+import MemoStore
+import MemoTransport
+
+/// This device's identity and the devices it trusts (`id`, `trust`).
+public struct TrustUseCases {
+  let app: App
+
+  /// This device's ID: public, so it is shown also while the node is locked.
+  public func deviceID() throws -> DeviceID { try NodeIdentity.deviceID(paths: app.paths) }
+
+  /// This device's self-signed TLS certificate (PEM); needs the node unlocked.
+  public func certificatePEM() throws -> String {
+    try NodeIdentity.load(paths: app.paths).device.certificatePEM()
+  }
+
+  public func list() throws -> TrustList { try app.trustStore.load() }
+
+  /// Trusts a device by its ID (as `memo-peer id` prints it) without pairing. The notebooks
+  /// in `sharing` are checked first: a typo in a name trusts nobody.
+  public func add(_ text: String, name: String, sharing notebooks: [String] = []) throws -> TrustedPeer {
+    guard let id = DeviceID(text) else {
+      throw MemoPeerError(
+        .invalidInput, "that is not a device ID (52 base32 characters, as `memo-peer id` prints)",
+        hint: "copy the whole ID from `memo-peer id` on the other device")
+    }
+    let peer = TrustedPeer(deviceID: id, name: name, discoveryKey: nil, source: .command, added: app.now)
+    for notebook in notebooks { _ = try app.notebooks.find(notebook) }
+    try app.trustStore.update { try $0.trust(peer) }
+    return peer
+  }
+
+  /// Renames a trusted device (a name or device-ID prefix).
+  public func rename(_ reference: String, to name: String) throws -> TrustedPeer {
+    try app.trustStore.update { try $0.rename(reference, to: name) }
+  }
+
+  /// Stops trusting a device; its live connections close at once.
+  public func remove(_ reference: String) throws -> TrustedPeer {
+    try app.trustStore.update { try $0.remove(reference) }
+  }
+
+  /// What to do with memos the device sends.
+  public func setPolicy(_ policy: ReceivePolicy, for reference: String) throws -> TrustedPeer {
+    try app.trustStore.update { try $0.setReceivePolicy(policy, for: reference) }
+  }
+}

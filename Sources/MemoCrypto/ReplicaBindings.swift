@@ -1,0 +1,29 @@
+import MemoCore
+import MemoProtocol
+
+/// Making and checking replica bindings (docs/design/sync-v3.md, section 2) with OpenSSL.
+public enum ReplicaBindings {
+  /// The device a binding proves the replica belongs to, or nil: the key must be a valid
+  /// Ed25519 point (not of small order), the signature must verify, and a derived
+  /// replica's id must be the derivation of the key's device ID and the nonce.
+  public static func verify(_ binding: ReplicaBinding) -> DeviceID? {
+    guard Ed25519.isValidPublicKey(binding.publicKey),
+      Ed25519.verify(binding.signature, message: binding.signedMessage, publicKey: binding.publicKey),
+      let device = try? DeviceID(bytes: SHA256.hash(binding.publicKey))
+    else { return nil }
+    if binding.isLegacy { return device }
+    guard let derived = try? SyncDerivations.replicaID(device: device, nonce: binding.nonce),
+      derived == binding.replica
+    else { return nil }
+    return device
+  }
+
+  /// This device's binding of `replica` (derived from `nonce`, or legacy with none).
+  public static func make(_ replica: ReplicaID, nonce: [UInt8], signer: Ed25519.SigningKey) throws(CryptoError)
+    -> ReplicaBinding
+  {
+    var binding = ReplicaBinding(replica: replica, publicKey: signer.publicKey, nonce: nonce, signature: [])
+    binding.signature = try signer.signature(for: binding.signedMessage)
+    return binding
+  }
+}

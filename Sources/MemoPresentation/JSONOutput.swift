@@ -1,0 +1,63 @@
+import FoundationEssentials
+import MemoCore
+
+/// The JSON that memo-peer prints for scripts (`--json`) and answers on its web page's API:
+/// one encoder and one error shape for both, so the two never drift apart (docs/CLI.md,
+/// docs/WEB.md). Fields are only ever added; `schema` changes if one must change meaning.
+public enum JSONOutput {
+  /// The `schema` field of every object.
+  public static let schema = 1
+
+  /// Sorted keys, slashes unescaped, a newline at the end.
+  public static func encode(_ value: some Encodable) -> [UInt8] {
+    encodeFragment(value, with: makeEncoder()) + [0x0A]
+  }
+
+  /// The encoder `encode` uses, to encode many values with one (`encodeFragment`).
+  public static func makeEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return encoder
+  }
+
+  /// One value as it appears inside a larger document: `encode` without the newline.
+  public static func encodeFragment(_ value: some Encodable, with encoder: JSONEncoder) -> [UInt8] {
+    // Encoding our own plain structs cannot fail.
+    (try? encoder.encode(value)).map(Array.init) ?? Array("{}".utf8)
+  }
+}
+
+/// `{"schema": 1, "error": {"code", "message", "hint", "dns_sd_error"}}`: an error as the
+/// command line prints it on stderr with `--json`, and as the web API answers it.
+public struct ErrorJSON: Encodable, Sendable {
+  public struct Detail: Encodable, Sendable {
+    public let code: String
+    public let message: String
+    public let hint: String?
+    /// dns_sd.h's code (NoAuth -65555, PolicyDenied -65570, …) where there is one.
+    public let dnsServiceCode: Int32?
+
+    enum CodingKeys: String, CodingKey {
+      case code, message, hint
+      case dnsServiceCode = "dns_sd_error"
+    }
+
+    public init(code: String, message: String, hint: String?, dnsServiceCode: Int32?) {
+      self.code = code
+      self.message = message
+      self.hint = hint
+      self.dnsServiceCode = dnsServiceCode
+    }
+
+    /// The error's code, message and hint (never its diagnostics).
+    public init(_ error: MemoPeerError) {
+      self.init(
+        code: error.code.rawValue, message: error.message, hint: error.hint, dnsServiceCode: error.dnsServiceCode)
+    }
+  }
+
+  public let schema = JSONOutput.schema
+  public let error: Detail
+
+  public init(error: Detail) { self.error = error }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import MemoApp
+import MemoCore
+import MemoStore
+import MemoWeb
+import MemoWebApp
+import XCTest
+
+/// The page's backend called as the server calls it, without a server: each API call
+/// answered by the use case its command calls, in the command's JSON, with the page's own
+/// rules on top (unlocked, consent on record).
+final class WebBackendTests: XCTestCase {
+  func backend(_ node: AppFixture) -> WebBackend {
+    let clock = node.clock
+    return WebBackend(paths: node.paths, keys: node.keys, logger: .disabled, clock: { clock.next() })
+  }
+
+  func json(_ response: HTTPResponse) throws -> [String: Any] {
+    try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+  }
+
+  func errorCode(_ response: HTTPResponse) throws -> String? {
+    (try json(response)["error"] as? [String: Any])?["code"] as? String
+  }
+
+  func testMemosThroughThePageAreTheCommandLinesMemos() throws {
+    let node = try AppFixture()
+    let page = backend(node)
+    let created = page.perform(.createMemo(MemoDraft(title: "From the page", body: "text")))
+    XCTAssertEqual(created.status, 201)
+    let id = try XCTUnwrap((try json(created)["memo"] as? [String: Any])?["id"] as? String)
+    XCTAssertEqual(try node.app().memos.show(id).title, "From the page")
+    let listed = try json(page.perform(.listMemos))
+    XCTAssertEqual((listed["memos"] as? [[String: Any]])?.count, 1)
+    XCTAssertEqual(listed["locked"] as? Bool, false)
+    XCTAssertNil(listed["relayed"])
+
+    try node.protect()
+    try node.keys.lock()
+    let pinned = try json(page.perform(.editMemo(id, MemoEdit(pinned: true))))
+    XCTAssertEqual(Set(pinned.keys), ["schema", "memo", "pinned"], "a pin while locked answers without the memo")
+    XCTAssertEqual(try errorCode(page.perform(.inbox)), "locked")
+    XCTAssertEqual(try errorCode(page.perform(.deleteMemo(id))), "locked")
+    XCTAssertEqual(page.perform(.unlock(node.secret())).status, 200)
+    XCTAssertEqual(page.perform(.deleteMemo(id)).status, 200)
+    XCTAssertEqual(try node.app().memos.list().memos.count, 0)
+  }
+
+  func testHistoryDiffRestoreAndTrashThroughThePage() throws {
+    let node = try AppFixture()
+    let page = backend(node)
+    let memo = try node.memo("one\ntwo", title: "Plan")
+    _ = try node.app().memos.edit(memo.id.short, change: MemoChange(body: "one\n2"))
+    let history = try json(page.perform(.memoHistory(memo.id.rawValue)))
+    let revisions = try XCTUnwrap(history["revisions"] as? [[String: Any]])
+    XCTAssertEqual(revisions.compactMap { $0["revision"] as? Int }, [1, 2])
+    XCTAssertEqual((revisions[1]["author"] as? [String: Any])?["this_device"] as? Bool, true)
+    let diff = try json(page.perform(.diffMemo(memo.id.rawValue, from: nil, to: nil)))
+    XCTAssertEqual(
+      (diff["lines"] as? [[String: Any]])?.compactMap { $0["op"] as? String }, ["same", "removed", "added"])
+    XCTAssertEqual(try errorCode(page.perform(.restoreMemo(memo.id.rawValue, revision: 9))), "not-found")
+    let restored = try json(page.perform(.restoreMemo(memo.id.rawValue, revision: 1)))
+    XCTAssertEqual((restored["memo"] as? [String: Any])?["revision"] as? Int, 3)
+    XCTAssertEqual(try node.app().memos.show(memo.id.short).body, "one\ntwo")
+
+    XCTAssertEqual(page.perform(.deleteMemo(memo.id.rawValue)).status, 200)
+    let trash = try XCTUnwrap(try json(page.perform(.trash))["trash"] as? [[String: Any]])
+    XCTAssertEqual(trash.compactMap { $0["title"] as? String }, ["Plan"])
+    XCTAssertEqual(page.perform(.restoreFromTrash(memo.id.rawValue)).status, 200)
+    XCTAssertEqual(try node.app().memos.show(memo.id.short).body, "one\ntwo")
+
+    try node.protect()
+    try node.keys.lock()
+    for call in [APICall.memoHistory(memo.id.rawValue), .trash, .restoreMemo(memo.id.rawValue, revision: 1)] {
+      XCTAssertEqual(try errorCode(page.perform(call)), "locked")
+    }
+  }
+
+  func testASyncNeedsAConsentOnRecordBeforeAnythingElse() throws {
+    let node = try AppFixture()
+    let page = backend(node)
+    let refused = page.perform(.startSync(peer: nil, timeout: nil))
+    XCTAssertEqual(refused.status, 403)
+    let error = try XCTUnwrap(try json(refused)["error"] as? [String: Any])
+    XCTAssertEqual(error["code"] as? String, "consent-required")
+    XCTAssertTrue((error["hint"] as? String)?.contains("the page shows") ?? false, "the page's own hint")
+    let granted = page.perform(.recordConsent(ConsentAnswer(scope: .localNetwork, decision: .granted)))
+    XCTAssertEqual(try json(granted)["method"] as? String, "web")
+    XCTAssertEqual(page.perform(.startSync(peer: nil, timeout: nil)).status, 404, "nobody to sync with")
+    XCTAssertEqual(try json(page.perform(.syncState))["state"] as? String, "idle")
+  }
+
+  func testUnlockOfANodeWithoutAPassphraseSaysSoWithoutACommandHint() throws {
+    let node = try AppFixture()
+    let answer = backend(node).perform(.unlock(node.secret()))
+    let error = try XCTUnwrap(try json(answer)["error"] as? [String: Any])
+    XCTAssertEqual(error["code"] as? String, "not-protected")
+    XCTAssertNil(error["hint"])
+  }
+}

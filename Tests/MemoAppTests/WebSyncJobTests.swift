@@ -1,0 +1,66 @@
+import Foundation
+import MemoApp
+import MemoCore
+import MemoNode
+import MemoPresentation
+import Synchronization
+import XCTest
+
+@testable import MemoWebApp
+
+/// The page's Sync button without a network: one sync at a time, its progress while it
+/// runs, and its result (or error) in `sync --json`'s shape afterwards.
+final class WebSyncJobTests: XCTestCase {
+  func waitFor(_ job: WebSyncJob, _ state: WebSyncJob.Snapshot.State) -> Bool {
+    for _ in 0..<200 {
+      if job.snapshot.state == state { return true }
+      Thread.sleep(forTimeInterval: 0.025)
+    }
+    return false
+  }
+
+  func testOneSyncAtATimeWithItsProgressAndResult() throws {
+    let job = WebSyncJob(clock: { 1_796_000_000_000 })
+    XCTAssertEqual(job.snapshot.state, .idle)
+    let release = StopFlag()
+    let runs = Mutex(0)
+    let runner: WebSyncJob.Runner = { note, progress in
+      runs.withLock { $0 += 1 }
+      note("desk: waiting (peer not found on the network)")
+      progress("receiving from desk: 10 of about 40 memo revisions")
+      progress("receiving from desk: 20 of about 40 memo revisions")
+      for _ in 0..<400 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+      return SyncJSON([])
+    }
+    XCTAssertEqual(job.start(runner).state, .running)
+    XCTAssertTrue(
+      (0..<200).contains { _ in
+        Thread.sleep(forTimeInterval: 0.025)
+        return job.snapshot.progress.count == 2
+      })
+    XCTAssertEqual(
+      job.snapshot.progress,
+      ["desk: waiting (peer not found on the network)", "receiving from desk: 20 of about 40 memo revisions"])
+    XCTAssertEqual(job.start(runner).state, .running, "a second start joins the running sync")
+    release.set()
+    XCTAssertTrue(waitFor(job, .done))
+    XCTAssertEqual(runs.withLock { $0 }, 1)
+    let done = job.snapshot
+    XCTAssertEqual(done.progress, ["desk: waiting (peer not found on the network)"], "the passing line is gone")
+    XCTAssertEqual(done.started, "2026-11-30T00:53:20.000Z")
+    XCTAssertEqual(done.finished, done.started)
+    let json = try XCTUnwrap(
+      try JSONSerialization.jsonObject(with: Data(JSONOutput.encode(done))) as? [String: Any])
+    XCTAssertEqual(json["state"] as? String, "done")
+    XCTAssertEqual(
+      (json["result"] as? [String: Any]).map { Set($0.keys) }, ["schema", "peers", "received", "sent", "conflicts"])
+
+    // The next start begins afresh.
+    XCTAssertEqual(job.start({ _, _ in throw SyncUseCases.nobodyToSync }).state, .running)
+    XCTAssertTrue(waitFor(job, .done))
+    XCTAssertEqual(job.snapshot.error?.code, "not-found")
+    XCTAssertNil(job.snapshot.result)
+    XCTAssertEqual(job.snapshot.progress, [])
+    XCTAssertEqual(runs.withLock { $0 }, 1)
+  }
+}

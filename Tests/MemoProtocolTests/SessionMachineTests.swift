@@ -1,0 +1,233 @@
+import Foundation
+import MemoCore
+import XCTest
+
+@testable import MemoProtocol
+
+/// The trusted session's hello, the server's dispatch, ping and delivery, with no I/O: a
+/// client machine and a server machine on one thread, fed whole frames or single bytes, and
+/// a lying peer.
+final class SessionMachineTests: XCTestCase {
+  let clientHello = PeerMessage.Hello(
+    discoveryKey: Data(repeating: 1, count: 32).base64EncodedString(), rotationSeconds: 900)
+  let serverHello = PeerMessage.Hello(
+    discoveryKey: Data(repeating: 2, count: 32).base64EncodedString(), rotationSeconds: 60)
+
+  enum Ended {
+    case clean
+    case failed(TransportError)
+
+    var error: TransportError? {
+      if case .failed(let error) = self { return error }
+      return nil
+    }
+    var isClean: Bool {
+      if case .clean = self { return true }
+      return false
+    }
+  }
+
+  /// One side: its machine, what it sent, what it was told.
+  struct Side {
+    var machine: SessionMachine
+    var sent: [Frame] = []
+    var outbox: [Frame] = []
+    var greeted: PeerMessage.Hello?
+    var deliveries: [DeliveryMessage.Deliver] = []
+    var refusedDeliveries: [SyncViolation] = []
+    var syncs: [Frame] = []
+    var ended: Ended?
+    /// What the store does with a delivery.
+    var store: (DeliveryMessage.Deliver) -> DeliveryExchange.Stored = { _ in .stored(place: "inbox", duplicate: false) }
+    /// The batches handed to the store, and what the store does with each (by default
+    /// `store` for every entry).
+    var batches: [[DeliveryMessage.Deliver]] = []
+    var storeBatch: (([DeliveryMessage.Deliver]) -> [DeliveryExchange.Stored])?
+    var refusedBatches: [String] = []
+
+    mutating func run(_ actions: [SessionMachine.Action]) {
+      var pending = actions
+      var next = 0
+      while next < pending.count {
+        let action = pending[next]
+        next += 1
+        switch action {
+        case .send(let frame):
+          sent.append(frame)
+          outbox.append(frame)
+        case .greeted(let hello): greeted = hello
+        case .deliver(let deliver):
+          deliveries.append(deliver)
+          pending += machine.handle(.delivered(store(deliver)))
+        case .deliverBatch(let entries):
+          batches.append(entries)
+          pending += machine.handle(.deliveredBatch(storeBatch?(entries) ?? entries.map(store)))
+        case .refusedBatch(let why): refusedBatches.append(why)
+        case .refusedDelivery(_, let violation): refusedDeliveries.append(violation)
+        case .answerSync(let frame):
+          syncs.append(frame)
+          pending += machine.handle(.synced(ok: true))
+        case .end(let error):
+          XCTAssertNil(ended, "ends once")
+          ended = error.map(Ended.failed) ?? .clean
+        }
+      }
+    }
+
+    mutating func feed(_ frames: [Frame], bytewise: Bool) {
+      let bytes = frames.flatMap { $0.encoded() }
+      if bytewise {
+        for byte in bytes where ended == nil { run(machine.receive(bytes: [byte])) }
+      } else {
+        run(machine.receive(bytes: bytes))
+      }
+    }
+
+    mutating func take() -> [Frame] {
+      defer { outbox = [] }
+      return outbox
+    }
+  }
+
+  func greeted(bytewise: Bool = false) -> (client: Side, server: Side) {
+    var client = Side(machine: SessionMachine(role: .client, hello: clientHello))
+    var server = Side(machine: SessionMachine(role: .server, hello: serverHello))
+    client.run(client.machine.start())
+    server.run(server.machine.start())
+    server.feed(client.take(), bytewise: bytewise)
+    client.feed(server.take(), bytewise: bytewise)
+    return (client, server)
+  }
+
+  func frame(_ kind: Frame.Kind, _ value: some Encodable) -> Frame { Frame(kind, payload: PeerMessage.encode(value)) }
+
+  func testHellosCrossAndEachSideLearnsTheOthersKey() {
+    for bytewise in [false, true] {
+      let (client, server) = greeted(bytewise: bytewise)
+      XCTAssertEqual(client.greeted, serverHello)
+      XCTAssertEqual(server.greeted, clientHello)
+      XCTAssertTrue(client.machine.isGreeted && server.machine.isGreeted)
+      XCTAssertNil(server.ended)
+    }
+  }
+
+  func testAnythingButAValidHelloFirstEndsTheSession() {
+    var wrongProtocol = clientHello
+    wrongProtocol.protocolVersion = 2
+    var badKey = clientHello
+    badKey.discoveryKey = "c2hvcnQ="
+    var badRotation = clientHello
+    badRotation.rotationSeconds = 604_801
+    let cases: [(Frame, String)] = [
+      (Frame(.ping, payload: []), "expected hello"),
+      (Frame(.hello, payload: Array("{".utf8)), "expected hello"),
+      (frame(.hello, wrongProtocol), "protocol 2"),
+      (frame(.hello, badKey), "discovery key"),
+      (frame(.hello, badRotation), "rotation"),
+    ]
+    for (first, expected) in cases {
+      var server = Side(machine: SessionMachine(role: .server, hello: serverHello))
+      server.run(server.machine.start())
+      server.feed([first, Frame(.ping, payload: [1])], bytewise: true)
+      guard let error = server.ended?.error else { return XCTFail("ends with an error: \(expected)") }
+      XCTAssertEqual(error.kind, .protocolViolation)
+      XCTAssertTrue(error.description.contains(expected), error.description)
+      XCTAssertNil(server.greeted)
+      XCTAssertEqual(server.sent.map(\.kind), [.hello], "no pong after a bad hello")
+    }
+    var client = Side(machine: SessionMachine(role: .client, hello: clientHello))
+    client.run(client.machine.handle(.closed))
+    guard let error = client.ended?.error else { return XCTFail("a close before hello is an error") }
+    XCTAssertEqual(error.kind, .closed, "a device that does not trust us closes before its hello")
+  }
+
+  func testThePingIsAnsweredWithItsOwnBytesAndOnlyThatPongAnswers() {
+    var (client, server) = greeted(bytewise: true)
+    var exchange = PingExchange()
+    for _ in 0..<3 {
+      server.feed([exchange.next()], bytewise: true)
+      let answer = server.take()
+      XCTAssertEqual(answer.count, 1)
+      XCTAssertTrue(exchange.answers(answer.first))
+    }
+    XCTAssertFalse(exchange.answers(Frame(.pong, payload: Array("1".utf8))), "an earlier pong answers nothing")
+    XCTAssertFalse(exchange.answers(Frame(.ping, payload: Array("2".utf8))), "a ping is no pong")
+    XCTAssertFalse(exchange.answers(nil))
+    XCTAssertFalse(PingExchange().answers(Frame(.pong, payload: Array("0".utf8))), "a pong before any ping")
+    // The client's machine reads no frame of its own after the hellos: a pong there is
+    // read by the ping driver, anything reaching the machine is unexpected.
+    client.feed([Frame(.pong, payload: [])], bytewise: false)
+    XCTAssertEqual(client.sent.last, SessionMachine.goodbye("unexpected-frame"))
+  }
+
+  func testAGoodbyeEndsCleanlyAndAnUnexpectedFrameGetsItsReason() {
+    var (_, server) = greeted()
+    server.feed([SessionMachine.goodbye("done"), Frame(.ping, payload: [])], bytewise: true)
+    XCTAssertEqual(server.ended?.isClean, true, "a clean end")
+    XCTAssertEqual(server.sent.map(\.kind), [.hello])
+    for kind in [Frame.Kind.pairCommit, .receipt, .syncAck, .pong] {
+      var (_, server) = greeted()
+      server.feed([Frame(kind, payload: [])], bytewise: false)
+      XCTAssertEqual(server.sent.last, SessionMachine.goodbye("unexpected-frame"))
+      guard let error = server.ended?.error else { return XCTFail("\(kind) ends the session") }
+      XCTAssertEqual(error.kind, .protocolViolation)
+    }
+    var (_, closing) = greeted()
+    closing.run(closing.machine.handle(.closed))
+    XCTAssertEqual(closing.ended?.isClean, true, "the peer left between frames")
+  }
+
+  func testDeliveriesAreCheckedStoredAndAnswered() {
+    let memo = DeliveryMessage.Content(title: "t", body: "b", tags: [], isPrivate: false, sent: 1)
+    var (_, server) = greeted(bytewise: true)
+    server.feed([DeliveryExchange.deliver(id: "entry-1", memo: memo)], bytewise: true)
+    XCTAssertEqual(server.deliveries.map(\.id), ["entry-1"])
+    let receipt = server.take()
+    XCTAssertEqual(
+      DeliveryExchange.answer(receipt.first, to: "entry-1"), .delivered(place: "inbox", duplicate: false))
+    XCTAssertEqual(DeliveryExchange.answer(receipt.first, to: "entry-2"), .protocolError, "a receipt for another")
+
+    // A delivery that breaks a rule is refused before the store sees it; the session goes on.
+    var late = memo
+    late.sent = Int64(1) << 60
+    server.feed([DeliveryExchange.deliver(id: String(repeating: "x", count: 65), memo: memo)], bytewise: false)
+    server.feed([DeliveryExchange.deliver(id: "entry-3", memo: late)], bytewise: false)
+    XCTAssertEqual(server.deliveries.count, 1)
+    XCTAssertEqual(server.refusedDeliveries.map(\.reason), [.malformed, .outOfRange])
+    XCTAssertEqual(
+      server.take().map { DeliveryExchange.answer($0, to: "entry-3") }.last, .refused(.invalid))
+    XCTAssertNil(server.ended)
+
+    // The store's refusal is the peer's; a store that fails ends the session.
+    server.store = { _ in .refused(.inboxFull) }
+    server.feed([DeliveryExchange.deliver(id: "entry-4", memo: memo)], bytewise: false)
+    XCTAssertEqual(DeliveryExchange.answer(server.take().first, to: "entry-4"), .refused(.inboxFull))
+    server.store = { _ in .failed }
+    server.feed([DeliveryExchange.deliver(id: "entry-5", memo: memo)], bytewise: false)
+    XCTAssertEqual(server.sent.last, SessionMachine.goodbye("delivery-failed"))
+    XCTAssertNotNil(server.ended?.error)
+
+    // Not a delivery at all.
+    var (_, other) = greeted()
+    other.feed([Frame(.deliver, payload: Array("[1]".utf8))], bytewise: false)
+    XCTAssertEqual(other.sent.last, SessionMachine.goodbye("delivery-failed"))
+    XCTAssertTrue(other.deliveries.isEmpty)
+  }
+
+  func testASenderReadsEveryKindOfAnswer() {
+    let refuse = { (reason: String) in Frame(.refuse, payload: Array(#"{"id":"e","reason":"\#(reason)"}"#.utf8)) }
+    XCTAssertEqual(DeliveryExchange.answer(refuse("policy"), to: "e"), .refused(.policy))
+    XCTAssertEqual(DeliveryExchange.answer(refuse("from-the-future"), to: "e"), .refused(.invalid))
+    XCTAssertEqual(DeliveryExchange.answer(Frame(.receipt, payload: Array("{".utf8)), to: "e"), .protocolError)
+    XCTAssertEqual(DeliveryExchange.answer(Frame(.pong, payload: []), to: "e"), .protocolError)
+    XCTAssertEqual(DeliveryExchange.answer(nil, to: "e"), .unreachable)
+  }
+
+  func testASyncHelloIsHandedToASyncAndTheSessionGoesOnAfterIt() {
+    var (_, server) = greeted()
+    let hello = Frame(.syncHello, payload: Array("{}".utf8))
+    server.feed([hello, Frame(.ping, payload: [7])], bytewise: true)
+    XCTAssertEqual(server.syncs, [hello])
+    XCTAssertEqual(server.sent.last, Frame(.pong, payload: [7]))
+  }
+}
