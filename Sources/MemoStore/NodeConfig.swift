@@ -38,6 +38,30 @@ public struct NodeConfig: Sendable {
         case totalMiB = "total_mib"
         case trashDays = "trash_days"
       }
+
+      /// The limits the file sets, each checked on its own, the defaults for the rest.
+      /// A function of its own, out of line: written as a loop over a literal array of
+      /// (name, value, range) inside `parse`, the optimiser laid out `parse`'s stack
+      /// differently from one build to the next, and the .deb was not reproducible.
+      @inline(never)
+      func limits(path: String) throws -> HistoryLimits {
+        let defaults = HistoryLimits.default
+        let revisions = try Self.checked(revisions, "revisions", 0...100_000, path) ?? defaults.revisions
+        let days = try Self.checked(days, "days", 0...36_500, path) ?? defaults.days
+        let totalMiB = try Self.checked(totalMiB, "total_mib", 0...1_048_576, path)
+        let trashDays = try Self.checked(trashDays, "trash_days", 0...3_650, path) ?? defaults.trashDays
+        return HistoryLimits(
+          revisions: revisions, days: days, totalBytes: totalMiB.map { Int64($0) << 20 } ?? defaults.totalBytes,
+          trashDays: trashDays)
+      }
+
+      @inline(never)
+      static func checked(_ value: Int?, _ name: String, _ range: ClosedRange<Int>, _ path: String) throws -> Int? {
+        guard let value, !range.contains(value) else { return value }
+        throw MemoPeerError(
+          .invalidInput, "\(path): history.\(name) must be from \(range.lowerBound) to \(range.upperBound)",
+          hint: "the defaults are revisions 100, days 365, total_mib 256, trash_days 30")
+      }
     }
 
     struct Widget: Decodable {
@@ -91,23 +115,7 @@ public struct NodeConfig: Sendable {
       config.widget = WidgetSettings(
         showPrivateWhenLocked: widget.showPrivateWhenLocked ?? true, protection: widget.protection ?? .none)
     }
-    if let history = file.history {
-      for (name, value, range) in [
-        ("revisions", history.revisions, 0...100_000), ("days", history.days, 0...36_500),
-        ("total_mib", history.totalMiB, 0...1_048_576), ("trash_days", history.trashDays, 0...3_650),
-      ] {
-        if let value, !range.contains(value) {
-          throw MemoPeerError(
-            .invalidInput, "\(path): history.\(name) must be from \(range.lowerBound) to \(range.upperBound)",
-            hint: "the defaults are revisions 100, days 365, total_mib 256, trash_days 30")
-        }
-      }
-      let defaults = HistoryLimits.default
-      config.history = HistoryLimits(
-        revisions: history.revisions ?? defaults.revisions, days: history.days ?? defaults.days,
-        totalBytes: history.totalMiB.map { Int64($0) << 20 } ?? defaults.totalBytes,
-        trashDays: history.trashDays ?? defaults.trashDays)
-    }
+    if let history = file.history { config.history = try history.limits(path: path) }
     return config
   }
 

@@ -2,7 +2,7 @@ import Foundation
 import MemoCore
 import XCTest
 
-@testable import MemoStore
+@_spi(Fuzzing) @testable import MemoStore
 
 final class ConsentLogTests: XCTestCase {
   func record(_ decision: ConsentDecision, note: String? = nil) -> ConsentRecord {
@@ -50,6 +50,27 @@ final class ConsentLogTests: XCTestCase {
     XCTAssertEqual(try NodeConfig.load(paths: node.paths).manifest.serviceTypes, ["_memo-peer._tcp", "_ipp._tcp"])
     try Data(#"{"service_types": ["printer"]}"#.utf8).write(to: URL(fileURLWithPath: path))
     assertMemoError(.invalidInput, try NodeConfig.load(paths: node.paths))
+  }
+
+  /// Each history limit is read on its own, the defaults fill the rest, and a value out of
+  /// its range is refused naming the key and the range.
+  func testConfigHistoryLimitsAreCheckedEachOnItsOwn() throws {
+    let parse = { (json: String) in try NodeConfig.parse(Array(json.utf8), path: "config.json").history }
+    XCTAssertEqual(try parse(#"{}"#), HistoryLimits.default)
+    XCTAssertEqual(
+      try parse(#"{"history": {"days": 7, "total_mib": 2}}"#),
+      HistoryLimits(revisions: 100, days: 7, totalBytes: 2 << 20, trashDays: 30))
+    XCTAssertEqual(
+      try parse(#"{"history": {"revisions": 0, "trash_days": 3650}}"#),
+      HistoryLimits(revisions: 0, days: 365, totalBytes: 256 << 20, trashDays: 3_650))
+    for (key, bad, range) in [
+      ("revisions", "100001", "0 to 100000"), ("days", "-1", "0 to 36500"),
+      ("total_mib", "1048577", "0 to 1048576"), ("trash_days", "3651", "0 to 3650"),
+    ] {
+      assertMemoError(.invalidInput, try parse(#"{"history": {"\#(key)": \#(bad)}}"#)) {
+        XCTAssertEqual($0.message, "config.json: history.\(key) must be from \(range)")
+      }
+    }
   }
 
   func testDiscoveryKeyIsSeparateFromTheDeviceKey() throws {
