@@ -50,19 +50,10 @@ extension MemoStore {
     }
   }
 
-  /// What taking a verified binding did.
-  enum BindingOutcome: Equatable {
-    case stored, known
-    /// The replica is bound to another device here: this claim is refused.
-    case conflict
-  }
-
-  /// Keeps a binding `ReplicaBindings.verify` proved belongs to `device`, received from
-  /// `peer`. Runs inside the caller's transaction.
-  func takeBinding(_ binding: ReplicaBinding, device: DeviceID, from peer: DeviceID, now: Timestamp) throws
-    -> BindingOutcome
-  {
-    if let bound = try boundDevice(of: binding.replica) { return bound == device ? .known : .conflict }
+  /// Inserts a binding `ReplicaBindings.verify` proved belongs to `device`, of a replica
+  /// bound to nothing here yet, received from `peer`, and learns the device's key. Runs
+  /// inside the caller's transaction.
+  private func store(_ binding: ReplicaBinding, device: DeviceID, from peer: DeviceID, now: Timestamp) throws {
     try sql {
       try db.withCached(
         """
@@ -78,7 +69,6 @@ extension MemoStore {
       }
     }
     try learnKey(binding.publicKey, of: device, now: now)
-    return .stored
   }
 
   /// Keeps a device's public key (its SHA-256 is the device ID: the caller checked).
@@ -117,17 +107,18 @@ extension MemoStore {
         refused[binding.replica] = "a replica binding whose signature or derivation does not hold"
         continue
       }
-      if try boundDevice(of: binding.replica) == nil {
-        let count = try introduced ?? replicasIntroduced(by: peer)
-        guard count < quota else {
-          refused[binding.replica] = "a new replica beyond the \(quota) this peer may introduce here"
-          continue
-        }
-        introduced = count + 1
+      // One look-up per binding: known (or claimed by another device) needs no quota.
+      if let bound = try boundDevice(of: binding.replica) {
+        if bound != device { refused[binding.replica] = "a binding of a replica that belongs to another device here" }
+        continue
       }
-      if try takeBinding(binding, device: device, from: peer, now: now) == .conflict {
-        refused[binding.replica] = "a binding of a replica that belongs to another device here"
+      let count = try introduced ?? replicasIntroduced(by: peer)
+      guard count < quota else {
+        refused[binding.replica] = "a new replica beyond the \(quota) this peer may introduce here"
+        continue
       }
+      introduced = count + 1
+      try store(binding, device: device, from: peer, now: now)
     }
     return refused
   }
