@@ -144,8 +144,10 @@ enum NetworkCommands {
       and starts advertising within 2 s of a grant; a revoke withdraws the advertisement
       within 2 s. The TCP port is open only while advertising. The advertisement is a
       pseudonym and a tag that change every rotation period. It answers syncs from trusted
-      devices; with --sync-every it also starts them, only while the background-sync
-      consent scope is granted (it waits, and says so, until then). With --web it also
+      devices. While the background-sync consent scope is granted it also pushes every
+      change stored here (by the CLI, the page, a delivery or a sync) to every trusted
+      device as soon as it commits, and with --sync-every it also syncs on that schedule
+      (without the grant it waits, and says so). With --web it also
       serves the page of `memo-peer web` on 127.0.0.1 and ::1 (sign in with `memo-peer web
       --open`; the link is never written to the log). SIGTERM or SIGINT withdraws the
       advertisement and exits 0.

@@ -2,6 +2,7 @@ import FoundationEssentials
 import MemoCore
 import MemoDiscovery
 import MemoStore
+import MemoSystem
 import MemoTransport
 
 #if canImport(Glibc)
@@ -65,7 +66,7 @@ public actor ServeEngine {
   let loadIdentity: @Sendable () throws -> NodeIdentity
   /// Held only while unlocked (or unprotected), dropped when the node locks.
   private var identity: NodeIdentity?
-  private var trusted: TrustedDevices?
+  private(set) var trusted: TrustedDevices?
   /// The connections this daemon's deliveries and scheduled syncs hold, closed on lock.
   let sessions = LiveSessions()
   /// Trusted devices that completed a handshake, for `status` and the widget.
@@ -113,6 +114,15 @@ public actor ServeEngine {
   private var syncRound: Task<Void, Never>?
   private var nextSync: Timestamp = 0
   private var syncConsentNoted = false
+  /// Live push (ServeEngine+LivePush.swift): the store folder's watch (nil when inotify
+  /// refused), who is owed what, and the pushes running.
+  let storeWatch: FolderChangeWatch?
+  var livePush = LivePush()
+  var livePushes: [DeviceID: Task<Void, Never>] = [:]
+  var livePushRecheck = false
+  var livePushFallbackCheck: Timestamp = 0
+  var livePushConsentCheck: Timestamp = 0
+  var livePushConsentNoted = false
   /// How long one delivery attempt waits for the peer to appear and answer.
   static let deliveryConnectTimeout = 10.0
 
@@ -141,6 +151,12 @@ public actor ServeEngine {
     receiptDelay = collaborators.receiptDelay
     channels = collaborators.channels ?? TLSChannels(gate: gate, limits: limits, clock: collaborators.clock)
     store = StoreAccess(paths: paths, keys: collaborators.keys, use: .background, logger: logger)
+    do {
+      storeWatch = try FolderChangeWatch(folder: paths.dataDirectory)
+    } catch {
+      storeWatch = nil
+      logger.error(error, while: "watching the store's folder for live sync (it reads the store every 5 s instead)")
+    }
     self.requestedPort = port
     self.interfaces = interfaces
     self.logger = logger
@@ -163,6 +179,7 @@ public actor ServeEngine {
     notifier.notify(.stopping)
     deliveryRound?.cancel()
     syncRound?.cancel()
+    stopLivePushes()
     await stopServing()
     try publish(.stopped, waitingFor: nil)
   }
@@ -210,6 +227,7 @@ public actor ServeEngine {
       await advertise()
       scheduleDelivery()
       scheduleSync()
+      pushLive()
     }
   }
 
@@ -221,6 +239,7 @@ public actor ServeEngine {
     guard identity != nil || server != nil || status.waitingFor != Self.waitingForUnlock else { return }
     deliveryRound?.cancel()
     syncRound?.cancel()
+    stopLivePushes()
     await stopServing()
     identity = nil
     trusted = nil
@@ -309,7 +328,7 @@ public actor ServeEngine {
 
   /// How the daemon reaches its peers (deliveries, scheduled syncs): its channels, as its
   /// identity, under its trust store; every ready channel is closed when the node locks.
-  private var connector: (any PeerDialer)? {
+  var connector: (any PeerDialer)? {
     guard let identity, let trusted else { return nil }
     return channels.dialer(identity: identity, trust: trusted.store, sessions: sessions)
   }

@@ -120,8 +120,10 @@ extension MemoStore {
     }
   }
 
-  /// The last position in this replica's change feed.
-  func feedEnd() throws -> UInt64 {
+  /// The last position in this replica's change feed: it moves with every revision stored
+  /// here (made here, synced, delivered or relayed) and with nothing else, so `serve`'s live
+  /// push compares it to tell a change worth sending from a write that was only progress.
+  public func feedEnd() throws -> UInt64 {
     try sql {
       let read = try db.prepare("SELECT value FROM counters WHERE name = 'feed'")
       return try read.step() ? UInt64(bitPattern: read.int64(0)) : 0

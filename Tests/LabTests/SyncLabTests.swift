@@ -462,14 +462,63 @@ final class SyncLabTests: LabTestCase {
     XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? self.ids("b").contains(first)) ?? false }, "no consent, no sync")
     try ok("b", ["consent", "grant", "--scope", "background-sync"])
     XCTAssertTrue(Lab.waitUntil(seconds: 30) { (try? self.ids("b").contains(first)) ?? false }, daemon.text)
-    XCTAssertTrue(daemon.text.contains("scheduled sync: \(name("a")): received 1"), daemon.text)
+    // The live push, under the same consent, may be the one that fetched it.
+    XCTAssertTrue(
+      ["scheduled", "live"].contains { daemon.text.contains("\($0) sync: \(name("a")): received 1") }, daemon.text)
     try ok("b", ["consent", "revoke", "--scope", "background-sync"])
     // A round that started before the revoke may still finish; wait for the daemon to say it waits again.
     XCTAssertTrue(
       Lab.waitUntil(seconds: 10) {
-        daemon.text.components(separatedBy: "waits for the background-sync consent").count > 2
+        daemon.text.components(separatedBy: "scheduled sync waits for the background-sync consent").count > 2
       }, daemon.text)
     let second = try newMemo("a", title: "second", body: "made after the revoke\n")
     XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? self.ids("b").contains(second)) ?? false }, "revoked: no sync")
+  }
+
+  // MARK: - serve: live push
+
+  /// Live push: under the background-sync consent, a memo saved by another process on a
+  /// reaches b with nobody running `sync` and no schedule, and an edit on b comes back the
+  /// same way. Without the consent a's daemon says it waits and nothing moves; once it is
+  /// granted, what was missed goes on its own; revoked, nothing moves again.
+  func testLivePushSendsEachSavedChangeOnlyUnderTheBackgroundSyncConsent() throws {
+    try trustEachOther(["a", "b"])
+    let onB = try serve("b")
+    let onA = try serve("a")
+    let first = try newMemo("a", title: "first", body: "made before the grant\n")
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 10) { onA.text.contains("live sync waits for the background-sync consent") }, onA.text)
+    XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? self.ids("b").contains(first)) ?? false }, "no consent, no push")
+
+    try ok("a", ["consent", "grant", "--scope", "background-sync"])
+    XCTAssertTrue(Lab.waitUntil(seconds: 20) { (try? self.ids("b").contains(first)) ?? false }, onA.text)
+    XCTAssertTrue(onA.text.contains("live sync: \(name("b")):"), onA.text)
+    let saved = Date()
+    let second = try newMemo("a", title: "second", body: "pushed as it is saved\n")
+    XCTAssertTrue(Lab.waitUntil(seconds: 20) { (try? self.ids("b").contains(second)) ?? false }, onA.text)
+    print("live push: a memo saved on a was listed on b \(Date().timeIntervalSince(saved)) s later")
+
+    try ok("b", ["consent", "grant", "--scope", "background-sync"])
+    try ok("b", ["edit", second, "--stdin"], stdin: "edited on b")
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 20) { (try? self.body("a", second))??.contains("edited on b") == true }, onB.text)
+
+    // Once both have everything, the pushes stop: what one received goes back once, finds
+    // nothing to send, and moves no feed.
+    let sessions = { (daemon: Background) in daemon.text.components(separatedBy: "live sync session with").count }
+    Thread.sleep(forTimeInterval: 2)
+    let settled = (sessions(onA), sessions(onB))
+    XCTAssertGreaterThan(settled.0, 1, "each push is in a's debug log: \(onA.text)")
+    Thread.sleep(forTimeInterval: 3)
+    XCTAssertEqual(sessions(onA), settled.0, "a is quiet when nothing changes: \(onA.text)")
+    XCTAssertEqual(sessions(onB), settled.1, "b is quiet when nothing changes: \(onB.text)")
+
+    try ok("a", ["consent", "revoke", "--scope", "background-sync"])
+    let third = try newMemo("a", title: "third", body: "made after the revoke\n")
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 10) {
+        onA.text.components(separatedBy: "live sync waits for the background-sync consent").count > 2
+      }, onA.text)
+    XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? self.ids("b").contains(third)) ?? false }, "revoked: no push")
   }
 }
