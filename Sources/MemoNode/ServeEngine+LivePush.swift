@@ -16,7 +16,9 @@ extension ServeEngine {
   func pushLive() {
     guard let trusted, let connector else { return }
     let now = clock()
-    // Without a watch (inotify refused), the feed is read once every 5 s instead.
+    // Without a watch (no store folder yet, or inotify refused), the feed is read every 5 s,
+    // and the watch tried again then.
+    if storeWatch == nil && now >= livePushFallbackCheck { watchStore() }
     let woken = storeWatch?.takeChanges() ?? (now >= livePushFallbackCheck)
     if woken || livePush.feedSeen == nil || livePushRecheck {
       livePushFallbackCheck = now + 5000
@@ -30,10 +32,17 @@ extension ServeEngine {
         return
       }
     }
+    // The consent is read once a second, so that `status` says what live sync does, and
+    // again right before any push: a revoke holds from the next session on.
     let running = Set(livePushes.keys)
-    guard livePush.hasDue(now: now, running: running), now >= livePushConsentCheck else { return }
-    guard (try? gate.state(.backgroundSync))?.isGranted == true else {
+    let due = livePush.hasDue(now: now, running: running)
+    if (due && livePushAllowed) || now >= livePushConsentCheck {
       livePushConsentCheck = now + 1000
+      livePushAllowed = (try? gate.state(.backgroundSync))?.isGranted == true
+      showLiveSync(livePushAllowed ? "on" : "waiting (background-sync consent)")
+    }
+    guard due else { return }
+    guard livePushAllowed else {
       if !livePushConsentNoted {
         livePushConsentNoted = true
         report("live sync waits for the background-sync consent (`memo-peer consent grant --scope background-sync`)")
@@ -51,6 +60,18 @@ extension ServeEngine {
         let result = await runner.sync(with: peer, timeout: Self.livePushTimeout, deleteGuard: MassDeleteGuard())
         await self.finishLivePush(result)
       }
+    }
+  }
+
+  private func watchStore() {
+    do {
+      storeWatch = try FolderChangeWatch(folder: paths.dataDirectory)
+    } catch {
+      guard !storeWatchNoted else { return }
+      storeWatchNoted = true
+      logger.info(
+        "live sync cannot watch the store's folder (\(error.description, privacy: .public)): it reads the store every 5 s"
+      )
     }
   }
 

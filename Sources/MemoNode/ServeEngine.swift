@@ -114,15 +114,17 @@ public actor ServeEngine {
   private var syncRound: Task<Void, Never>?
   private var nextSync: Timestamp = 0
   private var syncConsentNoted = false
-  /// Live push (ServeEngine+LivePush.swift): the store folder's watch (nil when inotify
-  /// refused), who is owed what, and the pushes running.
-  let storeWatch: FolderChangeWatch?
+  /// Live push (ServeEngine+LivePush.swift): the store folder's watch (nil until it could
+  /// be made), who is owed what, and the pushes running.
+  var storeWatch: FolderChangeWatch?
+  var storeWatchNoted = false
   var livePush = LivePush()
   var livePushes: [DeviceID: Task<Void, Never>] = [:]
   var livePushRecheck = false
   var livePushFallbackCheck: Timestamp = 0
   var livePushConsentCheck: Timestamp = 0
   var livePushConsentNoted = false
+  var livePushAllowed = false
   /// How long one delivery attempt waits for the peer to appear and answer.
   static let deliveryConnectTimeout = 10.0
 
@@ -151,12 +153,6 @@ public actor ServeEngine {
     receiptDelay = collaborators.receiptDelay
     channels = collaborators.channels ?? TLSChannels(gate: gate, limits: limits, clock: collaborators.clock)
     store = StoreAccess(paths: paths, keys: collaborators.keys, use: .background, logger: logger)
-    do {
-      storeWatch = try FolderChangeWatch(folder: paths.dataDirectory)
-    } catch {
-      storeWatch = nil
-      logger.error(error, while: "watching the store's folder for live sync (it reads the store every 5 s instead)")
-    }
     self.requestedPort = port
     self.interfaces = interfaces
     self.logger = logger
@@ -164,6 +160,13 @@ public actor ServeEngine {
     status = ServeStatus(
       pid: getpid(), state: .stopped, waitingFor: nil, instance: nil, port: 0, interfaces: interfaces.map(\.name),
       updated: collaborators.clock())
+  }
+
+  /// What `status` shows of live push (nil: not advertising, so not pushing either).
+  func showLiveSync(_ text: String?) {
+    guard text != status.liveSync, status.state == .advertising else { return }
+    status.liveSync = text
+    try? publish(status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
   }
 
   /// The node's lock state now; nil when it cannot be told.
@@ -488,6 +491,7 @@ public actor ServeEngine {
     status.waitingFor = waitingFor
     status.instance = instance
     status.port = port
+    if state != .advertising { status.liveSync = nil }
     status.updated = clock()
     try status.write(paths)
     report(status.summary)

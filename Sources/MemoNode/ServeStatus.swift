@@ -30,6 +30,8 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   /// When each trusted device (compact device ID) last completed a trusted handshake with
   /// this daemon, in ms since the epoch. Counted by the widget as "peers online".
   public var trustedContacts: [String: Timestamp]?
+  /// Live push while advertising: `on`, or `waiting (background-sync consent)`.
+  public var liveSync: String?
 
   public init(
     pid: Int32, state: State, waitingFor: String?, instance: String?, port: UInt16, interfaces: [String],
@@ -48,6 +50,7 @@ public struct ServeStatus: Codable, Sendable, Equatable {
     case schema, pid, state, instance, port, interfaces, updated, store
     case waitingFor = "waiting_for"
     case trustedContacts = "trusted_contacts"
+    case liveSync = "live_sync"
   }
 
   /// Whether the process that wrote the status still runs.
@@ -71,7 +74,8 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   /// back from a file, so it goes through the terminal rule.
   public var summary: String {
     let memos = store == "locked" ? "; memos locked" : ""
-    return TerminalText.render(stateSummary + memos, limit: 512).text
+    let live = liveSync.map { "; live sync \($0)" } ?? ""
+    return TerminalText.render(stateSummary + memos + live, limit: 512).text
   }
 
   private var stateSummary: String {

@@ -489,8 +489,13 @@ final class SyncLabTests: LabTestCase {
     XCTAssertTrue(
       Lab.waitUntil(seconds: 10) { onA.text.contains("live sync waits for the background-sync consent") }, onA.text)
     XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? self.ids("b").contains(first)) ?? false }, "no consent, no push")
+    let liveSync = { (host: String) in
+      ((self.object(try self.ok(host, ["status", "--json"]))["serve"] as? [String: Any])?["live_sync"] as? String)
+    }
+    XCTAssertEqual(try liveSync("a"), "waiting (background-sync consent)")
 
     try ok("a", ["consent", "grant", "--scope", "background-sync"])
+    XCTAssertTrue(Lab.waitUntil(seconds: 5) { (try? liveSync("a")) == "on" }, onA.text)
     XCTAssertTrue(Lab.waitUntil(seconds: 20) { (try? self.ids("b").contains(first)) ?? false }, onA.text)
     XCTAssertTrue(onA.text.contains("live sync: \(name("b")):"), onA.text)
     let saved = Date()
