@@ -42,6 +42,12 @@ public struct PeerSync: Sendable {
     public var sessionBytes: UInt64?
 
     /// One line for a person: what moved, or why nothing did.
+    /// Whether the sync moved anything either way, or failed: what the daemon reports
+    /// (a daemon syncing every few seconds must not fill its log with syncs that did nothing).
+    public var movedAnything: Bool {
+      report.map { $0.received.applied + $0.sentRevisions + $0.received.heldDeletes > 0 } ?? true
+    }
+
     public var summary: String {
       guard let report else { return "\(peer.displayName): not synced: \(error?.message ?? "unknown error")" }
       var text =

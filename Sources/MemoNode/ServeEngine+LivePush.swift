@@ -66,6 +66,8 @@ extension ServeEngine {
   private func watchStore() {
     do {
       storeWatch = try FolderChangeWatch(folder: paths.dataDirectory)
+      // What was written before the watch began is read from the feed once.
+      livePushRecheck = true
     } catch {
       guard !storeWatchNoted else { return }
       storeWatchNoted = true
@@ -79,11 +81,9 @@ extension ServeEngine {
     let device = result.peer.deviceID
     livePushes[device] = nil
     livePush.finished(device, succeeded: result.report != nil, now: clock(), random: Double.random(in: 0..<1))
-    if let report = result.report {
+    if result.report != nil {
       logger.debug("live sync session with \(device.short, privacy: .public) ended")
-      if report.received.applied + report.sentRevisions + report.received.heldDeletes > 0 {
-        self.report("live sync: " + result.summary)
-      }
+      if result.movedAnything { self.report("live sync: " + result.summary) }
     } else {
       logger.info("live sync with \(device.short, privacy: .public) failed; tried again after a pause")
     }

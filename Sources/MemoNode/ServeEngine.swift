@@ -300,10 +300,7 @@ public actor ServeEngine {
   private func finishSync(_ results: [PeerSync.PeerResult]) {
     syncRound = nil
     // Quiet when nothing moved: a daemon syncing every minute would otherwise fill its log.
-    for result in results {
-      let moved = result.report.map { $0.received.applied + $0.sentRevisions + $0.received.heldDeletes > 0 } ?? true
-      if moved { report("scheduled sync: " + result.summary) }
-    }
+    for result in results where result.movedAnything { report("scheduled sync: " + result.summary) }
   }
 
   /// On a change of consent: without it every pending entry waits for it; with it again,

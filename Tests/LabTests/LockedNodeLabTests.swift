@@ -157,4 +157,33 @@ final class LockedNodeLabTests: LabTestCase {
     XCTAssertTrue(serve.text.contains("locked: advertisement withdrawn, sessions closed"), serve.text)
     XCTAssertEqual(try Lab.exec("b", ["ping", "ay", "--count", "1", "--timeout", "3"]).status, 17)
   }
+
+  /// Live push waits while the node is locked and goes on at the unlock: a memo written
+  /// before a "reboot" reaches b only once a's daemon, started locked, is unlocked, with
+  /// nobody running `sync`.
+  func testLivePushWaitsWhileLockedAndSendsWhatWasMissedAtTheUnlock() throws {
+    try requireKeyctl()
+    _ = try protectedPair()
+    _ = try ok("a", ["consent", "grant", "--scope", "background-sync", "--provisioning"])
+    let missed = "written before the reboot"
+    _ = try ok("a", ["new", "--title", missed], stdin: "body\n")
+    _ = try ok("a", ["lock"])
+    let session = "memo-peer-lab-\(UUID().uuidString.prefix(8))"
+    let holder = try XCTUnwrap(Lab.startTool("a", "keyctl", inSession(session, []).dropLast() + ["sleep", "600"]))
+    background.append(holder)
+    let serve = try XCTUnwrap(Lab.startTool("a", "keyctl", inSession(session, ["--debug", "serve"])))
+    background.append(serve)
+    let onB = { try self.titles(try Lab.exec("b", ["list", "--json"])) }
+    XCTAssertTrue(
+      try Lab.waitUntil(seconds: 10) {
+        (try daemon("a", session: session)?["waiting_for"] as? String)?.hasPrefix("locked") == true
+      }, serve.text)
+    XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? onB().contains(missed)) ?? false }, "locked: nothing moves")
+
+    let unlock = try Lab.exec(
+      "a", inSession(session, ["unlock", "--passphrase-fd", "0"]), tool: "/usr/bin/keyctl", stdin: passphrase)
+    XCTAssertEqual(unlock.status, 0, unlock.output)
+    XCTAssertTrue(Lab.waitUntil(seconds: 20) { (try? onB().contains(missed)) ?? false }, serve.text)
+    XCTAssertTrue(serve.text.contains("live sync: bee:"), serve.text)
+  }
 }
