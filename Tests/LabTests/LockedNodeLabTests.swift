@@ -54,6 +54,22 @@ final class LockedNodeLabTests: LabTestCase {
     return (json?["memos"] as? [[String: Any]] ?? []).compactMap { $0["title"] as? String }
   }
 
+  /// Locks a, then starts its daemon as after a reboot: in a keyring session that never
+  /// unlocked it (kept open by a `sleep`), and waits until it says it is locked.
+  func daemonAfterAReboot() throws -> (session: String, serve: Background) {
+    _ = try ok("a", ["lock"])
+    let session = "memo-peer-lab-\(UUID().uuidString.prefix(8))"
+    let holder = try XCTUnwrap(Lab.startTool("a", "keyctl", inSession(session, []).dropLast() + ["sleep", "600"]))
+    background.append(holder)
+    let serve = try XCTUnwrap(Lab.startTool("a", "keyctl", inSession(session, ["--debug", "serve"])))
+    background.append(serve)
+    XCTAssertTrue(
+      try Lab.waitUntil(seconds: 10) {
+        (try daemon("a", session: session)?["waiting_for"] as? String)?.hasPrefix("locked") == true
+      }, serve.text)
+    return (session, serve)
+  }
+
   func requireKeyctl() throws {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/keyctl") else {
       if ProcessInfo.processInfo.environment["CI"] == "true" {
@@ -118,17 +134,7 @@ final class LockedNodeLabTests: LabTestCase {
   func testTheDaemonWaitsLockedAfterARebootGoesOnAtUnlockAndLockClosesItsSessions() throws {
     try requireKeyctl()
     _ = try protectedPair()
-    _ = try ok("a", ["lock"])
-    // "After a reboot": a's daemon starts in a keyring session that never unlocked it.
-    let session = "memo-peer-lab-\(UUID().uuidString.prefix(8))"
-    let holder = try XCTUnwrap(Lab.startTool("a", "keyctl", inSession(session, []).dropLast() + ["sleep", "600"]))
-    background.append(holder)
-    let serve = try XCTUnwrap(Lab.startTool("a", "keyctl", inSession(session, ["--debug", "serve"])))
-    background.append(serve)
-    XCTAssertTrue(
-      try Lab.waitUntil(seconds: 10) {
-        (try daemon("a", session: session)?["waiting_for"] as? String)?.hasPrefix("locked") == true
-      }, serve.text)
+    let (session, serve) = try daemonAfterAReboot()
     XCTAssertEqual(try Lab.exec("b", ["ping", "ay", "--count", "1", "--timeout", "3"]).status, 17, "not advertised")
 
     // unlock in that session: the same daemon goes on, no restart.
@@ -167,17 +173,8 @@ final class LockedNodeLabTests: LabTestCase {
     _ = try ok("a", ["consent", "grant", "--scope", "background-sync", "--provisioning"])
     let missed = "written before the reboot"
     _ = try ok("a", ["new", "--title", missed], stdin: "body\n")
-    _ = try ok("a", ["lock"])
-    let session = "memo-peer-lab-\(UUID().uuidString.prefix(8))"
-    let holder = try XCTUnwrap(Lab.startTool("a", "keyctl", inSession(session, []).dropLast() + ["sleep", "600"]))
-    background.append(holder)
-    let serve = try XCTUnwrap(Lab.startTool("a", "keyctl", inSession(session, ["--debug", "serve"])))
-    background.append(serve)
+    let (session, serve) = try daemonAfterAReboot()
     let onB = { try self.titles(try Lab.exec("b", ["list", "--json"])) }
-    XCTAssertTrue(
-      try Lab.waitUntil(seconds: 10) {
-        (try daemon("a", session: session)?["waiting_for"] as? String)?.hasPrefix("locked") == true
-      }, serve.text)
     XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? onB().contains(missed)) ?? false }, "locked: nothing moves")
 
     let unlock = try Lab.exec(
