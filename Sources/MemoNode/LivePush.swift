@@ -8,7 +8,8 @@ import MemoCore
 /// sync that received something moves the feed again, so what came from one peer goes on
 /// to the others, and the peer it came from gets one more session that finds nothing to
 /// send. A peer that could not be reached is owed until a sync with it succeeds, tried
-/// again after a jittered backoff (1 s doubling to 30 s), never in a tight loop.
+/// again after a jittered backoff (1 s doubling to 30 s), never in a tight loop. At most 4
+/// sessions run at once, as for `sync`.
 struct LivePush {
   /// The feed position last seen; nil before the first look, when every peer is owed what
   /// changed while the daemon was not running.
@@ -25,17 +26,19 @@ struct LivePush {
     owed.formUnion(peers)
   }
 
-  /// Whether some peer is owed a sync and may be tried at `now`.
-  func hasDue(now: Timestamp, running: Set<DeviceID>) -> Bool {
-    owed.contains { !running.contains($0) && now >= notBefore[$0, default: 0] }
+  /// Whether some peer is owed a sync and may be tried at `now`, with a place free.
+  func hasDue(now: Timestamp, running: Set<DeviceID>, limit: Int = PeerSync.concurrency) -> Bool {
+    running.count < limit && owed.contains { !running.contains($0) && now >= notBefore[$0, default: 0] }
   }
 
-  /// The peers to sync with now; each is owed nothing more until the feed moves again or
-  /// its sync fails. Sorted, so rounds go in one order.
-  mutating func takeDue(now: Timestamp, running: Set<DeviceID>) -> [DeviceID] {
-    let due = owed.filter { !running.contains($0) && now >= notBefore[$0, default: 0] }.sorted()
+  /// The peers to sync with now, at most `limit` less those running; each is owed nothing
+  /// more until the feed moves again or its sync fails. Sorted, so rounds go in one order;
+  /// the rest wait for a place.
+  mutating func takeDue(now: Timestamp, running: Set<DeviceID>, limit: Int = PeerSync.concurrency) -> [DeviceID] {
+    let places = max(limit - running.count, 0)
+    let due = owed.filter { !running.contains($0) && now >= notBefore[$0, default: 0] }.sorted().prefix(places)
     owed.subtract(due)
-    return due
+    return Array(due)
   }
 
   /// A sync with `peer` ended: on failure it is owed again, after a pause that grows with

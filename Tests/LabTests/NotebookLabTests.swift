@@ -202,6 +202,34 @@ final class NotebookLabTests: LabTestCase {
 
   // MARK: - Family and unshare
 
+  /// Live push through the hub: laptops b and c met once (c got the key), then b stopped
+  /// trusting c, so b reaches c only through s. With every daemon under the background-sync
+  /// consent, a memo saved on b is on c with nobody running `sync`: b pushes it to s, and
+  /// the relay pushes on what it stored.
+  func testTheHubPushesOnWhatALaptopSavedToTheOtherLaptop() throws {
+    for host in ["a", "b", "c"] { try ok(host, ["consent", "grant"]) }
+    try trust("a", ["b": [], "c": []])
+    try trust("b", ["a": ["--share", "personal", "--as", "relay"], "c": ["--share", "personal"]])
+    try trust("c", ["a": [], "b": []])
+    let laptopC = try serve("c")
+    try sync("b", with: "c")
+    laptopC.terminate()
+    try ok("c", ["notebook", "share", "personal (2)", "--with", name("a"), "--as", "relay"])
+    try ok("b", ["trust", "remove", name("c")])
+    for host in ["a", "b", "c"] { try ok(host, ["consent", "grant", "--scope", "background-sync"]) }
+    let daemons = try ["a", "b", "c"].map { try serve($0) }
+
+    let title = canary("livehub")
+    let saved = Date()
+    try ok("b", ["new"], stdin: "\(title)\nsaved on b, read on c\n")
+    let onC = { (self.object(try self.ok("c", ["list", "--json"]))["memos"] as? [[String: Any]] ?? []) }
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 30) { (try? onC().contains { $0["title"] as? String == title }) == true },
+      daemons.map(\.text).joined(separator: "\n"))
+    print("live push through the hub: saved on b, listed on c \(Date().timeIntervalSince(saved)) s later")
+    XCTAssertTrue(daemons[0].text.contains("live sync: \(name("c")):"), daemons[0].text)
+  }
+
   func testFamilyReachesOnlyItsMembersAndUnshareStopsNewMemos() throws {
     for host in ["b", "c", "d"] { try ok(host, ["consent", "grant"]) }
     try trust("b", ["c": [], "d": []])

@@ -22,6 +22,18 @@ final class LivePushTests: XCTestCase {
     XCTAssertEqual(push.takeDue(now: 0, running: []), [b])
   }
 
+  func testAtMostFourSessionsRunAtOnceAndTheRestWaitForAPlace() {
+    let peers = (1...6).map { DeviceID(bytes: [UInt8](repeating: UInt8($0), count: 32))! }
+    var push = LivePush()
+    push.feed(at: 1, peers: peers)
+    let first = push.takeDue(now: 0, running: [])
+    XCTAssertEqual(first, Array(peers.prefix(4)))
+    XCTAssertFalse(push.hasDue(now: 0, running: Set(first)), "no place free")
+    XCTAssertEqual(push.takeDue(now: 0, running: Set(first)), [])
+    XCTAssertEqual(push.takeDue(now: 0, running: Set(first.dropFirst())), [peers[4]], "one place, one peer")
+    XCTAssertEqual(push.takeDue(now: 0, running: []), [peers[5]])
+  }
+
   func testAFailedPeerIsOwedAgainAfterAGrowingJitteredPause() {
     var push = LivePush()
     push.feed(at: 1, peers: [a])
