@@ -67,7 +67,8 @@ public actor ServeEngine {
   /// Held only while unlocked (or unprotected), dropped when the node locks.
   private var identity: NodeIdentity?
   private(set) var trusted: TrustedDevices?
-  /// The connections this daemon's deliveries and scheduled syncs hold, closed on lock.
+  /// The connections this daemon's deliveries, scheduled syncs and live pushes hold, closed
+  /// on lock.
   let sessions = LiveSessions()
   /// Trusted devices that completed a handshake, for `status` and the widget.
   let contacts = TrustedContacts()
@@ -326,8 +327,9 @@ public actor ServeEngine {
     }
   }
 
-  /// How the daemon reaches its peers (deliveries, scheduled syncs): its channels, as its
-  /// identity, under its trust store; every ready channel is closed when the node locks.
+  /// How the daemon reaches its peers (deliveries, scheduled syncs, live push): its
+  /// channels, as its identity, under its trust store; every ready channel is closed when
+  /// the node locks.
   var connector: (any PeerDialer)? {
     guard let identity, let trusted else { return nil }
     return channels.dialer(identity: identity, trust: trusted.store, sessions: sessions)
