@@ -94,19 +94,24 @@ final class NotebookLabTests: LabTestCase {
 
   // MARK: - Hub and blindness
 
-  func testTheHubRelaysBetweenLaptopsThatNeverMeetAndCannotReadAnything() throws {
-    for host in Self.hosts { try ok(host, ["consent", "grant"]) }
-    // b shares personal with the server as a relay and with c as a member; c trusts both.
+  /// b shares personal with the server as a relay and with c as a member; c trusts both.
+  /// The one time b and c meet, c gets the notebook's key over their TLS connection; then c
+  /// shares it with the server as a relay too.
+  func laptopsMeetOnceAndShareWithTheHub() throws {
     try trust("a", ["b": [], "c": []])
     try trust("b", ["a": ["--share", "personal", "--as", "relay"], "c": ["--share", "personal"]])
     try trust("c", ["a": [], "b": []])
-    // The one time b and c meet: c gets the notebook's key over their TLS connection.
     let laptopC = try serve("c")
     try sync("b", with: "c")
     laptopC.terminate()
     let shared = try notebook("c", named: "personal (2)")
     XCTAssertEqual(shared["role"] as? String, "member")
     try ok("c", ["notebook", "share", "personal (2)", "--with", name("a"), "--as", "relay"])
+  }
+
+  func testTheHubRelaysBetweenLaptopsThatNeverMeetAndCannotReadAnything() throws {
+    for host in Self.hosts { try ok(host, ["consent", "grant"]) }
+    try laptopsMeetOnceAndShareWithTheHub()
     try ok("c", ["notebook", "default", "personal (2)"])
 
     // The hub story: s is always on; b and c each sync with s only, never at the same time.
@@ -208,13 +213,7 @@ final class NotebookLabTests: LabTestCase {
   /// the relay pushes on what it stored.
   func testTheHubPushesOnWhatALaptopSavedToTheOtherLaptop() throws {
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant"]) }
-    try trust("a", ["b": [], "c": []])
-    try trust("b", ["a": ["--share", "personal", "--as", "relay"], "c": ["--share", "personal"]])
-    try trust("c", ["a": [], "b": []])
-    let laptopC = try serve("c")
-    try sync("b", with: "c")
-    laptopC.terminate()
-    try ok("c", ["notebook", "share", "personal (2)", "--with", name("a"), "--as", "relay"])
+    try laptopsMeetOnceAndShareWithTheHub()
     try ok("b", ["trust", "remove", name("c")])
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant", "--scope", "background-sync"]) }
     let daemons = try ["a", "b", "c"].map { try serve($0) }
