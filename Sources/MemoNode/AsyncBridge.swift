@@ -70,7 +70,15 @@ private enum DeadlineOutcome<T: Sendable>: Sendable {
 /// A flag set from a signal handler queue and read by a loop.
 public final class StopFlag: Sendable {
   private let stopped = Mutex(false)
+  private let wakers = Mutex<[@Sendable () -> Void]>([])
   public init() {}
   public var isSet: Bool { stopped.withLock { $0 } }
-  public func set() { stopped.withLock { $0 = true } }
+  public func set() {
+    stopped.withLock { $0 = true }
+    for wake in wakers.withLock({ $0 }) { wake() }
+  }
+
+  /// Calls `wake` when the flag is set: a loop that sleeps until something happens (`serve`)
+  /// stops at once rather than at its next wake.
+  public func whenSet(_ wake: @escaping @Sendable () -> Void) { wakers.withLock { $0.append(wake) } }
 }

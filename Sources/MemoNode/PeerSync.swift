@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import MemoCore
+import MemoProtocol
 import MemoStore
 
 /// Syncs this node with trusted peers: reaches each through the dialler (finding it by its
@@ -106,7 +107,6 @@ public struct PeerSync: Sendable {
     onState: @escaping @Sendable (ConnectionState) -> Void = { _ in },
     progress: SyncSession.ProgressHandler? = nil
   ) async -> PeerResult {
-    let device = peer.deviceID
     let link: PeerLink
     let started = DispatchTime.now().uptimeNanoseconds
     do {
@@ -114,30 +114,46 @@ public struct PeerSync: Sendable {
     } catch {
       return PeerResult(peer: peer, report: nil, error: Self.memoPeerError(error))
     }
-    let connected = DispatchTime.now().uptimeNanoseconds
-    let (store, batch, clock) = (self.store, self.batch, self.clock)
+    let connectSeconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
     do {
-      return try await BlockingIO.run("mp.sync") {
-        let channel = link.channel
-        let before = channel.wireBytes
+      return try await BlockingIO.run("mp.sync") { [self] in
         defer {
-          try? channel.send(PeerSession.goodbye("done"))
-          channel.close()
+          try? link.channel.send(PeerSession.goodbye("done"))
+          link.channel.close()
         }
-        let opened = try store.open()
-        guard opened.canReadContent else { throw MemoStore.lockedError }
-        let report = try SyncSession.ask(
-          channel, peer: device, peerName: peer.displayName, store: opened, deleteGuard: deleteGuard,
-          batch: batch, clock: clock, progress: progress)
-        let after = channel.wireBytes
-        return PeerResult(
-          peer: peer, report: report, error: nil, connectSeconds: Double(connected - started) / 1e9,
-          sessionSeconds: Double(DispatchTime.now().uptimeNanoseconds - connected) / 1e9,
-          sessionBytes: (after.sent - before.sent) + (after.received - before.received))
+        var result = try session(
+          over: link.channel, with: peer, store: try openReadable(), deleteGuard: deleteGuard, progress: progress)
+        result.connectSeconds = connectSeconds
+        return result
       }
     } catch {
       return PeerResult(peer: peer, report: nil, error: Self.memoPeerError(error))
     }
+  }
+
+  /// The store, opened to sync: refused while its content is locked.
+  func openReadable() throws -> MemoStore {
+    let opened = try store.open()
+    guard opened.canReadContent else { throw MemoStore.lockedError }
+    return opened
+  }
+
+  /// One sync over a ready channel, which stays open: `sync(with:)` closes it after, a
+  /// live link syncs on it again at the next change. Blocking.
+  func session(
+    over channel: any FrameChannel, with peer: TrustedPeer, store opened: MemoStore, deleteGuard: MassDeleteGuard?,
+    progress: SyncSession.ProgressHandler? = nil
+  ) throws -> PeerResult {
+    let started = DispatchTime.now().uptimeNanoseconds
+    let before = channel.wireBytes
+    let report = try SyncSession.ask(
+      channel, peer: peer.deviceID, peerName: peer.displayName, store: opened, deleteGuard: deleteGuard,
+      batch: batch, clock: clock, progress: progress)
+    let after = channel.wireBytes
+    return PeerResult(
+      peer: peer, report: report, error: nil,
+      sessionSeconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9,
+      sessionBytes: (after.sent - before.sent) + (after.received - before.received))
   }
 
   static func memoPeerError(_ error: Error) -> MemoPeerError {

@@ -17,15 +17,17 @@ import MemoTransport
 /// it waits (`waiting (locked …)`), advertising nothing and listening nowhere, and goes on by
 /// itself once `memo-peer unlock` runs. When the node is locked again (`lock`, the idle
 /// timeout of `complete`), it drops the keys it held, withdraws the advertisement and closes
-/// every live session — served or started by it — within one poll (200 ms).
+/// every live session — served or started by it — at once (`lock` wakes it) or within a
+/// second (the idle timeout).
 ///
 /// It never browses and never prompts, and it opens its listener only while allowed:
 /// without consent the node neither sends nor accepts anything on the network. Only
 /// trusted devices get past the handshake; removing one from the trust store closes its
-/// live connections at the next poll. Every 200 ms it re-reads the consent log (a few
-/// hundred bytes), so a grant starts the advertisement and a revoke withdraws it well
-/// within 2 s, without a restart. The advertisement rotates with the period (new pseudonym,
-/// new tag). A missing mDNS daemon is a waiting state, retried.
+/// live connections at once. Between steps it sleeps on an inotify watch of the node's
+/// folders (`FolderChangeWatch`), waking at most once a second when nothing happens: a
+/// grant starts the advertisement and a revoke withdraws it at once, without a restart, and
+/// an idle daemon costs next to nothing. The advertisement rotates with the period (new
+/// pseudonym, new tag). A missing mDNS daemon is a waiting state, retried.
 ///
 /// The actor only decides; nothing it runs waits on the network. Incoming channels are
 /// served on the listener's threads, outgoing deliveries and scheduled syncs in detached
@@ -67,7 +69,7 @@ public actor ServeEngine {
   /// Held only while unlocked (or unprotected), dropped when the node locks.
   private var identity: NodeIdentity?
   private(set) var trusted: TrustedDevices?
-  /// The connections this daemon's deliveries, scheduled syncs and live pushes hold, closed
+  /// The connections this daemon's deliveries, scheduled syncs and live links hold, closed
   /// on lock.
   let sessions = LiveSessions()
   /// Trusted devices that completed a handshake, for `status` and the widget.
@@ -115,21 +117,27 @@ public actor ServeEngine {
   private var syncRound: Task<Void, Never>?
   private var nextSync: Timestamp = 0
   private var syncConsentNoted = false
-  /// Live push (ServeEngine+LivePush.swift): the store folder's watch (nil until it could
-  /// be made), who is owed what, and the pushes running.
-  var storeWatch: FolderChangeWatch?
-  var storeWatchNoted = false
-  var livePush = LivePush()
-  var livePushes: [DeviceID: Task<Void, Never>] = [:]
+  /// What the daemon sleeps on between steps: writes in the store's, state and key folders
+  /// (another process saved a memo, granted a consent, edited the trust store, locked the
+  /// node) and pokes from the daemon's own tasks when they end. nil when inotify is refused:
+  /// the daemon then wakes every `tick` and reads the store's feed each time.
+  let wakeup: FolderChangeWatch?
+  /// Whether the store's folder was written in since live sync last read the feed.
+  var storeChanged = true
+  /// Live sync (ServeEngine+LiveSync.swift): the links being dialled or up, and their rules.
+  var liveLinks: [DeviceID: LiveLink] = [:]
+  var liveLinkPlan = LiveLinkPlan()
   var livePushRecheck = false
-  var livePushFallbackCheck: Timestamp = 0
   var livePushConsentCheck: Timestamp = 0
   var livePushConsentNoted = false
   var livePushAllowed = false
   /// How long one delivery attempt waits for the peer to appear and answer.
   static let deliveryConnectTimeout = 10.0
 
-  public static let pollInterval: Duration = .milliseconds(200)
+  /// The longest the daemon sleeps between two steps when nothing wakes it: what it cannot
+  /// be woken by (the keyring's idle timeout of a `complete` node, a peer's rotation period,
+  /// a backoff that ended) is seen within this.
+  public static let tick = 1.0
 
   /// What `status` shows while the node is locked.
   public static let waitingForUnlock = "locked: `memo-peer unlock`"
@@ -154,6 +162,7 @@ public actor ServeEngine {
     receiptDelay = collaborators.receiptDelay
     channels = collaborators.channels ?? TLSChannels(gate: gate, limits: limits, clock: collaborators.clock)
     store = StoreAccess(paths: paths, keys: collaborators.keys, use: .background, logger: logger)
+    wakeup = try? FolderChangeWatch()
     self.requestedPort = port
     self.interfaces = interfaces
     self.logger = logger
@@ -163,34 +172,60 @@ public actor ServeEngine {
       updated: collaborators.clock())
   }
 
-  /// What `status` shows of live push (nil: not advertising, so not pushing either).
-  func showLiveSync(_ text: String?) {
-    guard text != status.liveSync, status.state == .advertising else { return }
+  /// What `status` shows of live sync (nil: not advertising, so not syncing live either)
+  /// and of its links up (compact device IDs).
+  func showLiveSync(_ text: String?, peers: [String]? = nil) {
+    let peers = peers ?? status.livePeers ?? []
+    guard text != status.liveSync || peers != (status.livePeers ?? []), status.state == .advertising else { return }
     status.liveSync = text
+    status.livePeers = peers
     try? publish(status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
   }
+
+  func showLivePeers(_ peers: [String]) { showLiveSync(status.liveSync, peers: peers) }
 
   /// The node's lock state now; nil when it cannot be told.
   private func lockState() -> LockState? { readLockState() }
 
   /// Runs until `stop` is set; withdraws the advertisement before returning.
   public func run(until stop: StopFlag) async throws {
+    stop.whenSet { [wakeup] in wakeup?.poke() }
     while !stop.isSet {
       await step()
       notifier.notify(.watchdog)
-      try? await Task.sleep(for: Self.pollInterval)
+      await sleepUntilWoken()
     }
     notifier.notify(.stopping)
     deliveryRound?.cancel()
     syncRound?.cancel()
-    stopLivePushes()
+    stopLiveLinks()
     await stopServing()
     try publish(.stopped, waitingFor: nil)
   }
 
+  /// Sleeps until one of the node's folders is written in, a task of the daemon pokes it,
+  /// or `tick` passes: no busy poll. A folder made since the last sleep (the store's, at the
+  /// first save) is watched from now on, and what was written in it before is read once.
+  private func sleepUntilWoken() async {
+    guard let wakeup else {
+      try? await Task.sleep(for: .seconds(Self.tick))
+      storeChanged = true
+      return
+    }
+    for folder in [paths.dataDirectory, paths.stateDirectory, paths.keyDirectory] where !wakeup.isWatching(folder) {
+      if wakeup.watch(folder) && folder == paths.dataDirectory { storeChanged = true }
+    }
+    let wake = (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: Self.tick) }) ?? FolderChangeWatch.Wake()
+    if wake.folders.contains(paths.dataDirectory) { storeChanged = true }
+  }
+
+  /// Wakes the daemon's sleep: a task it started ended, so the next step may start another.
+  nonisolated func wake() { wakeup?.poke() }
+
   func step() async {
     await followLockState()
-    if let seen = contacts.takeChanges(clock: clock) {
+    if let (seen, fresh) = contacts.takeChanges(clock: clock) {
+      heardFrom(fresh)
       status.trustedContacts = seen
       if status.state != .stopped {
         try? publish(
@@ -218,6 +253,8 @@ public actor ServeEngine {
       return
     }
     outboxConsent(allowed: verdict == .allowed)
+    // Without local-network consent nothing of this node stays on the network.
+    if verdict != .allowed && !liveLinks.isEmpty { stopLiveLinks() }
     switch verdict {
     case .needsConsent:
       await stopServing()
@@ -231,7 +268,7 @@ public actor ServeEngine {
       await advertise()
       scheduleDelivery()
       scheduleSync()
-      pushLive()
+      syncLive()
     }
   }
 
@@ -243,7 +280,7 @@ public actor ServeEngine {
     guard identity != nil || server != nil || status.waitingFor != Self.waitingForUnlock else { return }
     deliveryRound?.cancel()
     syncRound?.cancel()
-    stopLivePushes()
+    stopLiveLinks()
     await stopServing()
     identity = nil
     trusted = nil
@@ -300,6 +337,7 @@ public actor ServeEngine {
 
   private func finishSync(_ results: [PeerSync.PeerResult]) {
     syncRound = nil
+    wake()
     // Quiet when nothing moved: a daemon syncing every minute would otherwise fill its log.
     for result in results where result.movedAnything { report("scheduled sync: " + result.summary) }
   }
@@ -327,7 +365,7 @@ public actor ServeEngine {
     }
   }
 
-  /// How the daemon reaches its peers (deliveries, scheduled syncs, live push): its
+  /// How the daemon reaches its peers (deliveries, scheduled syncs, live links): its
   /// channels, as its identity, under its trust store; every ready channel is closed when
   /// the node locks.
   var connector: (any PeerDialer)? {
@@ -374,6 +412,7 @@ public actor ServeEngine {
 
   private func finishDelivery(_ rounds: [DeviceID: OutboxDelivery.Round]) {
     deliveryRound = nil
+    wake()
     let now = clock()
     for (recipient, round) in rounds {
       if round.delivered > 0 { report("delivered \(round.delivered) outbox entr\(round.delivered == 1 ? "y" : "ies")") }
@@ -437,7 +476,7 @@ public actor ServeEngine {
 
   private func makeServer() throws -> any ChannelListener {
     guard let identity, let trusted else { throw NodeSecrets.lockedError }
-    let (logger, contacts) = (self.logger, self.contacts)
+    let (logger, contacts, wakeup) = (self.logger, self.contacts, self.wakeup)
     let responder = DaemonResponder(
       identity: identity, trust: trusted.store, store: store, receiptDelay: receiptDelay, clock: clock)
     return try channels.listen(
@@ -447,6 +486,7 @@ public actor ServeEngine {
         switch event {
         case .accepted(let peer, _):
           contacts.record(peer)
+          wakeup?.poke()
           logger.info("trusted connection from \(peer.short, privacy: .public)")
         case .refused(let error, _): logger.warning("connection refused: \(error.kind.rawValue, privacy: .public)")
         }
@@ -466,6 +506,7 @@ public actor ServeEngine {
       logger.info("trust store changed: \(trusted.all.count, privacy: .public) trusted device(s)")
       guard !removed.isEmpty else { return }
       server?.closeChannels { peer in peer.map(removed.contains) ?? false }
+      for device in removed { liveLinks.removeValue(forKey: device)?.close() }
       logger.info("closed the connections of \(removed.count, privacy: .public) removed peer(s)")
     } catch {
       logger.error(error, while: "reloading the trust store")
@@ -490,7 +531,10 @@ public actor ServeEngine {
     status.waitingFor = waitingFor
     status.instance = instance
     status.port = port
-    if state != .advertising { status.liveSync = nil }
+    if state != .advertising {
+      status.liveSync = nil
+      status.livePeers = nil
+    }
     status.updated = clock()
     try status.write(paths)
     report(status.summary)

@@ -30,8 +30,10 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   /// When each trusted device (compact device ID) last completed a trusted handshake with
   /// this daemon, in ms since the epoch. Counted by the widget as "peers online".
   public var trustedContacts: [String: Timestamp]?
-  /// Live push while advertising: `on`, or `waiting (background-sync consent)`.
+  /// Live sync while advertising: `on`, or `waiting (background-sync consent)`.
   public var liveSync: String?
+  /// The trusted devices (compact device IDs) with a live link up now.
+  public var livePeers: [String]?
 
   public init(
     pid: Int32, state: State, waitingFor: String?, instance: String?, port: UInt16, interfaces: [String],
@@ -51,6 +53,7 @@ public struct ServeStatus: Codable, Sendable, Equatable {
     case waitingFor = "waiting_for"
     case trustedContacts = "trusted_contacts"
     case liveSync = "live_sync"
+    case livePeers = "live_peers"
   }
 
   /// Whether the process that wrote the status still runs.
@@ -74,7 +77,8 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   /// back from a file, so it goes through the terminal rule.
   public var summary: String {
     let memos = store == "locked" ? "; memos locked" : ""
-    let live = liveSync.map { "; live sync \($0)" } ?? ""
+    let linked = livePeers.map { $0.isEmpty ? "" : " (\($0.count) device\($0.count == 1 ? "" : "s") connected)" } ?? ""
+    let live = liveSync.map { "; live sync \($0)\(linked)" } ?? ""
     return TerminalText.render(stateSummary + memos + live, limit: 512).text
   }
 

@@ -17,14 +17,15 @@ public final class TrustedContacts: Sendable {
 
   func record(_ peer: DeviceID) { state.withLock { _ = $0.pending.insert(peer) } }
 
-  /// Every contact with its latest time, if anything was recorded since the last call.
-  func takeChanges(clock: () -> Timestamp) -> [String: Timestamp]? {
+  /// Every contact with its latest time, and the devices recorded since the last call, if
+  /// any was.
+  func takeChanges(clock: () -> Timestamp) -> (all: [String: Timestamp], fresh: Set<DeviceID>)? {
     state.withLock { state in
       guard !state.pending.isEmpty else { return nil }
       let now = clock()
       for peer in state.pending { state.seen[peer.compact] = now }
-      state.pending = []
-      return state.seen
+      defer { state.pending = [] }
+      return (state.seen, state.pending)
     }
   }
 }

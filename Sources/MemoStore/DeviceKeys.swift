@@ -149,6 +149,7 @@ public struct DeviceKeys: Sendable {
           key, passphrase: passphrase, protection: wrapped.protection, idleTimeout: wrapped.idleTimeout,
           keyID: wrapped.keyID, parameters: wrapped.parameters, magic: file.magic))
     }
+    nudgeDaemon()
     return try status()
   }
 
@@ -156,7 +157,17 @@ public struct DeviceKeys: Sendable {
   public func lock() throws {
     let wrapped = try wrappedKey(for: "lock")
     try keyring.remove(KeyringNames(wrapped.keyID).deviceKey)
+    nudgeDaemon()
   }
+
+  /// Where `lock` and `unlock` leave a mark for a running `serve`: the kernel keyring tells
+  /// nobody when a key leaves it, and the daemon, which sleeps on an inotify watch of the
+  /// state folder (waking at most once a second otherwise), closes its sessions at once
+  /// rather than at its next second. Empty; its only content is that it was written.
+  public var lockChangedPath: String { paths.stateDirectory + "/lock-changed" }
+
+  /// Best effort: a daemon that missed the mark still sees the lock within a second.
+  private func nudgeDaemon() { try? PrivateFiles.writeAtomically([], to: lockChangedPath) }
 
   /// What `protect` did.
   public enum ProtectOutcome: Sendable, Equatable {

@@ -1,50 +1,133 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #endif
 
-/// Tells that a file in one folder was written, without reading the folder or its files:
-/// an inotify watch (inotify(7)) whose queue the owner drains when it likes. `serve` watches
-/// the store's folder so that a memo saved by another process (the CLI, the web page) wakes
-/// live sync at once, where polling the database would open it every time.
+/// Tells that a file in one of some folders was written, without reading the folders or
+/// their files: one inotify instance (inotify(7)) and one pipe that another thread pokes.
+/// `serve` sleeps on it instead of polling: a memo saved by another process (the CLI, the
+/// web page), a consent granted, a trust store edited or a push that ended wakes the daemon
+/// at once, and with nothing happening it wakes once a second (`wait(upTo:)`'s bound).
 ///
 /// inotify says only that *some* write happened, its own process's included; the owner
-/// confirms with the store's change feed that something new is there. Events are never
-/// lost to the owner: a full kernel queue (IN_Q_OVERFLOW) reads as a change too.
-public final class FolderChangeWatch {
-  private let descriptor: Int32
+/// confirms with what it reads (the store's change feed) that something new is there.
+/// Events are never lost to the owner: a full kernel queue (IN_Q_OVERFLOW) or an unreadable
+/// queue reads as a change of every folder.
+public final class FolderChangeWatch: Sendable {
+  private let inotify: Int32
+  /// The pipe's read end (polled) and write end (poked); both non-blocking.
+  private let pokeRead: Int32
+  private let pokeWrite: Int32
+  /// Watch descriptor → folder, for the folders watched so far.
+  private let watched = Mutex<[Int32: String]>([:])
 
-  /// Watches `folder` for writes, creations and renames into it.
-  public init(folder: String) throws(SystemError) {
-    descriptor = try System.call("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
-    let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_DELETE)
-    do {
-      try System.call("inotify_add_watch") { inotify_add_watch(descriptor, folder, mask) }
-    } catch {
-      close(descriptor)
-      throw error
+  /// What woke a `wait`.
+  public struct Wake: Sendable, Equatable {
+    /// The folders in which something was written.
+    public var folders: Set<String> = []
+    /// Whether `poke` was called.
+    public var poked = false
+
+    public init(folders: Set<String> = [], poked: Bool = false) {
+      self.folders = folders
+      self.poked = poked
     }
   }
 
-  deinit { close(descriptor) }
+  public init() throws(SystemError) {
+    inotify = try System.call("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
+    var ends: [Int32] = [-1, -1]
+    guard ends.withUnsafeMutableBufferPointer({ pipe($0.baseAddress) }) == 0 else {
+      let failure = Errno.current
+      close(inotify)
+      throw SystemError("pipe", failure)
+    }
+    for end in ends {
+      _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+      _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+    }
+    (pokeRead, pokeWrite) = (ends[0], ends[1])
+  }
 
-  /// Whether anything happened in the folder since the last call; empties the queue. Never
-  /// waits.
-  public func takeChanges() -> Bool {
-    var changed = false
+  /// Watches `folder` too (for writes, creations, renames and deletions in it); false when it
+  /// cannot be watched yet (it does not exist). Watching a folder twice is one watch.
+  @discardableResult
+  public func watch(_ folder: String) -> Bool {
+    if watched.withLock({ $0.values.contains(folder) }) { return true }
+    let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_DELETE)
+    guard let descriptor = try? System.call("inotify_add_watch", { inotify_add_watch(inotify, folder, mask) }) else {
+      return false
+    }
+    watched.withLock { $0[descriptor] = folder }
+    return true
+  }
+
+  /// Whether `folder` is watched.
+  public func isWatching(_ folder: String) -> Bool { watched.withLock { $0.values.contains(folder) } }
+
+  deinit {
+    close(inotify)
+    close(pokeRead)
+    close(pokeWrite)
+  }
+
+  /// Wakes the thread in `wait` (or the next one) from any thread.
+  public func poke() {
+    var one: UInt8 = 1
+    // A full pipe already holds a wake: nothing is lost when this write is refused.
+    _ = write(pokeWrite, &one, 1)
+  }
+
+  /// Waits until something was written in a watched folder, `poke` was called, or `seconds`
+  /// passed, whichever is first; says what happened since the last call (empty: the time
+  /// passed). Blocking: run it on a thread of its own. One caller at a time.
+  public func wait(upTo seconds: Double) -> Wake {
+    var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: pokeRead, events: Int16(POLLIN), revents: 0)]
+    let milliseconds = Int32(max(0, min(seconds, 3600)) * 1000)
+    let ready = descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, 2, milliseconds) }
+    // Interrupted or failed: say nothing happened; the owner's next wait comes within `seconds`.
+    guard ready > 0 else { return Wake() }
+    return Wake(folders: takeChanges(), poked: drainPokes())
+  }
+
+  /// The folders written in since the last call; empties the queue. Never waits.
+  public func takeChanges() -> Set<String> {
+    var changed: Set<String> = []
     var buffer = [UInt8](repeating: 0, count: 4096)
+    let eventSize = MemoryLayout<inotify_event>.size
     while true {
       let (count, failure) = buffer.withUnsafeMutableBytes { bytes in
-        let count = read(descriptor, bytes.baseAddress, bytes.count)
+        let count = read(inotify, bytes.baseAddress, bytes.count)
         return (count, count < 0 ? Errno.current : nil)
       }
       if count > 0 {
-        changed = true
+        let folders = watched.withLock { $0 }
+        var offset = 0
+        // The kernel writes whole events; each names its watch, and its name's length.
+        while offset + eventSize <= count {
+          let event = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self) }
+          if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+            changed.formUnion(folders.values)
+          } else if let folder = folders[event.wd] {
+            changed.insert(folder)
+          }
+          offset += eventSize + Int(event.len)
+        }
         continue
       }
       if failure == .interrupted { continue }
-      // 0 or EAGAIN: the queue is empty. Any other error: report a change, so the owner
-      // checks the store rather than missing an edit.
-      return changed || (failure != nil && failure != .wouldBlock)
+      // 0 or EAGAIN: the queue is empty. Any other error: every folder changed, so the
+      // owner checks rather than missing an edit.
+      if let failure, failure != .wouldBlock { changed.formUnion(watched.withLock { $0.values }) }
+      return changed
     }
+  }
+
+  private func drainPokes() -> Bool {
+    var poked = false
+    var buffer = [UInt8](repeating: 0, count: 64)
+    while buffer.withUnsafeMutableBytes({ read(pokeRead, $0.baseAddress, $0.count) }) > 0 { poked = true }
+    return poked
   }
 }

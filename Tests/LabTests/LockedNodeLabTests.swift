@@ -148,7 +148,7 @@ final class LockedNodeLabTests: LabTestCase {
     let pinger = try start("b", ["ping", "ay", "--count", "600", "--interval", "0.1", "--timeout", "20"])
     XCTAssertTrue(Lab.waitUntil(seconds: 20) { pinger.text.contains("pong from ay") }, pinger.text)
 
-    // lock: the live session is closed within 1 s. The daemon notices within one 200 ms poll;
+    // lock: the live session is closed at once. `lock` wakes the daemon (state/lock-changed);
     // the bound here is looser (2 s) because it is observed from another host's process,
     // which needs its next ping (0.1 s apart) and its exit, and lab commands start slowly.
     let locked = Date()

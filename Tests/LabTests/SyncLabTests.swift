@@ -498,6 +498,11 @@ final class SyncLabTests: LabTestCase {
     XCTAssertTrue(Lab.waitUntil(seconds: 5) { (try? liveSync("a")) == "on" }, onA.text)
     XCTAssertTrue(Lab.waitUntil(seconds: 20) { (try? self.ids("b").contains(first)) ?? false }, onA.text)
     XCTAssertTrue(onA.text.contains("live sync: \(name("b")):"), onA.text)
+    let livePeers = { (host: String) in
+      ((self.object(try self.ok(host, ["status", "--json"]))["serve"] as? [String: Any])?["live_peers"] as? [String])
+    }
+    XCTAssertEqual(try livePeers("a")?.count, 1, "a keeps a link open with b")
+    XCTAssertTrue(try ok("a", ["status"]).contains("live sync on (1 device connected)"))
     let saved = Date()
     let second = try newMemo("a", title: "second", body: "pushed as it is saved\n")
     XCTAssertTrue(Lab.waitUntil(seconds: 20) { (try? self.ids("b").contains(second)) ?? false }, onA.text)

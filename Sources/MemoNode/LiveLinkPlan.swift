@@ -1,0 +1,86 @@
+import MemoCore
+
+/// Which trusted devices `serve` keeps a live link with, and when it may dial one again:
+/// the rules of live sync, apart from its I/O (tested without a network).
+///
+/// Every trusted device gets a link, at most `limit` at once, dialled at most
+/// `dialLimit` at a time (a device that is away costs its dial timeout, not everybody's).
+/// A dial that fails is tried again after a jittered pause that grows with each failure in
+/// a row (1 s doubling to 30 s); a link that was up and broke is dialled again after the
+/// first pause (0.5–1 s), so a peer back from sleep is in sync within 2 s of answering. A
+/// device that connects to us shows it is reachable: its pause is forgotten. The store's
+/// change feed says when the linked devices are owed a sync (docs/PROTOCOL.md, "Live sync").
+struct LiveLinkPlan {
+  /// At most this many links, up or being dialled (docs/PROTOCOL.md, "Live sync").
+  static let limit = 16
+  /// At most this many dials at once.
+  static let dialLimit = 4
+
+  /// The feed position last seen; nil before the first look.
+  private(set) var feedSeen: UInt64?
+  private(set) var dialling: Set<DeviceID> = []
+  private(set) var up: Set<DeviceID> = []
+  private var failures: [DeviceID: Int] = [:]
+  private var notBefore: [DeviceID: Timestamp] = [:]
+  let backoff = DeliveryBackoff(base: 1, cap: 30)
+
+  /// The feed is at `position`: whether it moved since the last look (the first look is a
+  /// move: what changed while the daemon was not running is owed too).
+  mutating func feed(at position: UInt64) -> Bool {
+    guard position != feedSeen else { return false }
+    feedSeen = position
+    return true
+  }
+
+  /// The devices of `trusted` to dial at `now`, each marked as being dialled: those without
+  /// a link whose pause has passed, in order, within both limits.
+  mutating func toDial(trusted: Set<DeviceID>, now: Timestamp) -> [DeviceID] {
+    let places = min(Self.limit - up.count - dialling.count, Self.dialLimit - dialling.count)
+    guard places > 0 else { return [] }
+    let due = trusted.filter { !up.contains($0) && !dialling.contains($0) && now >= notBefore[$0, default: 0] }
+      .sorted().prefix(places)
+    dialling.formUnion(due)
+    return Array(due)
+  }
+
+  /// The dial of `device` ended with a link up.
+  mutating func linked(_ device: DeviceID) {
+    dialling.remove(device)
+    up.insert(device)
+    failures[device] = nil
+    notBefore[device] = nil
+  }
+
+  /// The dial of `device` failed, or its link ended (`wasUp`): it is dialled again after a
+  /// pause (`random` in [0, 1) jitters it).
+  mutating func ended(_ device: DeviceID, wasUp: Bool, now: Timestamp, random: Double) {
+    dialling.remove(device)
+    up.remove(device)
+    let count = wasUp ? 1 : failures[device, default: 0] + 1
+    failures[device] = count
+    notBefore[device] = now + Timestamp(backoff.delay(afterFailures: count, random: random) * 1000)
+  }
+
+  /// `device` connected to us: it is reachable now, so it waits for no pause.
+  mutating func heardFrom(_ device: DeviceID) {
+    failures[device] = nil
+    notBefore[device] = nil
+  }
+
+  /// Forgets devices no longer trusted; says which of them had a link (to be closed).
+  mutating func keep(only trusted: Set<DeviceID>) -> Set<DeviceID> {
+    let gone = up.union(dialling).subtracting(trusted)
+    up.subtract(gone)
+    dialling.subtract(gone)
+    failures = failures.filter { trusted.contains($0.key) }
+    notBefore = notBefore.filter { trusted.contains($0.key) }
+    return gone
+  }
+
+  /// Forgets every link and pause (the node locked, a consent was revoked): every link is
+  /// closed, and afterwards every device is dialled again; a new link's first sync sends
+  /// what changed meanwhile, so the feed position is kept.
+  mutating func reset() { self = LiveLinkPlan(feedSeen: feedSeen) }
+
+  init(feedSeen: UInt64? = nil) { self.feedSeen = feedSeen }
+}

@@ -1,0 +1,124 @@
+import MemoCore
+import MemoStore
+import MemoSystem
+
+/// Live sync: `serve` keeps a link open with every trusted device it can reach
+/// (`LiveLink`, at most 16), and a change stored here goes to each of them as soon as it
+/// commits, whoever made it (the CLI, the web page, a delivery, another sync), while the
+/// background-sync scope is granted. The daemon sleeps on an inotify watch of the store's
+/// folder (`FolderChangeWatch`): a save by another process wakes it without opening the
+/// store, and only then is the change feed read to tell a new revision from a write that
+/// was only progress. `LiveLinkPlan` keeps the rules: who is dialled when, and the pauses.
+extension ServeEngine {
+  /// How long one dial waits for a peer to appear and answer.
+  static let liveDialTimeout = 5.0
+
+  func syncLive() {
+    guard let trusted, let connector else { return }
+    let now = clock()
+    // The consent is read once a second, so that `status` says what live sync does (a
+    // revoke closes every link within that second), and again before any change is pushed.
+    if now >= livePushConsentCheck || storeChanged || livePushRecheck {
+      livePushConsentCheck = now + 1000
+      livePushAllowed = (try? gate.state(.backgroundSync))?.isGranted == true
+      showLiveSync(livePushAllowed ? "on" : "waiting (background-sync consent)")
+    }
+    guard livePushAllowed else {
+      if !liveLinks.isEmpty { stopLiveLinks() }
+      if !livePushConsentNoted {
+        livePushConsentNoted = true
+        report("live sync waits for the background-sync consent (`memo-peer consent grant --scope background-sync`)")
+      }
+      return
+    }
+    livePushConsentNoted = false
+    if storeChanged || liveLinkPlan.feedSeen == nil || livePushRecheck {
+      storeChanged = false
+      do {
+        let position = try store.open().feedEnd()
+        livePushRecheck = false
+        if liveLinkPlan.feed(at: position) { for link in liveLinks.values { link.push() } }
+      } catch {
+        // Locked or busy: read it again at the next step rather than lose the change.
+        livePushRecheck = true
+        return
+      }
+    }
+    for device in liveLinkPlan.keep(only: trusted.all) { liveLinks.removeValue(forKey: device)?.close() }
+    let due = liveLinkPlan.toDial(trusted: trusted.all, now: now)
+    guard !due.isEmpty else { return }
+    guard let loaded = try? trusted.store.load().peers else { return }
+    let peers = Dictionary(loaded.map { ($0.deviceID, $0) }, uniquingKeysWith: { first, _ in first })
+    let runner = PeerSync(store: store, dialer: connector, clock: clock)
+    for device in due {
+      guard let peer = peers[device] else {
+        liveLinkPlan.ended(device, wasUp: false, now: now, random: Double.random(in: 0..<1))
+        continue
+      }
+      let link = LiveLink(peer: peer)
+      liveLinks[device] = link
+      Task.detached { [self] in
+        let ready: PeerLink
+        do {
+          ready = try await connector.connect(to: peer, timeout: Self.liveDialTimeout)
+        } catch {
+          await self.liveLinkEnded(link, wasUp: false, .failed(PeerSync.memoPeerError(error)))
+          return
+        }
+        await self.liveLinkUp(link)
+        let ending =
+          (try? await BlockingIO.run("mp.live") {
+            link.drive(ready.channel, runner: runner) { result in Task { await self.liveSynced(result) } }
+          }) ?? .failed(MemoPeerError(.connection, "no thread for the link"))
+        await self.liveLinkEnded(link, wasUp: true, ending)
+      }
+    }
+  }
+
+  private func liveLinkUp(_ link: LiveLink) {
+    guard liveLinks[link.peer.deviceID] === link else { return link.close() }
+    liveLinkPlan.linked(link.peer.deviceID)
+    logger.info("live link with \(link.peer.deviceID.short, privacy: .public) up")
+    showLivePeers()
+  }
+
+  private func liveSynced(_ result: PeerSync.PeerResult) {
+    logger.debug("live sync session with \(result.peer.deviceID.short, privacy: .public) ended")
+    if result.movedAnything { report("live sync: " + result.summary) }
+  }
+
+  private func liveLinkEnded(_ link: LiveLink, wasUp: Bool, _ ending: LiveLink.Ending) {
+    let device = link.peer.deviceID
+    // A link closed on purpose (a lock, a revoke) was forgotten when it was closed.
+    guard liveLinks[device] === link else { return }
+    liveLinks[device] = nil
+    liveLinkPlan.ended(device, wasUp: wasUp, now: clock(), random: Double.random(in: 0..<1))
+    wake()
+    if wasUp, case .failed(let error) = ending {
+      logger.info(
+        "live link with \(device.short, privacy: .public) ended (\(error.message, privacy: .public)); dialled again after a pause"
+      )
+    }
+    showLivePeers()
+  }
+
+  /// Devices that connected to us are reachable: dialled back without waiting for a pause.
+  func heardFrom(_ devices: Set<DeviceID>) {
+    for device in devices { liveLinkPlan.heardFrom(device) }
+  }
+
+  /// What `status` shows of the links that are up.
+  private func showLivePeers() {
+    showLivePeers(liveLinkPlan.up.map(\.compact).sorted())
+  }
+
+  /// The node locked, a consent was revoked, the daemon stops: every link says goodbye and
+  /// closes, and afterwards every device is dialled again (its first sync sends what it
+  /// missed meanwhile).
+  func stopLiveLinks() {
+    for link in liveLinks.values { link.close() }
+    liveLinks = [:]
+    liveLinkPlan.reset()
+    showLivePeers()
+  }
+}

@@ -1,0 +1,79 @@
+import MemoCore
+import XCTest
+
+@testable import MemoNode
+
+/// The rules of `serve`'s live links, without a daemon: every trusted device is dialled,
+/// within the limits; a failed dial waits a growing jittered pause, a broken link a short
+/// one, a device that called us none; only a moved feed owes a sync.
+final class LiveLinkPlanTests: XCTestCase {
+  let a = DeviceID(bytes: [UInt8](repeating: 1, count: 32))!
+  let b = DeviceID(bytes: [UInt8](repeating: 2, count: 32))!
+
+  func testOnlyAMovedFeedOwesASyncAndTheFirstLookDoes() {
+    var plan = LiveLinkPlan()
+    XCTAssertTrue(plan.feed(at: 7), "what changed while the daemon was down")
+    XCTAssertFalse(plan.feed(at: 7), "a write that stored no revision owes nothing")
+    XCTAssertTrue(plan.feed(at: 8))
+  }
+
+  func testEveryTrustedDeviceIsDialledOnceWithinTheLimits() {
+    let peers = Set((1...20).map { DeviceID(bytes: [UInt8](repeating: UInt8($0), count: 32))! })
+    var plan = LiveLinkPlan()
+    let first = plan.toDial(trusted: peers, now: 0)
+    XCTAssertEqual(first, Array(peers.sorted().prefix(4)), "at most 4 dials at once, in order")
+    XCTAssertEqual(plan.toDial(trusted: peers, now: 0), [], "no dial place free")
+    for device in first { plan.linked(device) }
+    var linked = first
+    while let next = plan.toDial(trusted: peers, now: 0).nilIfEmpty {
+      XCTAssertLessThanOrEqual(next.count, 4)
+      for device in next { plan.linked(device) }
+      linked += next
+    }
+    XCTAssertEqual(linked, Array(peers.sorted().prefix(16)), "at most 16 links, each device once")
+    plan.ended(linked[0], wasUp: true, now: 0, random: 0)
+    XCTAssertEqual(plan.toDial(trusted: peers, now: 10_000), [peers.sorted()[0]], "a free place goes to the first due")
+  }
+
+  func testAFailedDialWaitsAGrowingJitteredPauseAndABrokenLinkAShortOne() {
+    var plan = LiveLinkPlan()
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 0), [a])
+    plan.ended(a, wasUp: false, now: 1_000, random: 0)
+    // The first pause is between 0.5 and 1 s (random 0: the shortest).
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 1_499), [])
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 1_500), [a])
+    plan.ended(a, wasUp: false, now: 2_000, random: 0.999)
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 3_990), [], "the second pause is up to 2 s")
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 4_000), [a])
+    for _ in 3...12 {
+      plan.ended(a, wasUp: false, now: 0, random: 0.999)
+      XCTAssertEqual(plan.toDial(trusted: [a], now: 30_000), [a], "never more than 30 s")
+    }
+    plan.ended(a, wasUp: false, now: 0, random: 0.999)
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 29_000), [], "the thirteenth pause is the cap, 30 s")
+    plan.heardFrom(a)
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 29_000), [a], "a device that called us is dialled at once")
+    plan.linked(a)
+    XCTAssertEqual(plan.up, [a])
+    plan.ended(a, wasUp: true, now: 40_000, random: 0.999)
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 40_990), [], "a broken link waits the first pause")
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 41_000), [a], "and no more: 1 s")
+  }
+
+  func testADeviceNoLongerTrustedIsNamedForClosingAndALockForgetsEverything() {
+    var plan = LiveLinkPlan()
+    _ = plan.feed(at: 1)
+    for device in plan.toDial(trusted: [a, b], now: 0) { plan.linked(device) }
+    XCTAssertEqual(plan.keep(only: [b]), [a])
+    XCTAssertEqual(plan.up, [b])
+    XCTAssertEqual(plan.keep(only: [b]), [], "named once")
+    plan.reset()
+    XCTAssertEqual(plan.feedSeen, 1, "a new link's first sync sends what changed meanwhile")
+    XCTAssertEqual(plan.up, [])
+    XCTAssertEqual(plan.toDial(trusted: [a, b], now: 0), [a, b], "after an unlock every device is dialled again")
+  }
+}
+
+extension Array {
+  fileprivate var nilIfEmpty: Self? { isEmpty ? nil : self }
+}
