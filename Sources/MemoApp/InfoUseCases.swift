@@ -32,7 +32,7 @@ public struct InfoUseCases {
     }
     return WidgetInput(
       lockState: lockState, memo: memo, peersOnline: presence.onlineCount(), outboxWaiting: outbox,
-      inboxWaiting: inbox, relayedRevisions: relayed, settings: settings)
+      inboxWaiting: inbox, relayedRevisions: relayed, peersLive: presence.liveCount(), settings: settings)
   }
 
   /// Ids of live memos starting with `prefix` (none for a prefix that cannot be one).

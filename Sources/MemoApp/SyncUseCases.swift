@@ -112,6 +112,8 @@ public struct PeerRow: Sendable {
   public var pending: Int
   /// Its deletes held back by the mass-delete guard.
   public var heldDeletes: Int
+  /// Whether this node's running daemon has a live link with it now (live sync).
+  public var live = false
 }
 
 /// Keeping the memos of trusted devices in step: `sync`, `peers` (and the page's Sync
@@ -162,14 +164,17 @@ public struct SyncUseCases {
     let store = try app.store()
     let trusted = try app.trustStore.load().peers
     let records = Dictionary(uniqueKeysWithValues: try store.syncPeerRecords().map { ($0.device, $0) })
-    let contacts = ServeStatus.read(app.paths)?.trustedContacts ?? [:]
+    let daemon = ServeStatus.read(app.paths).flatMap { $0.isRunning ? $0 : nil }
+    let contacts = daemon?.trustedContacts ?? [:]
+    let linked = Set(daemon?.livePeers ?? [])
     return try trusted.map { peer in
       let record = records[peer.deviceID]
       let seen = [record?.lastSeen, contacts[peer.deviceID.compact]].compactMap { $0 }.max()
       // Never synced: everything here is pending for it.
       let pending = try record?.pending ?? store.feedCount(after: 0)
       return PeerRow(
-        peer: peer, seen: seen, synced: record?.lastSynced, pending: pending, heldDeletes: record?.heldDeletes ?? 0)
+        peer: peer, seen: seen, synced: record?.lastSynced, pending: pending, heldDeletes: record?.heldDeletes ?? 0,
+        live: linked.contains(peer.deviceID.compact))
     }
   }
 }

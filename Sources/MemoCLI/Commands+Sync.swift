@@ -96,7 +96,8 @@ enum SyncCommands {
     details: """
       For each trusted device: when it was last seen (a sync, or a connection to this node's
       daemon), when it last synced, how many changes here it has not received yet, and deletes
-      from it held back by the mass-delete guard.
+      from it held back by the mass-delete guard; `connected live` when this node's daemon
+      (`serve`, live sync) has a link open with it now.
       """,
     options: [PeersOptions.json],
     positionals: []
@@ -115,6 +116,7 @@ enum SyncCommands {
       text += "  seen \(row.seen.map(OutputFormat.localTime) ?? "never")"
       text += "  synced \(row.synced.map(OutputFormat.localTime) ?? "never")  pending \(row.pending)"
       if row.heldDeletes > 0 { text += "  held deletes \(row.heldDeletes)" }
+      if row.live { text += "  connected live" }
       context.console.print(text)
     }
   }

@@ -7,4 +7,6 @@
 /// only how many.
 public protocol TrustedPeerPresence: Sendable {
   func onlineCount() -> Int
+  /// How many of them have a live link (`serve`'s live sync) up now.
+  func liveCount() -> Int
 }

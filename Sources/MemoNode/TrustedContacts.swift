@@ -31,21 +31,27 @@ public final class TrustedContacts: Sendable {
 }
 
 /// "Peers online" for the widget: trusted devices (still in the trust store) that had a
-/// trusted connection with this node's running daemon within the window. Reads two local
+/// trusted connection with this node's running daemon within the window, or have a live
+/// link with it now (also counted as "live"). Reads two local
 /// files; never the network. A device that never connects to us counts as offline.
 public struct RecentTrustedContacts: TrustedPeerPresence {
   public static let window: Timestamp = 5 * 60 * 1000
   let count: Int
+  let live: Int
 
   public init(paths: NodePaths, now: Timestamp) {
-    guard let status = ServeStatus.read(paths), status.isRunning, let contacts = status.trustedContacts,
-      let trusted = try? TrustStore(paths: paths).load().deviceIDs.map(\.compact)
+    guard let status = ServeStatus.read(paths), status.isRunning,
+      let trusted = try? Set(TrustStore(paths: paths).load().deviceIDs.map(\.compact))
     else {
-      count = 0
+      (count, live) = (0, 0)
       return
     }
-    count = contacts.filter { trusted.contains($0.key) && now - $0.value <= Self.window }.count
+    let linked = Set(status.livePeers ?? []).intersection(trusted)
+    let recent = (status.trustedContacts ?? [:]).filter { trusted.contains($0.key) && now - $0.value <= Self.window }
+    count = linked.union(recent.keys).count
+    live = linked.count
   }
 
   public func onlineCount() -> Int { count }
+  public func liveCount() -> Int { live }
 }

@@ -26,6 +26,8 @@ public struct WidgetInput: Sendable, Equatable {
   public var memo: WidgetMemo?
   /// Trusted peers seen online. Counts are never redacted.
   public var peersOnline: Int
+  /// Trusted peers with a live link (`serve`'s live sync) up now.
+  public var peersLive: Int
   /// Outbox entries not yet delivered.
   public var outboxWaiting: Int
   /// Memos received from trusted devices, waiting in the inbox. Never redacted.
@@ -36,9 +38,10 @@ public struct WidgetInput: Sendable, Equatable {
 
   public init(
     lockState: LockState, memo: WidgetMemo?, peersOnline: Int, outboxWaiting: Int, inboxWaiting: Int = 0,
-    relayedRevisions: Int = 0, settings: WidgetSettings
+    relayedRevisions: Int = 0, peersLive: Int = 0, settings: WidgetSettings
   ) {
     self.relayedRevisions = relayedRevisions
+    self.peersLive = peersLive
     self.lockState = lockState
     self.memo = memo
     self.peersOnline = peersOnline
@@ -69,6 +72,7 @@ public struct WidgetModel: Sendable, Equatable {
   public let title: WidgetField<String>
   public let tags: WidgetField<[String]>
   public let peersOnline: Int
+  public let peersLive: Int
   public let outboxWaiting: Int
   public let inboxWaiting: Int
   public let relayedRevisions: Int
@@ -78,6 +82,7 @@ public struct WidgetModel: Sendable, Equatable {
     relayedRevisions = input.relayedRevisions
     lockState = input.lockState
     peersOnline = input.peersOnline
+    peersLive = input.peersLive
     outboxWaiting = input.outboxWaiting
     inboxWaiting = input.inboxWaiting
     guard let memo = input.memo else {

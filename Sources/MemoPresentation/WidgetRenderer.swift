@@ -38,7 +38,8 @@ public enum WidgetRenderer {
   /// `Groceries · 2 online · 1 waiting`, `· 3 in inbox` when memos wait there, and
   /// `· 812 sealed (relay)` on a device that relays notebooks it cannot read.
   public static func text(_ model: WidgetModel) -> String {
-    "\(titleText(model)) · \(model.peersOnline) online · \(model.outboxWaiting) waiting"
+    "\(titleText(model)) · \(model.peersOnline) online" + (model.peersLive > 0 ? " (\(model.peersLive) live)" : "")
+      + " · \(model.outboxWaiting) waiting"
       + (model.inboxWaiting > 0 ? " · \(model.inboxWaiting) in inbox" : "")
       + (model.relayedRevisions > 0 ? " · \(model.relayedRevisions) sealed (relay)" : "")
   }
@@ -59,6 +60,7 @@ public enum WidgetRenderer {
       lines.append("memo: none")
     }
     lines.append("trusted peers online: \(model.peersOnline)")
+    lines.append("connected live: \(model.peersLive)")
     lines.append("outbox waiting: \(model.outboxWaiting)")
     lines.append("inbox: \(model.inboxWaiting)")
     if model.relayedRevisions > 0 { lines.append("relayed, sealed revisions: \(model.relayedRevisions)") }
@@ -132,6 +134,7 @@ public struct WaybarObject: Encodable, Sendable, Equatable {
     public let tags: Field<[String]>
     public let memoID: Field<String>
     public let peersOnline: Field<Int>
+    public let peersLive: Field<Int>
     public let outboxWaiting: Field<Int>
     public let inboxWaiting: Field<Int>
     public let relayedRevisions: Field<Int>
@@ -143,6 +146,7 @@ public struct WaybarObject: Encodable, Sendable, Equatable {
       memoID = Field(
         value: model.memoID?.rawValue, redacted: model.hasMemo && model.memoID == nil ? "placeholder" : nil)
       peersOnline = Field(value: model.peersOnline, redacted: nil)
+      peersLive = Field(value: model.peersLive, redacted: nil)
       outboxWaiting = Field(value: model.outboxWaiting, redacted: nil)
       inboxWaiting = Field(value: model.inboxWaiting, redacted: nil)
       relayedRevisions = Field(value: model.relayedRevisions, redacted: nil)
@@ -153,6 +157,7 @@ public struct WaybarObject: Encodable, Sendable, Equatable {
       case title, tags, state
       case memoID = "memo_id"
       case peersOnline = "peers_online"
+      case peersLive = "peers_live"
       case outboxWaiting = "outbox_waiting"
       case inboxWaiting = "inbox_waiting"
       case relayedRevisions = "relayed_revisions"

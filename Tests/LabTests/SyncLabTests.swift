@@ -503,6 +503,7 @@ final class SyncLabTests: LabTestCase {
     }
     XCTAssertEqual(try livePeers("a")?.count, 1, "a keeps a link open with b")
     XCTAssertTrue(try ok("a", ["status"]).contains("live sync on (1 device connected)"))
+    XCTAssertTrue(try ok("a", ["peers"]).contains("connected live"))
     let saved = Date()
     let second = try newMemo("a", title: "second", body: "pushed as it is saved\n")
     XCTAssertTrue(Lab.waitUntil(seconds: 20) { (try? self.ids("b").contains(second)) ?? false }, onA.text)

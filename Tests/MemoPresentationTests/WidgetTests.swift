@@ -90,6 +90,19 @@ final class WidgetRendererTests: XCTestCase {
     XCTAssertEqual(WidgetRenderer.plain(none), "no memos · 0 online · 0 waiting\n")
   }
 
+  func testTheCountOfPeersConnectedLiveIsShownWhenThereIsOne() throws {
+    let memo = WidgetMemo(id: id, isPrivate: false, isPinned: true, title: "Groceries", tags: [], updated: 0)
+    let live = WidgetModel(
+      WidgetInput(
+        lockState: .unlocked, memo: memo, peersOnline: 3, outboxWaiting: 0, peersLive: 2, settings: WidgetSettings()))
+    XCTAssertEqual(WidgetRenderer.plain(live), "Groceries · 3 online (2 live) · 0 waiting\n")
+    XCTAssertTrue(WidgetRenderer.tooltip(live).contains("connected live: 2"), WidgetRenderer.tooltip(live))
+    let json = try XCTUnwrap(
+      JSONSerialization.jsonObject(with: JSONEncoder().encode(WidgetRenderer.waybar(live))) as? [String: Any])
+    let fields = try XCTUnwrap(json["fields"] as? [String: Any])
+    XCTAssertEqual((fields["peers_live"] as? [String: Any])?["value"] as? Int, 2)
+  }
+
   func testWaybarJSONSaysWhyEachFieldIsRedactedAndNeverCarriesItsValue() throws {
     // The I/O layer could read the title (unlocked earlier), but the policy withholds it.
     let hidden = model(

@@ -95,8 +95,11 @@ public struct PeerJSON: Encodable, Sendable {
   public let lastSynced: String?
   public let pending: Int
   public let heldDeletes: Int
+  /// Whether the daemon has a live link with it now.
+  public let connectedLive: Bool
   enum CodingKeys: String, CodingKey {
     case name, pending
+    case connectedLive = "connected_live"
     case deviceID = "device_id"
     case lastSeen = "last_seen"
     case lastSynced = "last_synced"
@@ -110,6 +113,7 @@ public struct PeerJSON: Encodable, Sendable {
     lastSynced = row.synced.map(TimeText.iso)
     pending = row.pending
     heldDeletes = row.heldDeletes
+    connectedLive = row.live
   }
 }
 
