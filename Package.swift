@@ -117,7 +117,9 @@ let package = Package(
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
     .executableTarget(
       name: "memo-peer-bench",
-      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoTransport", "MemoNode", "CSQLite"],
+      dependencies: [
+        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoSystem", "MemoTransport", "MemoNode", "CSQLite",
+      ],
       path: "bench/Sources/memo-peer-bench", swiftSettings: strict),
 
     // Helpers shared by the test targets: real processes and their output; the in-memory

@@ -9,6 +9,8 @@ public struct NodeStatus: Sendable {
   /// The daemon's state, when one runs.
   public var serve: ServeStatus?
   public var protection: DeviceKeys.Status
+  /// `MemoStore.changeMark`: the page reloads what it shows when it moves (nil: no store yet).
+  public var changes: String?
 }
 
 /// The protection after a change (or a look at it): `changed` nil for a look.
@@ -26,8 +28,15 @@ public struct StatusUseCases {
     var consent: [ConsentScope: ConsentState] = [:]
     for scope in ConsentScope.allCases { consent[scope] = try gate.state(scope) }
     let serve = ServeStatus.read(app.paths)
+    // Opened for the daemon's kind of use: the page asks twice a second, which must not
+    // count as a person's use of a `complete` node.
+    let changes: String? =
+      PrivateFiles.exists(app.paths.databasePath)
+      ? try? MemoStore.open(paths: app.paths, logger: app.logger.scoped("store"), keys: app.keys, use: .background)
+        .changeMark() : nil
     return NodeStatus(
-      consent: consent, serve: serve?.isRunning ?? false ? serve : nil, protection: try app.keys.status())
+      consent: consent, serve: serve?.isRunning ?? false ? serve : nil, protection: try app.keys.status(),
+      changes: changes)
   }
 }
 

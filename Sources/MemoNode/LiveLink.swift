@@ -6,15 +6,19 @@ import Synchronization
 
 /// One connection `serve` keeps open with a trusted device (live sync): a sync as soon as it
 /// is up (what either side missed while apart), another each time `push` is called (a
-/// revision was stored here), and a `ping` after every 20 s of quiet, which the peer must
-/// answer within 10 s: a peer that went away without a word (asleep, unplugged) is noticed
-/// within 30 s, and the link ends so that the daemon dials it again.
+/// revision was stored here), and a `ping` after 18–20 s (jittered) in which nothing came
+/// from that device on any channel (`PeerActivity`: its own link to us counts, so of a
+/// pair's two links one pings), which the peer must answer within 10 s: a peer that went
+/// away without a word (asleep, unplugged) is noticed within 30 s, and the link ends so
+/// that the daemon dials it again.
 ///
 /// One thread drives the channel (`drive`); any thread may `push` or `close`. The store is
 /// opened once per link, for the daemon, and kept for its later syncs.
 final class LiveLink: Sendable {
-  /// Seconds of quiet before a keepalive ping.
-  static let keepaliveSeconds = 20.0
+  /// Seconds of quiet before a keepalive ping, and the most added at random to each wait
+  /// (so that a pair's two links do not keep pinging at the same moments).
+  static let keepaliveSeconds = 18.0
+  static let keepaliveJitter = 2.0
   /// Seconds the peer has to answer it.
   static let pongSeconds = 10.0
 
@@ -23,7 +27,12 @@ final class LiveLink: Sendable {
   /// `owed`: a sync is due (true at first: the link's first sync); `closing`: end the link.
   private let state = Mutex((owed: true, closing: false))
 
-  init(peer: TrustedPeer) { self.peer = peer }
+  let activity: PeerActivity
+
+  init(peer: TrustedPeer, activity: PeerActivity) {
+    self.peer = peer
+    self.activity = activity
+  }
 
   /// A revision was stored here: the link syncs once more (calls while one runs make one).
   func push() {
@@ -65,13 +74,18 @@ final class LiveLink: Sendable {
           let store = try opened ?? runner.openReadable()
           opened = store
           synced(try runner.session(over: channel, with: peer, store: store, deleteGuard: MassDeleteGuard()))
+          activity.record(peer.deviceID)
           continue
         }
-        guard signal.wait(timeout: .now() + Self.keepaliveSeconds) == .timedOut else { continue }
+        let quiet = activity.silence(of: peer.deviceID)
+        let wait = max(Self.keepaliveSeconds - quiet, 0) + Double.random(in: 0..<Self.keepaliveJitter)
+        guard signal.wait(timeout: .now() + wait) == .timedOut else { continue }
+        guard activity.silence(of: peer.deviceID) >= Self.keepaliveSeconds else { continue }
         try channel.send(pings.next())
         guard pings.answers(try channel.receive(before: .after(seconds: Self.pongSeconds))) else {
           throw MemoPeerError(.connection, "the peer did not answer the keepalive")
         }
+        activity.record(peer.deviceID)
       } catch {
         channel.close()
         return .failed(PeerSync.memoPeerError(error))

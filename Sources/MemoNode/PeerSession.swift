@@ -31,7 +31,7 @@ public enum PeerSession {
   /// protocol. Learns the peer's discovery key (for peers added with `trust add`).
   public static func serve(
     _ channel: any FrameChannel, identity: NodeIdentity, trust: TrustStore, logger: Logger,
-    receiver: DeliveryReceiver? = nil, sync: SyncAnswerer? = nil
+    receiver: DeliveryReceiver? = nil, sync: SyncAnswerer? = nil, activity: PeerActivity? = nil
   ) throws(TransportError) {
     guard let peer = channel.peer else { return }
     var machine = SessionMachine(role: .server, hello: hello(identity))
@@ -74,6 +74,7 @@ public enum PeerSession {
         }
       }
       let frame = try channel.receive()
+      if frame != nil { activity?.record(peer) }
       actions = machine.handle(frame.map { .frame($0) } ?? .closed)
     }
   }
@@ -127,6 +128,8 @@ public struct DaemonResponder: Sendable {
   public let receiptDelay: Double
   public let receiveLimits: ReceiveLimits
   public let syncBatch: SyncSession.BatchLimits
+  /// Told of every frame a peer sends (the live links' keepalives read it).
+  public let activity: PeerActivity?
   let clock: @Sendable () -> Timestamp
 
   /// `receiptDelay`: seconds between storing a delivery and sending its receipt (0, except
@@ -134,8 +137,9 @@ public struct DaemonResponder: Sendable {
   public init(
     identity: NodeIdentity, trust: TrustStore, store: StoreAccess, receiptDelay: Double = 0,
     receiveLimits: ReceiveLimits = ReceiveLimits(), syncBatch: SyncSession.BatchLimits = SyncSession.BatchLimits(),
-    clock: @escaping @Sendable () -> Timestamp
+    activity: PeerActivity? = nil, clock: @escaping @Sendable () -> Timestamp
   ) {
+    self.activity = activity
     self.identity = identity
     self.trust = trust
     self.store = store.background
@@ -154,7 +158,7 @@ public struct DaemonResponder: Sendable {
         store: store, trust: trust, limits: receiveLimits, receiptDelay: receiptDelay, clock: clock)
       try PeerSession.serve(
         channel, identity: identity, trust: trust, logger: logger, receiver: receiver,
-        sync: SyncAnswerer(store: store, batch: syncBatch, clock: clock))
+        sync: SyncAnswerer(store: store, batch: syncBatch, clock: clock), activity: activity)
       channel.close()
     } catch {
       // A broken channel gets no close_notify (TLS forbids it after a fatal error); it is

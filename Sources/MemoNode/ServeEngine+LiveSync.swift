@@ -33,13 +33,20 @@ extension ServeEngine {
     }
     livePushConsentNoted = false
     if storeChanged || liveLinkPlan.feedSeen == nil || livePushRecheck {
+      // inotify tells of the write before SQLite has published it (the WAL index is updated
+      // after the write that woke us, and the WAL's fsync): the feed is read again 5, 20 and
+      // 100 ms after every wake by the store's folder, and at every tick.
+      if storeChanged { feedSettleChecks = ServeEngine.feedSettleDelays }
       storeChanged = false
       do {
-        let position = try store.open().feedEnd()
+        let reader = try feedReader ?? store.open()
+        feedReader = reader
+        let position = try reader.feedEnd()
         livePushRecheck = false
         if liveLinkPlan.feed(at: position) { for link in liveLinks.values { link.push() } }
       } catch {
         // Locked or busy: read it again at the next step rather than lose the change.
+        feedReader = nil
         livePushRecheck = true
         return
       }
@@ -55,7 +62,7 @@ extension ServeEngine {
         liveLinkPlan.ended(device, wasUp: false, now: now, random: Double.random(in: 0..<1))
         continue
       }
-      let link = LiveLink(peer: peer)
+      let link = LiveLink(peer: peer, activity: activity)
       liveLinks[device] = link
       Task.detached { [self] in
         let ready: PeerLink
@@ -116,6 +123,7 @@ extension ServeEngine {
   /// closes, and afterwards every device is dialled again (its first sync sends what it
   /// missed meanwhile).
   func stopLiveLinks() {
+    feedReader = nil
     for link in liveLinks.values { link.close() }
     liveLinks = [:]
     liveLinkPlan.reset()

@@ -74,6 +74,8 @@ public actor ServeEngine {
   let sessions = LiveSessions()
   /// Trusted devices that completed a handshake, for `status` and the widget.
   let contacts = TrustedContacts()
+  /// When each device was last heard from, on any channel: the live links' keepalives.
+  let activity = PeerActivity()
   let channels: any ChannelFactory
   /// The daemon's store: never a person's use.
   let store: StoreAccess
@@ -124,6 +126,16 @@ public actor ServeEngine {
   let wakeup: FolderChangeWatch?
   /// Whether the store's folder was written in since live sync last read the feed.
   var storeChanged = true
+  /// The store live sync reads the feed position from, kept open between reads: opening it
+  /// at every wake would cost a key unwrap each time, and the last connection's close makes
+  /// SQLite checkpoint (a write, which would wake the daemon again). Dropped when the node
+  /// locks or live sync stops.
+  var feedReader: MemoStore?
+  /// When the feed is read again after a wake by the store's folder (seconds after each
+  /// look; live sync sets it): SQLite publishes a commit after the write inotify told of,
+  /// once the WAL is synced to disk, which on a busy disk takes milliseconds or more.
+  var feedSettleChecks: [Double] = []
+  static let feedSettleDelays = [0.005, 0.02, 0.1]
   /// Live sync (ServeEngine+LiveSync.swift): the links being dialled or up, and their rules.
   var liveLinks: [DeviceID: LiveLink] = [:]
   var liveLinkPlan = LiveLinkPlan()
@@ -213,9 +225,16 @@ public actor ServeEngine {
       return
     }
     for folder in [paths.dataDirectory, paths.stateDirectory, paths.keyDirectory] where !wakeup.isWatching(folder) {
-      if wakeup.watch(folder) && folder == paths.dataDirectory { storeChanged = true }
+      // SQLite's shared memory is written by readers too (the daemon's own feed reads).
+      if wakeup.watch(folder, ignoring: ["-shm", ".open-lock"]) && folder == paths.dataDirectory { storeChanged = true }
     }
-    let wake = (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: Self.tick) }) ?? FolderChangeWatch.Wake()
+    let settle = feedSettleChecks.first
+    let wake =
+      (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: settle ?? Self.tick) }) ?? FolderChangeWatch.Wake()
+    if !feedSettleChecks.isEmpty { feedSettleChecks.removeFirst() }
+    // A look after a write, or at each tick: a commit whose publication outlasted every
+    // look soon after its write is still seen within a tick (one small read).
+    livePushRecheck = true
     if wake.folders.contains(paths.dataDirectory) { storeChanged = true }
   }
 
@@ -478,7 +497,8 @@ public actor ServeEngine {
     guard let identity, let trusted else { throw NodeSecrets.lockedError }
     let (logger, contacts, wakeup) = (self.logger, self.contacts, self.wakeup)
     let responder = DaemonResponder(
-      identity: identity, trust: trusted.store, store: store, receiptDelay: receiptDelay, clock: clock)
+      identity: identity, trust: trusted.store, store: store, receiptDelay: receiptDelay, activity: activity,
+      clock: clock)
     return try channels.listen(
       identity: identity, port: requestedPort,
       accepts: { trusted.accepts($0) },

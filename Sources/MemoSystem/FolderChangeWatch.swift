@@ -19,8 +19,12 @@ public final class FolderChangeWatch: Sendable {
   /// The pipe's read end (polled) and write end (poked); both non-blocking.
   private let pokeRead: Int32
   private let pokeWrite: Int32
+  private struct Watched {
+    let folder: String
+    let ignoring: [String]
+  }
   /// Watch descriptor → folder, for the folders watched so far.
-  private let watched = Mutex<[Int32: String]>([:])
+  private let watched = Mutex<[Int32: Watched]>([:])
 
   /// What woke a `wait`.
   public struct Wake: Sendable, Equatable {
@@ -50,21 +54,26 @@ public final class FolderChangeWatch: Sendable {
     (pokeRead, pokeWrite) = (ends[0], ends[1])
   }
 
-  /// Watches `folder` too (for writes, creations, renames and deletions in it); false when it
-  /// cannot be watched yet (it does not exist). Watching a folder twice is one watch.
+  /// Watches `folder` too, for what changes a file's content: a write (IN_MODIFY), a file
+  /// renamed into it (IN_MOVED_TO: an atomic replace) or removed (IN_DELETE). Not for opens
+  /// and closes: opening a file for writing and closing it unchanged (a lock file, SQLite
+  /// opening its database) is no change, and a daemon that woke on it would wake itself
+  /// each time it reads. Files whose name ends in one of `ignoring` do not count (SQLite's
+  /// `-shm`, which readers write too). False when the folder cannot be watched yet (it does
+  /// not exist). Watching a folder twice is one watch.
   @discardableResult
-  public func watch(_ folder: String) -> Bool {
-    if watched.withLock({ $0.values.contains(folder) }) { return true }
-    let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO | IN_DELETE)
+  public func watch(_ folder: String, ignoring suffixes: [String] = []) -> Bool {
+    if watched.withLock({ $0.values.contains { $0.folder == folder } }) { return true }
+    let mask = UInt32(IN_MODIFY | IN_MOVED_TO | IN_DELETE)
     guard let descriptor = try? System.call("inotify_add_watch", { inotify_add_watch(inotify, folder, mask) }) else {
       return false
     }
-    watched.withLock { $0[descriptor] = folder }
+    watched.withLock { $0[descriptor] = Watched(folder: folder, ignoring: suffixes) }
     return true
   }
 
   /// Whether `folder` is watched.
-  public func isWatching(_ folder: String) -> Bool { watched.withLock { $0.values.contains(folder) } }
+  public func isWatching(_ folder: String) -> Bool { watched.withLock { $0.values.contains { $0.folder == folder } } }
 
   deinit {
     close(inotify)
@@ -107,19 +116,23 @@ public final class FolderChangeWatch: Sendable {
         // The kernel writes whole events; each names its watch, and its name's length.
         while offset + eventSize <= count {
           let event = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: inotify_event.self) }
+          let nameStart = offset + eventSize
+          let nameEnd = min(nameStart + Int(event.len), count)
           if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-            changed.formUnion(folders.values)
-          } else if let folder = folders[event.wd] {
-            changed.insert(folder)
+            changed.formUnion(folders.values.map(\.folder))
+          } else if let watched = folders[event.wd] {
+            // The name is NUL-padded to its length.
+            let name = String(decoding: buffer[nameStart..<max(nameStart, nameEnd)].prefix { $0 != 0 }, as: UTF8.self)
+            if !watched.ignoring.contains(where: { name.hasSuffix($0) }) { changed.insert(watched.folder) }
           }
-          offset += eventSize + Int(event.len)
+          offset = nameEnd
         }
         continue
       }
       if failure == .interrupted { continue }
       // 0 or EAGAIN: the queue is empty. Any other error: every folder changed, so the
       // owner checks rather than missing an edit.
-      if let failure, failure != .wouldBlock { changed.formUnion(watched.withLock { $0.values }) }
+      if let failure, failure != .wouldBlock { changed.formUnion(watched.withLock { $0.values.map(\.folder) }) }
       return changed
     }
   }

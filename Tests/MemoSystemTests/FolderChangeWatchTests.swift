@@ -30,6 +30,27 @@ final class FolderChangeWatchTests: XCTestCase {
     XCTAssertEqual(watch.takeChanges(), [data.path, state.path], "an append to a file that was there, and a new file")
     _ = try Data(contentsOf: data.appendingPathComponent("memos.sqlite-wal"))
     XCTAssertEqual(watch.takeChanges(), [], "reading is not a change")
+    let opened = open(data.appendingPathComponent("memos.sqlite").path, O_RDWR | O_CREAT, 0o600)
+    XCTAssertGreaterThanOrEqual(opened, 0)
+    close(opened)
+    XCTAssertEqual(watch.takeChanges(), [], "opening for writing and closing unchanged is not a change")
+    try Data("x".utf8).write(to: data.appendingPathComponent("memos.sqlite.tmp"))
+    try FileManager.default.moveItem(
+      at: data.appendingPathComponent("memos.sqlite.tmp"), to: data.appendingPathComponent("renamed"))
+    XCTAssertEqual(watch.takeChanges(), [data.path], "a rename into the folder")
+    try FileManager.default.removeItem(at: data.appendingPathComponent("renamed"))
+    XCTAssertEqual(watch.takeChanges(), [data.path], "a removal")
+  }
+
+  func testWritesToIgnoredFilesDoNotCount() throws {
+    let data = try makeFolder("data")
+    let watch = try FolderChangeWatch()
+    watch.watch(data.path, ignoring: ["-shm", ".open-lock"])
+    try Data("shared memory".utf8).write(to: data.appendingPathComponent("memos.sqlite-shm"))
+    try Data("lock".utf8).write(to: data.appendingPathComponent("memos.sqlite.open-lock"))
+    XCTAssertEqual(watch.takeChanges(), [], "SQLite's shared memory and the open lock")
+    try Data("wal".utf8).write(to: data.appendingPathComponent("memos.sqlite-wal"))
+    XCTAssertEqual(watch.takeChanges(), [data.path])
   }
 
   func testAWaitEndsAtAWriteOrAPokeAndOtherwiseWhenItsTimeIsUp() throws {

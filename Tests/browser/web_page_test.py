@@ -324,6 +324,27 @@ def scenario(driver, link, control_url):
     assert body_of(memo_id) == fixtures["new_body"]
     shot(driver, "memo")
 
+    step("what another process stores (as live sync does) appears without a reload")
+    driver.execute_script("window.__sameDocument = true;")
+    go_tab(driver, "memos")
+    status, arrived, err = cli("new", "--title", "arrived while the list was open", stdin="from elsewhere\n")
+    assert status == 0, err
+    arrived = arrived.strip()
+    wait(driver, lambda: "arrived while the list was open" in page_text(driver), "the list, reloaded by the page itself")
+    click(driver, f".memo-item[data-id='{arrived}']")
+    wait(driver, lambda: present(driver, "#memo-body") and "from elsewhere" in find(driver, "#memo-body").text,
+         "the arrived memo")
+    status, _, err = cli("edit", arrived, "--stdin", stdin="changed behind the page's back\n")
+    assert status == 0, err
+    wait(driver, lambda: "changed behind the page's back" in find(driver, "#memo-body").text,
+         "the open memo, reloaded by the page itself")
+    assert driver.execute_script("return window.__sameDocument === true;"), "the page was reloaded"
+    go_tab(driver, "memos")
+    wait(driver, lambda: present(driver, f".memo-item[data-id='{memo_id}']"), "the memo in the list")
+    click(driver, f".memo-item[data-id='{memo_id}']")
+    wait(driver, lambda: present(driver, "#memo-body") and fixtures["new_body"] in find(driver, "#memo-body").text,
+         "the memo open again")
+
     step("privacy screen: blur takes the memo text out of the page, focus brings it back")
     driver.execute_script("window.dispatchEvent(new Event('blur'));")
     text = page_text(driver)

@@ -13,8 +13,12 @@ public struct StatusJSON: Encodable, Sendable {
   public let running: Bool
   public let serve: ServeStatus?
   public let protection: ProtectionJSON
+  /// Moves whenever a revision is stored or the inbox changes (counts only): the page
+  /// reloads what it shows then, so a change a peer sent appears without a reload.
+  public let changes: String?
 
   public init(_ status: NodeStatus) {
+    changes = status.changes
     var consent: [String: String] = [:]
     for (scope, state) in status.consent { consent[scope.rawValue] = state.name }
     self.consent = consent

@@ -141,13 +141,32 @@ const locked = () => state.status?.protection?.state === 'locked';
 
 async function refreshStatus() {
   const wasLocked = locked();
+  const before = state.status?.changes;
   state.status = await api('GET', '/api/status');
   renderHeader();
   if (locked() !== wasLocked) {
     if (locked()) forgetContent();
     await refreshData();
     render();
+  } else if (!locked() && before !== undefined && state.status.changes !== before) {
+    await showArrivals();
   }
+}
+
+/// Something was stored since the last look (a peer's change, live sync, another tab):
+/// what the page shows is loaded again, without a reload. The editor is left alone (the
+/// person's text is theirs until they save; a save that crossed a change ends as a
+/// conflict, as on the command line). While the privacy screen is up nothing is drawn.
+async function showArrivals() {
+  await refreshData();
+  if (state.view === 'memo' && state.memo) {
+    try {
+      state.memo = (await api('GET', '/api/memos/' + encodeURIComponent(state.memo.id))).memo;
+    } catch (error) { state.memo = null; }
+  }
+  if (state.view === 'inbox') await loadInbox();
+  if (state.view === 'conflicts') await loadConflicts();
+  if (state.view !== 'edit') render();
 }
 
 /// Whether the editor holds text the person typed and has not saved.
@@ -1041,9 +1060,10 @@ async function start() {
   if (document.visibilityState !== 'visible') hide();
   render();
   document.body.dataset.ready = 'true';
-  // The lock state can change behind the page's back (memo-peer lock, the idle timeout).
+  // The lock state can change behind the page's back (memo-peer lock, the idle timeout),
+  // and so can the memos (live sync, a peer's delivery): `changes` in the status says so.
   // Twice a second: a lock then empties the page well within two seconds, also on a
-  // loaded machine.
+  // loaded machine, and a change that arrived is on the page within half a second.
   setInterval(() => {
     if (!state.signedOut && !state.sessionLocked) refreshStatus().catch(() => {});
   }, 500);

@@ -16,11 +16,14 @@ struct BenchOptions {
   var syncthingBaseline: String?
   /// Leave the sync benchmark's lab up at the end (serve stopped), to profile on it.
   var keepLab = false
-  /// Which groups to run: binary, store, aead, ed25519, tls, discovery, outbox, delivery, sync, relay
+  /// Which groups to run: binary, store, aead, ed25519, tls, discovery, outbox, delivery, sync, relay, live
   /// (default all).
   var only: Set<String> = []
   /// Keep the benchmark node in this directory (for profiling) instead of a temporary one.
   var keepHome: String?
+  /// Changes timed by the live-sync benchmark, and its idle window in seconds.
+  var liveChanges = 100
+  var idleSeconds = 600.0
 
   static func parse(_ arguments: ArraySlice<String>) -> BenchOptions {
     var options = BenchOptions()
@@ -37,9 +40,11 @@ struct BenchOptions {
       case "--syncthing-baseline": options.syncthingBaseline = iterator.next()
       case "--keep-lab": options.keepLab = true
       case "--only": options.only.insert(iterator.next() ?? "")
+      case "--live-changes": options.liveChanges = max(10, Int(iterator.next() ?? "") ?? options.liveChanges)
+      case "--idle-seconds": options.idleSeconds = max(10, Double(iterator.next() ?? "") ?? options.idleSeconds)
       default:
         print(
-          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--only binary|store|aead|ed25519|tls|discovery|outbox|delivery|sync|relay]"
+          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--live-changes N] [--idle-seconds S] [--only binary|store|aead|ed25519|tls|discovery|outbox|delivery|sync|relay|live]"
         )
         exit(argument == "--help" ? 0 : 2)
       }
@@ -155,14 +160,19 @@ struct BenchError: Error, CustomStringConvertible {
   init(_ description: String) { self.description = description }
 }
 
-/// `memo-peer serve` on a lab host, in the background, its log discarded. The caller ends
+/// `memo-peer serve` on a lab host, in the background, its log (with `--debug`) in
+/// `serve.log` in the host's lab folder when `log` is set, else discarded. The caller ends
 /// it with `stopLabProcess`.
-func startLabServe(lab: String, host: String, memoPeer: String, environment: [String: String]) throws -> Process {
+func startLabServe(
+  lab: String, host: String, memoPeer: String, environment: [String: String], log: Bool = false
+) throws -> Process {
   let serve = Process()
   serve.executableURL = URL(fileURLWithPath: lab)
-  serve.arguments = ["exec", host, memoPeer, "serve"]
+  serve.arguments = ["exec", host, memoPeer] + (log ? ["--debug"] : []) + ["serve"]
   serve.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-  serve.standardError = FileHandle(forWritingAtPath: "/dev/null")
+  let logPath = "\(environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench")/\(host)/serve.log"
+  if log { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+  serve.standardError = FileHandle(forWritingAtPath: log ? logPath : "/dev/null")
   try serve.run()
   return serve
 }

@@ -27,8 +27,10 @@ struct SyncBench {
     let changeSeconds: Double
     let changeBytes: Int
     let receiverPeakRSSKiB: Int
+    let changeSamples: [Double]?
     enum CodingKeys: String, CodingKey {
       case version
+      case changeSamples = "change_seconds_samples"
       case initialSeconds = "initial_seconds"
       case initialBytes = "initial_bytes"
       case changeSeconds = "change_seconds"
@@ -193,13 +195,15 @@ struct SyncBench {
   }
 
   /// `bench/syncthing/baseline.sh` (next to the lab script's `scripts/`) on the lab that is up.
-  private func runSyncthing(lab: String, environment: [String: String], files: Int) throws -> Syncthing {
+  func runSyncthing(lab: String, environment: [String: String], files: Int, changes: Int? = nil) throws -> Syncthing {
     let script = options.syncthingBaseline ?? Self.defaultBaseline(lab: lab)
     let workdir = NSTemporaryDirectory() + "memo-peer-bench-syncthing-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: workdir) }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: script)
-    process.arguments = ["--lab", lab, "--files", "\(files)", "--size", "\(Self.size)", "--workdir", workdir]
+    process.arguments =
+      ["--lab", lab, "--files", "\(files)", "--size", "\(Self.size)", "--workdir", workdir]
+      + (changes.map { ["--changes", "\($0)"] } ?? [])
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let output = Pipe()
     process.standardOutput = output

@@ -31,13 +31,22 @@ import MemoStore
 //  - relay: 10,000 memos of 1 KiB from lab host a through the blind relay b to c (two `sync`
 //    commands): each hop and the relay's peak RSS; baseline: the same memos from a to a
 //    member's `serve` directly, in the same run.
+//  - live sync: 9 lab hosts all running `serve` under background-sync consent; a change
+//    committed on a (by another process, as the CLI does) until it is readable on b, and on
+//    all 8 peers (p50, p99 over 100 changes); baselines: `memo-peer sync` of one change (the
+//    manual way, discovery and handshake included) and Syncthing's change-to-arrival with a
+//    forced rescan, both in the same run; then the idle cost with 8 live links (a's daemon
+//    CPU seconds and eth0 bytes per peer per minute over 10 minutes), next to a's
+//    avahi-daemon's CPU over the same window.
 // Targets: `list` of 100,000 memos under 0.5 s; seal/open at 16 KiB at least 80% of
 // openssl's figure; TLS frame throughput at least 0.7 of openssl's; browse's first result at most 1.2 × avahi-browse's;
 // initial sync of 10,000 memos under 1 s (the whole `sync` command); one change over an
 // established connection under 10 ms and 4 KiB, and under 300 ms as a `sync` command (discovery
 // and handshake included); the receiver's peak RSS under 50 MiB. Exit status 1 when a target is
 // missed. Each relay hop under 1 s; batched delivery at least 10,000 memos/s and 20× the
-// per-entry path; the relay's peak RSS under 50 MiB.
+// per-entry path; the relay's peak RSS under 50 MiB. Live sync: a → b p50 ≤ 50 ms and p99 ≤
+// 200 ms; to all 8 peers p99 ≤ 300 ms; idle under 1 KiB per peer per minute and under 1% of
+// a core.
 
 let options = BenchOptions.parse(CommandLine.arguments.dropFirst())
 var report = BenchReport()
@@ -55,6 +64,7 @@ do {
   if options.wants("delivery") { try DeliveryBench(options: options).run(into: &report) }
   if options.wants("sync") { try SyncBench(options: options).run(into: &report) }
   if options.wants("relay") { try RelayBench(options: options).run(into: &report) }
+  if options.wants("live") { try LiveSyncBench(options: options).run(into: &report) }
 } catch {
   // A group that cannot run is a failed benchmark with its reason, not a trap: the figures
   // measured so far are still printed.

@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+import XCTest
+
+/// Live sync among five lab hosts, each running `serve --web` as the user unit does, every
+/// one under the background-sync consent, nobody typing `sync`: a change made on one is on
+/// the other four; two edits of one memo at once end as the same conflict copies
+/// everywhere; and after each fault (a link down for 30 s and back with a new address, a
+/// daemon stopped for 60 s, a daemon killed in the middle of its pushes) every host holds
+/// the same memos, memo by memo, nothing lost and nothing twice.
+final class LiveSyncLabTests: LabTestCase {
+  override class var hosts: [String] { ["a", "b", "c", "d", "e"] }
+  var daemons: [String: Background] = [:]
+
+  override func tearDown() {
+    // A stopped daemon only ends once it is continued.
+    for daemon in daemons.values where daemon.process.isRunning { kill(daemon.process.processIdentifier, SIGCONT) }
+    daemons = [:]
+    super.tearDown()
+  }
+
+  // MARK: - Helpers
+
+  func object(_ text: String) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+  }
+
+  /// Every host trusts every other, shares one notebook with all, grants both consents, and
+  /// runs `serve --web`; returns once every daemon has a live link with each of the others.
+  func meshOfLiveDaemons() throws {
+    var ids: [String: String] = [:]
+    for host in Self.hosts {
+      try ok(host, ["consent", "grant"])
+      try ok(host, ["consent", "grant", "--scope", "background-sync"])
+      ids[host] = try deviceID(host)
+    }
+    for host in Self.hosts {
+      for other in Self.hosts where other != host {
+        try ok(host, ["trust", "add", try XCTUnwrap(ids[other]), "--name", "host-\(other)"])
+      }
+    }
+    try Lab.shareOneNotebook(Self.hosts)
+    for host in Self.hosts { try startDaemon(host) }
+    for host in Self.hosts {
+      XCTAssertTrue(
+        try Lab.waitUntil(seconds: 60) { try livePeers(host) == Self.hosts.count - 1 },
+        "\(host) links: \((try? livePeers(host)) ?? -1); \(daemons[host]?.text ?? "")")
+    }
+  }
+
+  func startDaemon(_ host: String) throws {
+    let daemon = try start(host, ["--debug", "serve", "--web"])
+    XCTAssertTrue(Lab.waitUntil(seconds: 10) { daemon.text.contains("advertising") }, daemon.text)
+    daemons[host] = daemon
+  }
+
+  /// How many live links `host`'s daemon has up (`status --json`'s `serve.live_peers`).
+  func livePeers(_ host: String) throws -> Int {
+    ((object(try ok(host, ["status", "--json"]))["serve"] as? [String: Any])?["live_peers"] as? [Any])?.count ?? 0
+  }
+
+  func newMemo(_ host: String, title: String) throws -> String {
+    try ok(host, ["new", "--title", title], stdin: "made on \(host)\n").trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// `host`'s memos, memo by memo: id, title, body (`export`-free: `list --json` and
+  /// `show --json`), sorted by id.
+  func holdings(_ host: String) throws -> [String] {
+    let listed = object(try ok(host, ["list", "--json"]))["memos"] as? [[String: Any]] ?? []
+    return try listed.compactMap { $0["id"] as? String }.sorted().map { id in
+      let memo = object(try ok(host, ["show", id, "--json"]))["memo"] as? [String: Any] ?? [:]
+      return "\(id) \(memo["title"] as? String ?? "?") \(memo["body"] as? String ?? "?")"
+    }
+  }
+
+  /// Waits until every host holds the same `count` memos, memo by memo; fails naming who
+  /// holds what otherwise.
+  func assertConverged(on count: Int, within seconds: Double, _ what: String, line: UInt = #line) throws {
+    var last: [String: [String]] = [:]
+    let converged = try Lab.waitUntil(seconds: seconds) {
+      last = [:]
+      for host in Self.hosts { last[host] = try holdings(host) }
+      let first = last["a"] ?? []
+      return first.count == count && Set(first).count == count && Self.hosts.allSatisfy { last[$0] == first }
+    }
+    XCTAssertTrue(
+      converged, "\(what): not the same \(count) memos everywhere: \(last.mapValues(\.count)) \(last)", line: line)
+  }
+
+  // MARK: - Tests
+
+  func testAChangeOnOneIsOnTheOtherFourAndAConflictEndsAsTheSameCopiesEverywhere() throws {
+    try meshOfLiveDaemons()
+    let memo = try newMemo("a", title: "from a")
+    try assertConverged(on: 1, within: 20, "a memo made on a")
+
+    // b and c edit it at once: both edits are kept, as conflict copies, the same on all.
+    let editors = ["b", "c"]
+    let statuses = Mutex([Int32?](repeating: nil, count: editors.count))
+    DispatchQueue.concurrentPerform(iterations: editors.count) { index in
+      let host = editors[index]
+      let result = try? Lab.exec(host, ["edit", memo, "--stdin"], stdin: "edited on \(host) at once\n")
+      statuses.withLock { $0[index] = result?.status }
+    }
+    XCTAssertEqual(statuses.withLock { $0 }, [0, 0], "both edits were made")
+    var conflicts: [String: String] = [:]
+    let copies = try Lab.waitUntil(seconds: 30) {
+      conflicts = [:]
+      for host in Self.hosts {
+        let listed = object(try ok(host, ["conflicts", "--json"]))["conflicts"] as? [[String: Any]] ?? []
+        let ids = listed.flatMap { ($0["copies"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } }
+        conflicts[host] = "\(listed.compactMap { $0["memo"] as? String }) \(ids.sorted())"
+      }
+      return Set(conflicts.values).count == 1 && conflicts["a"]?.contains(memo) == true
+    }
+    XCTAssertTrue(copies, "the same conflict copies everywhere: \(conflicts)")
+    try assertConverged(on: 2, within: 20, "the memo and its conflict copy")
+  }
+
+  func testEveryHostConvergesAfterALinkDownANewAddressASleepAndAKill() throws {
+    try meshOfLiveDaemons()
+    var made = 0
+    func edits(on hosts: [String], _ label: String) throws {
+      for host in hosts {
+        _ = try newMemo(host, title: "\(label) on \(host)")
+        made += 1
+      }
+    }
+
+    // e's link goes down for 30 s while the others edit, and comes back with a new address.
+    let ip = "/usr/sbin/ip"
+    XCTAssertEqual(try Lab.exec("e", ["link", "set", "eth0", "down"], tool: ip).status, 0)
+    try edits(on: ["a", "b", "c"], "while e was cut off")
+    Thread.sleep(forTimeInterval: 30)
+    XCTAssertEqual(try Lab.exec("e", ["addr", "flush", "dev", "eth0"], tool: ip).status, 0)
+    XCTAssertEqual(try Lab.exec("e", ["addr", "add", "169.254.77.99/16", "dev", "eth0"], tool: ip).status, 0)
+    XCTAssertEqual(try Lab.exec("e", ["link", "set", "eth0", "up"], tool: ip).status, 0)
+    try edits(on: ["e"], "after e came back")
+    try assertConverged(on: made, within: 60, "after e's link was down for 30 s")
+
+    // d's daemon sleeps for 60 s (SIGSTOP, as a laptop's lid) while the others edit.
+    let d = try XCTUnwrap(daemons["d"])
+    kill(d.process.processIdentifier, SIGSTOP)
+    try edits(on: ["a", "c", "e"], "while d slept")
+    Thread.sleep(forTimeInterval: 60)
+    kill(d.process.processIdentifier, SIGCONT)
+    try edits(on: ["d"], "after d woke")
+    try assertConverged(on: made, within: 60, "after d's daemon slept for 60 s")
+
+    // b's daemon is killed while its pushes run, and started again.
+    let b = try XCTUnwrap(daemons["b"])
+    try edits(on: ["b"], "just before b's daemon was killed")
+    kill(b.process.processIdentifier, SIGKILL)
+    b.process.waitUntilExit()
+    try edits(on: ["a"], "while b's daemon was down")
+    try startDaemon("b")
+    try assertConverged(on: made, within: 60, "after b's daemon was killed and started again")
+  }
+}
