@@ -226,7 +226,9 @@ public actor ServeEngine {
     }
     for folder in [paths.dataDirectory, paths.stateDirectory, paths.keyDirectory] where !wakeup.isWatching(folder) {
       // SQLite's shared memory is written by readers too (the daemon's own feed reads).
-      if wakeup.watch(folder, ignoring: ["-shm", ".open-lock"]) && folder == paths.dataDirectory { storeChanged = true }
+      if wakeup.watch(folder, ignoring: ["-shm", ".open-lock"]) && folder == paths.dataDirectory {
+        storeChanged = true
+      }
     }
     let settle = feedSettleChecks.first
     let wake =

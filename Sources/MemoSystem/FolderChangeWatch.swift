@@ -92,7 +92,9 @@ public final class FolderChangeWatch: Sendable {
   /// passed, whichever is first; says what happened since the last call (empty: the time
   /// passed). Blocking: run it on a thread of its own. One caller at a time.
   public func wait(upTo seconds: Double) -> Wake {
-    var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: pokeRead, events: Int16(POLLIN), revents: 0)]
+    var descriptors = [
+      pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: pokeRead, events: Int16(POLLIN), revents: 0),
+    ]
     let milliseconds = Int32(max(0, min(seconds, 3600)) * 1000)
     let ready = descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, 2, milliseconds) }
     // Interrupted or failed: say nothing happened; the owner's next wait comes within `seconds`.

@@ -23,7 +23,9 @@ struct LiveSyncBench {
 
   func run(into report: inout BenchReport) throws {
     let changes = options.liveChanges
-    print("live sync (virtual lab, a and 8 peers all running serve; \(changes) changes, idle \(Int(options.idleSeconds)) s):")
+    print(
+      "live sync (virtual lab, a and 8 peers all running serve; \(changes) changes, idle \(Int(options.idleSeconds)) s):"
+    )
     guard getuid() == 0 else {
       print("  skipped: the virtual lab needs root")
       return
@@ -88,7 +90,8 @@ struct LiveSyncBench {
     }
     try waitForLinks(memoPeer, count: Self.peers.count)
     // One change to warm every link's store and caches, untimed.
-    _ = try arrival(of: try storeA.create(MemoDraft(title: "warm-up", body: "x", tags: []), now: sync.wallClock()), in: stores)
+    _ = try arrival(
+      of: try storeA.create(MemoDraft(title: "warm-up", body: "x", tags: []), now: sync.wallClock()), in: stores)
 
     var toB: [Double] = []
     var toAll: [Double] = []
@@ -121,7 +124,9 @@ struct LiveSyncBench {
     // Idle: nothing changes; the links only keep alive.
     Thread.sleep(forTimeInterval: 3)
     let avahiA = try avahiDaemon(host: "a", prefix: environment["MEMO_PEER_LAB_PREFIX"] ?? "mplab")
-    let (cpuBefore, avahiBefore, bytesBefore) = (try cpuSeconds(daemonA), try cpuSeconds(avahiA), try memoPeer.linkBytes("a"))
+    let (cpuBefore, avahiBefore, bytesBefore) = (
+      try cpuSeconds(daemonA), try cpuSeconds(avahiA), try memoPeer.linkBytes("a")
+    )
     fflush(nil)
     Thread.sleep(forTimeInterval: options.idleSeconds)
     let cpu = try cpuSeconds(daemonA) - cpuBefore
@@ -130,18 +135,22 @@ struct LiveSyncBench {
     let bytesPerMinute = Double(try memoPeer.linkBytes("a") - bytesBefore) / minutes
     let bytesPerPeerMinute = max(bytesPerMinute - backgroundPerMinute, 0) / Double(Self.peers.count)
     let linked = try liveLinks(memoPeer)
-    guard linked == Self.peers.count else { throw BenchError("after the idle window a has \(linked) live links, not 8") }
+    guard linked == Self.peers.count else {
+      throw BenchError("after the idle window a has \(linked) live links, not 8")
+    }
     print(
       "  idle \(Int(options.idleSeconds)) s, 8 live links: a's daemon \(String(format: "%.2f", cpu)) CPU s, "
         + "a's avahi-daemon \(String(format: "%.2f", avahiCPU)) CPU s; a's eth0 \(Int(bytesPerMinute)) bytes per minute, "
-        + "\(Int(backgroundPerMinute)) of them without memo-peer (mDNS): \(Int(bytesPerPeerMinute)) per peer per minute")
+        + "\(Int(backgroundPerMinute)) of them without memo-peer (mDNS): \(Int(bytesPerPeerMinute)) per peer per minute"
+    )
     report.add(
       "live sync idle: a's daemon CPU per minute with 8 live links", value: cpu / minutes, unit: "CPU s",
       baselineName: "a's avahi-daemon over the same window", baseline: avahiCPU / minutes,
       target: "< 0.6 CPU s per minute (1% of a core)", met: cpu / minutes < 0.6)
     report.add(
       "live sync idle: bytes per peer per minute on a's eth0, over the mDNS background", value: bytesPerPeerMinute,
-      unit: "B", baselineName: "a's eth0 per minute with no memo-peer daemon (mDNS only)", baseline: backgroundPerMinute,
+      unit: "B", baselineName: "a's eth0 per minute with no memo-peer daemon (mDNS only)",
+      baseline: backgroundPerMinute,
       target: "< 1 KiB", met: bytesPerPeerMinute < 1024)
   }
 
