@@ -182,3 +182,43 @@ func stopLabProcess(_ process: Process) {
   kill(process.processIdentifier, SIGTERM)
   process.waitUntilExit()
 }
+
+/// The virtual lab a benchmark group runs on (needs root): brought up with its hosts, taken
+/// down by `down()` unless `--keep-lab` was given.
+struct BenchLab {
+  let script: String
+  let environment: [String: String]
+  let directory: String
+  let keep: Bool
+
+  /// A lab of `hosts` hosts; nil, with the group's "skipped" line, when not root.
+  static func up(_ hosts: Int, options: BenchOptions) throws -> BenchLab? {
+    guard getuid() == 0 else {
+      print("  skipped: the virtual lab needs root")
+      return nil
+    }
+    let environment = BrowseBench.labEnvironment(ProcessInfo.processInfo.environment)
+    let lab = BenchLab(
+      script: options.labScript, environment: environment,
+      directory: environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench", keep: options.keepLab)
+    do {
+      try BrowseBench.run(lab.script, ["up", "\(hosts)"], environment: environment)
+    } catch {
+      lab.down()
+      throw error
+    }
+    return lab
+  }
+
+  func down() { if !keep { _ = try? BrowseBench.run(script, ["down"], environment: environment) } }
+
+  /// `host`'s MEMO_PEER_HOME.
+  func home(_ host: String) -> String { "\(directory)/\(host)/home" }
+
+  /// Empties `host`'s home: a node with nothing yet.
+  func emptyHome(_ host: String) throws {
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: home(host))) ?? [] {
+      try FileManager.default.removeItem(atPath: "\(home(host))/\(entry)")
+    }
+  }
+}

@@ -13,23 +13,15 @@ struct DeliveryBench {
 
   func run(into report: inout BenchReport) throws {
     print("delivery (virtual lab, \(Self.count) memos of 1 KiB to one peer):")
-    guard getuid() == 0 else {
-      print("  skipped: the virtual lab needs root")
-      return
-    }
-    let lab = options.labScript
-    let environment = BrowseBench.labEnvironment(ProcessInfo.processInfo.environment)
-    let labDirectory = environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench"
-    defer { _ = try? BrowseBench.run(lab, ["down"], environment: environment) }
-    try BrowseBench.run(lab, ["up", "2"], environment: environment)
+    guard let bench = try BenchLab.up(2, options: options) else { return }
+    defer { bench.down() }
+    let (lab, environment, labDirectory) = (bench.script, bench.environment, bench.directory)
     let hosts = LabMemoPeer(lab: lab, memoPeer: options.memoPeer, environment: environment)
     func memoPeer(_ host: String, _ arguments: [String], stdin: String? = nil) throws -> String {
       try hosts.run(host, arguments, stdin: stdin).output
     }
     for host in ["a", "b"] {
-      for entry in (try? FileManager.default.contentsOfDirectory(atPath: "\(labDirectory)/\(host)/home")) ?? [] {
-        try FileManager.default.removeItem(atPath: "\(labDirectory)/\(host)/home/\(entry)")
-      }
+      try bench.emptyHome(host)
       _ = try memoPeer(host, ["consent", "grant"])
     }
     let idA = try memoPeer("a", ["id"])

@@ -26,15 +26,9 @@ struct LiveSyncBench {
     print(
       "live sync (virtual lab, a and 8 peers all running serve; \(changes) changes, idle \(Int(options.idleSeconds)) s):"
     )
-    guard getuid() == 0 else {
-      print("  skipped: the virtual lab needs root")
-      return
-    }
-    let lab = options.labScript
-    let environment = BrowseBench.labEnvironment(ProcessInfo.processInfo.environment)
-    let labDirectory = environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench"
-    defer { if !options.keepLab { _ = try? BrowseBench.run(lab, ["down"], environment: environment) } }
-    try BrowseBench.run(lab, ["up", "9"], environment: environment)
+    guard let bench = try BenchLab.up(9, options: options) else { return }
+    defer { bench.down() }
+    let (lab, environment) = (bench.script, bench.environment)
     let sync = SyncBench(options: options)
 
     // Syncthing first, alone on the lab: no memo-peer process runs yet.
@@ -43,12 +37,10 @@ struct LiveSyncBench {
     let syncthingSamples = (syncthing.changeSamples ?? [syncthing.changeSeconds]).map { $0 * 1000 }
 
     let memoPeer = LabMemoPeer(lab: lab, memoPeer: options.memoPeer, environment: environment)
-    let home = { (host: String) in "\(labDirectory)/\(host)/home" }
+    let home = bench.home
     var ids: [String: String] = [:]
     for host in ["a"] + Self.peers {
-      for entry in (try? FileManager.default.contentsOfDirectory(atPath: home(host))) ?? [] {
-        try FileManager.default.removeItem(atPath: "\(home(host))/\(entry)")
-      }
+      try bench.emptyHome(host)
       _ = try memoPeer.run(host, ["consent", "grant"])
       _ = try memoPeer.run(host, ["consent", "grant", "--scope", "background-sync"])
       ids[host] = try memoPeer.run(host, ["id"]).output

@@ -19,22 +19,14 @@ struct RelayBench {
   func run(into report: inout BenchReport) throws {
     let count = options.syncMemoCount
     print("relay (virtual lab, \(count) memos of 1 KiB from a through relay b to c; baseline a → d directly):")
-    guard getuid() == 0 else {
-      print("  skipped: the virtual lab needs root")
-      return
-    }
-    let lab = options.labScript
-    let environment = BrowseBench.labEnvironment(ProcessInfo.processInfo.environment)
-    let labDirectory = environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench"
-    defer { if !options.keepLab { _ = try? BrowseBench.run(lab, ["down"], environment: environment) } }
-    try BrowseBench.run(lab, ["up", "4"], environment: environment)
+    guard let bench = try BenchLab.up(4, options: options) else { return }
+    defer { bench.down() }
+    let (lab, environment, labDirectory) = (bench.script, bench.environment, bench.directory)
     let memoPeer = LabMemoPeer(lab: lab, memoPeer: options.memoPeer, environment: environment)
     let hosts = ["a", "b", "c", "d"]
     var ids: [String: String] = [:]
     for host in hosts {
-      for entry in (try? FileManager.default.contentsOfDirectory(atPath: "\(labDirectory)/\(host)/home")) ?? [] {
-        try FileManager.default.removeItem(atPath: "\(labDirectory)/\(host)/home/\(entry)")
-      }
+      try bench.emptyHome(host)
       _ = try memoPeer.run(host, ["consent", "grant"])
       ids[host] = try memoPeer.run(host, ["id"]).output
     }

@@ -71,15 +71,9 @@ struct SyncBench {
   func run(into report: inout BenchReport) throws {
     let count = options.syncMemoCount
     print("sync (virtual lab, \(count) memos of 1 KiB from a to b's serve, then \(Self.changes) single changes):")
-    guard getuid() == 0 else {
-      print("  skipped: the virtual lab needs root")
-      return
-    }
-    let lab = options.labScript
-    let environment = BrowseBench.labEnvironment(ProcessInfo.processInfo.environment)
-    let labDirectory = environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench"
-    defer { if !options.keepLab { _ = try? BrowseBench.run(lab, ["down"], environment: environment) } }
-    try BrowseBench.run(lab, ["up", "2"], environment: environment)
+    guard let bench = try BenchLab.up(2, options: options) else { return }
+    defer { bench.down() }
+    let (lab, environment, labDirectory) = (bench.script, bench.environment, bench.directory)
 
     // The baseline first, alone on the lab: no memo-peer process runs yet.
     fflush(nil)  // our lines before the script's progress on stderr
@@ -91,9 +85,7 @@ struct SyncBench {
 
     let memoPeer = LabMemoPeer(lab: lab, memoPeer: options.memoPeer, environment: environment)
     for host in ["a", "b"] {
-      for entry in (try? FileManager.default.contentsOfDirectory(atPath: "\(labDirectory)/\(host)/home")) ?? [] {
-        try FileManager.default.removeItem(atPath: "\(labDirectory)/\(host)/home/\(entry)")
-      }
+      try bench.emptyHome(host)
       _ = try memoPeer.run(host, ["consent", "grant"])
     }
     let idA = try memoPeer.run("a", ["id"]).output
