@@ -3,9 +3,9 @@ import Synchronization
 import XCTest
 
 /// Live sync among five lab hosts, each running `serve --web` as the user unit does, every
-/// one under the background-sync consent, nobody typing `sync`: a change made on one is on
-/// the other four; two edits of one memo at once end as the same conflict copies
-/// everywhere; and after each fault (a link down for 30 s and back with a new address, a
+/// one under the background-sync consent, nobody typing `sync`: a change made on one (with
+/// the CLI, or on the web page) is on the other four; two edits of one memo at once end as
+/// the same conflict copies everywhere; and after each fault (a link down for 30 s and back with a new address, a
 /// daemon stopped for 60 s, a daemon killed in the middle of its pushes) every host holds
 /// the same memos, memo by memo, nothing lost and nothing twice.
 final class LiveSyncLabTests: LabTestCase {
@@ -115,6 +115,28 @@ final class LiveSyncLabTests: LabTestCase {
     }
     XCTAssertTrue(copies, "the same conflict copies everywhere: \(conflicts)")
     try assertConverged(on: 2, within: 20, "the memo and its conflict copy")
+
+    // A memo made on d's web page (its JSON API, as the page's script calls it, on the
+    // server `serve --web` runs) is on the other four.
+    let link = try XCTUnwrap(
+      try ok("d", ["web"]).split(separator: "\n").map(String.init).first { $0.hasPrefix("http://") }, "d's sign-in link"
+    )
+    let base = try XCTUnwrap(link.components(separatedBy: "/login").first)
+    let jar = NSTemporaryDirectory() + "live-sync-cookies-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: jar) }
+    let curl = "/usr/bin/curl"
+    let signIn = try Lab.exec("d", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-c", jar, link], tool: curl)
+    XCTAssertEqual(signIn.stdout, "303", signIn.stderr)
+    let made = try Lab.exec(
+      "d",
+      [
+        "-s", "-o", "/dev/null", "-w", "%{http_code}", "-b", jar, "-H", "Origin: \(base)", "-H",
+        "Content-Type: application/json", "--data",
+        #"{"title": "made on the page on d", "body": "typed in a browser"}"#,
+        base + "/api/memos",
+      ], tool: curl)
+    XCTAssertEqual(made.stdout, "201", made.stderr)
+    try assertConverged(on: 3, within: 20, "a memo made on d's page")
   }
 
   func testEveryHostConvergesAfterALinkDownANewAddressASleepAndAKill() throws {
