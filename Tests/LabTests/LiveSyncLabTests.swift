@@ -73,13 +73,24 @@ final class LiveSyncLabTests: LabTestCase {
     }
   }
 
-  /// Waits until every host holds the same `count` memos, memo by memo; fails naming who
-  /// holds what otherwise.
-  func assertConverged(on count: Int, within seconds: Double, _ what: String, line: UInt = #line) throws {
+  /// `host`'s memos by id, title and revision, from one `list --json` (for many memos,
+  /// where `holdings` would run `show` for each).
+  func listing(_ host: String) throws -> [String] {
+    let listed = object(try ok(host, ["list", "--json"]))["memos"] as? [[String: Any]] ?? []
+    return listed.map { "\($0["id"] as? String ?? "?") \($0["title"] as? String ?? "?") \($0["revision"] ?? "?")" }
+      .sorted()
+  }
+
+  /// Waits until every host holds the same `count` memos, memo by memo (`holdings`, or
+  /// `look`); fails naming who holds what otherwise.
+  func assertConverged(
+    on count: Int, within seconds: Double, _ what: String, look: ((String) throws -> [String])? = nil,
+    line: UInt = #line
+  ) throws {
     var last: [String: [String]] = [:]
     let converged = try Lab.waitUntil(seconds: seconds) {
       last = [:]
-      for host in Self.hosts { last[host] = try holdings(host) }
+      for host in Self.hosts { last[host] = try (look ?? holdings)(host) }
       let first = last["a"] ?? []
       return first.count == count && Set(first).count == count && Self.hosts.allSatisfy { last[$0] == first }
     }
@@ -177,5 +188,26 @@ final class LiveSyncLabTests: LabTestCase {
     try edits(on: ["a"], "while b's daemon was down")
     try startDaemon("b")
     try assertConverged(on: made, within: 60, "after b's daemon was killed and started again")
+  }
+
+  func testEveryHostConvergesWhenOneLinkIsThrottledTo1MbitWhile200MemosAreMade() throws {
+    try meshOfLiveDaemons()
+    // e's link: 1 Mbit/s through a token bucket (this kernel has no netem).
+    let throttle = try Lab.exec(
+      "e", ["qdisc", "add", "dev", "eth0", "root", "tbf", "rate", "1mbit", "burst", "32kbit", "latency", "400ms"],
+      tool: "/usr/sbin/tc")
+    XCTAssertEqual(throttle.status, 0, throttle.stderr)
+    defer { _ = try? Lab.exec("e", ["qdisc", "del", "dev", "eth0", "root"], tool: "/usr/sbin/tc") }
+    let makers = ["a", "b", "c"]
+    let failures = Mutex(0)
+    DispatchQueue.concurrentPerform(iterations: makers.count) { index in
+      let host = makers[index]
+      for number in 0..<(index == 0 ? 68 : 66) {
+        let made = try? Lab.exec(host, ["new", "--title", "\(host) \(number)"], stdin: "made while e was slow\n")
+        if made?.status != 0 { failures.withLock { $0 += 1 } }
+      }
+    }
+    XCTAssertEqual(failures.withLock { $0 }, 0, "every memo was made")
+    try assertConverged(on: 200, within: 120, "200 memos made while e's link ran at 1 Mbit/s", look: listing)
   }
 }
