@@ -24,8 +24,9 @@ final class LiveLink: Sendable {
 
   let peer: TrustedPeer
   private let signal = DispatchSemaphore(value: 0)
-  /// `owed`: a sync is due (true at first: the link's first sync); `closing`: end the link.
-  private let state = Mutex((owed: true, closing: false))
+  /// `owed`: a sync is due (true at first: the link's first sync); `closing`: end the link;
+  /// `synced`: a sync on it succeeded.
+  private let state = Mutex((owed: true, closing: false, synced: false))
 
   let activity: PeerActivity
 
@@ -45,6 +46,10 @@ final class LiveLink: Sendable {
     state.withLock { $0.closing = true }
     signal.signal()
   }
+
+  /// Whether a sync on this link succeeded: a link that ends before says its peer refuses
+  /// what we send, and is dialled again only after a growing pause.
+  var hasSynced: Bool { state.withLock { $0.synced } }
 
   /// How a link ended.
   enum Ending: Sendable {
@@ -74,6 +79,7 @@ final class LiveLink: Sendable {
           let store = try opened ?? runner.openReadable()
           opened = store
           synced(try runner.session(over: channel, with: peer, store: store, deleteGuard: MassDeleteGuard()))
+          state.withLock { $0.synced = true }
           activity.record(peer.deviceID)
           continue
         }

@@ -5,9 +5,11 @@ import MemoCore
 ///
 /// Every trusted device gets a link, at most `limit` at once, dialled at most
 /// `dialLimit` at a time (a device that is away costs its dial timeout, not everybody's).
-/// A dial that fails is tried again after a jittered pause that grows with each failure in
-/// a row (1 s doubling to 30 s); a link that was up and broke is dialled again after the
-/// first pause (0.5–1 s), so a peer back from sleep is in sync within 2 s of answering. A
+/// A dial that fails, or a link that ends before one sync on it succeeded (a peer that
+/// refuses what we send), is tried again after a jittered pause that grows with each
+/// failure in a row (1 s doubling to 30 s): never a reconnect storm. A link that synced and
+/// then broke is dialled again after the first pause (0.5–1 s), so a peer back from sleep
+/// is in sync within 2 s of answering. A
 /// device that connects to us shows it is reachable: its pause is forgotten. The store's
 /// change feed says when the linked devices are owed a sync (docs/PROTOCOL.md, "Live sync").
 struct LiveLinkPlan {
@@ -47,16 +49,14 @@ struct LiveLinkPlan {
   mutating func linked(_ device: DeviceID) {
     dialling.remove(device)
     up.insert(device)
-    failures[device] = nil
-    notBefore[device] = nil
   }
 
-  /// The dial of `device` failed, or its link ended (`wasUp`): it is dialled again after a
-  /// pause (`random` in [0, 1) jitters it).
-  mutating func ended(_ device: DeviceID, wasUp: Bool, now: Timestamp, random: Double) {
+  /// The dial of `device` failed, or its link ended (`synced`: after a sync on it had
+  /// succeeded): it is dialled again after a pause (`random` in [0, 1) jitters it).
+  mutating func ended(_ device: DeviceID, synced: Bool, now: Timestamp, random: Double) {
     dialling.remove(device)
     up.remove(device)
-    let count = wasUp ? 1 : failures[device, default: 0] + 1
+    let count = synced ? 1 : failures[device, default: 0] + 1
     failures[device] = count
     notBefore[device] = now + Timestamp(backoff.delay(afterFailures: count, random: random) * 1000)
   }

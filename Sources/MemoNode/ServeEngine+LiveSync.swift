@@ -59,7 +59,7 @@ extension ServeEngine {
     let runner = PeerSync(store: store, dialer: connector, clock: clock)
     for device in due {
       guard let peer = peers[device] else {
-        liveLinkPlan.ended(device, wasUp: false, now: now, random: Double.random(in: 0..<1))
+        liveLinkPlan.ended(device, synced: false, now: now, random: Double.random(in: 0..<1))
         continue
       }
       let link = LiveLink(peer: peer, activity: activity)
@@ -99,7 +99,7 @@ extension ServeEngine {
     // A link closed on purpose (a lock, a revoke) was forgotten when it was closed.
     guard liveLinks[device] === link else { return }
     liveLinks[device] = nil
-    liveLinkPlan.ended(device, wasUp: wasUp, now: clock(), random: Double.random(in: 0..<1))
+    liveLinkPlan.ended(device, synced: link.hasSynced, now: clock(), random: Double.random(in: 0..<1))
     wake()
     if wasUp, case .failed(let error) = ending {
       logger.info(

@@ -4,8 +4,9 @@ import XCTest
 @testable import MemoNode
 
 /// The rules of `serve`'s live links, without a daemon: every trusted device is dialled,
-/// within the limits; a failed dial waits a growing jittered pause, a broken link a short
-/// one, a device that called us none; only a moved feed owes a sync.
+/// within the limits; a failed dial (or a link that never synced) waits a growing jittered
+/// pause, a link that synced and broke a short one, a device that called us none; only a
+/// moved feed owes a sync.
 final class LiveLinkPlanTests: XCTestCase {
   let a = DeviceID(bytes: [UInt8](repeating: 1, count: 32))!
   let b = DeviceID(bytes: [UInt8](repeating: 2, count: 32))!
@@ -31,32 +32,40 @@ final class LiveLinkPlanTests: XCTestCase {
       linked += next
     }
     XCTAssertEqual(linked, Array(peers.sorted().prefix(16)), "at most 16 links, each device once")
-    plan.ended(linked[0], wasUp: true, now: 0, random: 0)
+    plan.ended(linked[0], synced: true, now: 0, random: 0)
     XCTAssertEqual(plan.toDial(trusted: peers, now: 10_000), [peers.sorted()[0]], "a free place goes to the first due")
   }
 
-  func testAFailedDialWaitsAGrowingJitteredPauseAndABrokenLinkAShortOne() {
+  func testAFailedDialOrSyncWaitsAGrowingJitteredPauseAndABrokenLinkAShortOne() {
     var plan = LiveLinkPlan()
     XCTAssertEqual(plan.toDial(trusted: [a], now: 0), [a])
-    plan.ended(a, wasUp: false, now: 1_000, random: 0)
+    plan.ended(a, synced: false, now: 1_000, random: 0)
     // The first pause is between 0.5 and 1 s (random 0: the shortest).
     XCTAssertEqual(plan.toDial(trusted: [a], now: 1_499), [])
     XCTAssertEqual(plan.toDial(trusted: [a], now: 1_500), [a])
-    plan.ended(a, wasUp: false, now: 2_000, random: 0.999)
+    plan.ended(a, synced: false, now: 2_000, random: 0.999)
     XCTAssertEqual(plan.toDial(trusted: [a], now: 3_990), [], "the second pause is up to 2 s")
     XCTAssertEqual(plan.toDial(trusted: [a], now: 4_000), [a])
     for _ in 3...12 {
-      plan.ended(a, wasUp: false, now: 0, random: 0.999)
+      plan.ended(a, synced: false, now: 0, random: 0.999)
       XCTAssertEqual(plan.toDial(trusted: [a], now: 30_000), [a], "never more than 30 s")
     }
-    plan.ended(a, wasUp: false, now: 0, random: 0.999)
+    plan.ended(a, synced: false, now: 0, random: 0.999)
     XCTAssertEqual(plan.toDial(trusted: [a], now: 29_000), [], "the thirteenth pause is the cap, 30 s")
     plan.heardFrom(a)
     XCTAssertEqual(plan.toDial(trusted: [a], now: 29_000), [a], "a device that called us is dialled at once")
     plan.linked(a)
     XCTAssertEqual(plan.up, [a])
-    plan.ended(a, wasUp: true, now: 40_000, random: 0.999)
-    XCTAssertEqual(plan.toDial(trusted: [a], now: 40_990), [], "a broken link waits the first pause")
+    plan.ended(a, synced: false, now: 30_000, random: 0.999)
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 30_990), [], "a link that never synced counts as a failure: 1 s")
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 31_000), [a])
+    plan.linked(a)
+    plan.ended(a, synced: false, now: 32_000, random: 0.999)
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 33_990), [], "and the next one 2 s: no reconnect storm")
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 34_000), [a])
+    plan.linked(a)
+    plan.ended(a, synced: true, now: 40_000, random: 0.999)
+    XCTAssertEqual(plan.toDial(trusted: [a], now: 40_990), [], "a link that synced and broke waits the first pause")
     XCTAssertEqual(plan.toDial(trusted: [a], now: 41_000), [a], "and no more: 1 s")
   }
 
