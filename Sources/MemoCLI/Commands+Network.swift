@@ -144,9 +144,11 @@ enum NetworkCommands {
       and starts advertising within 2 s of a grant; a revoke withdraws the advertisement
       within 2 s. The TCP port is open only while advertising. The advertisement is a
       pseudonym and a tag that change every rotation period. It answers syncs from trusted
-      devices. While the background-sync consent scope is granted it also pushes every
-      change stored here (by the CLI, the page, a delivery or a sync) to every trusted
-      device as soon as it commits, and with --sync-every it also syncs on that schedule
+      devices. While the background-sync consent scope is granted it also keeps a
+      connection open with every trusted device it can reach (live sync: at most 16, a
+      keepalive after about 20 s of quiet) and syncs on it every change stored here (by the
+      CLI, the page, a delivery or a sync) as soon as it commits; `status` and `peers` say
+      which devices are connected live. With --sync-every it also syncs on that schedule
       (without the grant it waits, and says so). With --web it also
       serves the page of `memo-peer web` on 127.0.0.1 and ::1 (sign in with `memo-peer web
       --open`; the link is never written to the log). SIGTERM or SIGINT withdraws the
