@@ -6,9 +6,9 @@ import Synchronization
 
 /// One connection `serve` keeps open with a trusted device (live sync): a sync as soon as it
 /// is up (what either side missed while apart), another each time `push` is called (a
-/// revision was stored here), and a `ping` after 18–20 s (jittered) in which nothing came
+/// revision was stored here), and a `ping` after 23–25 s (jittered) in which nothing came
 /// from that device on any channel (`PeerActivity`: its own link to us counts, so of a
-/// pair's two links one pings), which the peer must answer within 10 s: a peer that went
+/// pair's two links one pings), which the peer must answer within 5 s: a peer that went
 /// away without a word (asleep, unplugged) is noticed within 30 s, and the link ends so
 /// that the daemon dials it again.
 ///
@@ -17,10 +17,10 @@ import Synchronization
 final class LiveLink: Sendable {
   /// Seconds of quiet before a keepalive ping, and the most added at random to each wait
   /// (so that a pair's two links do not keep pinging at the same moments).
-  static let keepaliveSeconds = 18.0
+  static let keepaliveSeconds = 23.0
   static let keepaliveJitter = 2.0
   /// Seconds the peer has to answer it.
-  static let pongSeconds = 10.0
+  static let pongSeconds = 5.0
 
   let peer: TrustedPeer
   private let signal = DispatchSemaphore(value: 0)
