@@ -18,38 +18,23 @@ extension ServeEngine {
     let now = clock()
     // The consent is read once a second, so that `status` says what live sync does (a
     // revoke closes every link within that second), and again before any change is pushed.
-    if now >= livePushConsentCheck || storeChanged || livePushRecheck {
-      livePushConsentCheck = now + 1000
-      livePushAllowed = (try? gate.state(.backgroundSync))?.isGranted == true
-      showLiveSync(livePushAllowed ? "on" : "waiting (background-sync consent)")
-    }
-    guard livePushAllowed else {
-      if !liveLinks.isEmpty { stopLiveLinks() }
-      if !livePushConsentNoted {
-        livePushConsentNoted = true
-        report("live sync waits for the background-sync consent (`memo-peer consent grant --scope background-sync`)")
-      }
+    if now >= livePushConsentCheck { readLiveSyncConsent(now: now) }
+    guard livePushAllowed else { return waitForLiveSyncConsent() }
+    livePushConsentNoted = false
+    let moved: Bool
+    do {
+      let reader = try feedReader ?? store.open()
+      feedReader = reader
+      moved = liveLinkPlan.feed(at: try reader.feedEnd())
+    } catch {
+      // Locked or busy: the next step reads it again rather than lose the change.
+      feedReader = nil
       return
     }
-    livePushConsentNoted = false
-    if storeChanged || liveLinkPlan.feedSeen == nil || livePushRecheck {
-      // inotify tells of the write before SQLite has published it (the WAL index is updated
-      // after the write that woke us, and the WAL's fsync): the feed is read again 5, 20 and
-      // 100 ms after every wake by the store's folder, and at every tick.
-      if storeChanged { feedSettleChecks = ServeEngine.feedSettleDelays }
-      storeChanged = false
-      do {
-        let reader = try feedReader ?? store.open()
-        feedReader = reader
-        let position = try reader.feedEnd()
-        livePushRecheck = false
-        if liveLinkPlan.feed(at: position) { for link in liveLinks.values { link.push() } }
-      } catch {
-        // Locked or busy: read it again at the next step rather than lose the change.
-        feedReader = nil
-        livePushRecheck = true
-        return
-      }
+    if moved {
+      readLiveSyncConsent(now: now)
+      guard livePushAllowed else { return waitForLiveSyncConsent() }
+      for link in liveLinks.values { link.push() }
     }
     for device in liveLinkPlan.keep(only: trusted.all) { liveLinks.removeValue(forKey: device)?.close() }
     let due = liveLinkPlan.toDial(trusted: trusted.all, now: now)
@@ -80,6 +65,20 @@ extension ServeEngine {
         await self.liveLinkEnded(link, wasUp: true, ending)
       }
     }
+  }
+
+  private func readLiveSyncConsent(now: Timestamp) {
+    livePushConsentCheck = now + 1000
+    livePushAllowed = (try? gate.state(.backgroundSync))?.isGranted == true
+    showLiveSync(livePushAllowed ? "on" : "waiting (background-sync consent)")
+  }
+
+  /// Without the background-sync consent: no link stays open, and the daemon says once why.
+  private func waitForLiveSyncConsent() {
+    if !liveLinks.isEmpty { stopLiveLinks() }
+    guard !livePushConsentNoted else { return }
+    livePushConsentNoted = true
+    report("live sync waits for the background-sync consent (`memo-peer consent grant --scope background-sync`)")
   }
 
   private func liveLinkUp(_ link: LiveLink) {

@@ -124,22 +124,19 @@ public actor ServeEngine {
   /// node) and pokes from the daemon's own tasks when they end. nil when inotify is refused:
   /// the daemon then wakes every `tick` and reads the store's feed each time.
   let wakeup: FolderChangeWatch?
-  /// Whether the store's folder was written in since live sync last read the feed.
-  var storeChanged = true
   /// The store live sync reads the feed position from, kept open between reads: opening it
   /// at every wake would cost a key unwrap each time, and the last connection's close makes
   /// SQLite checkpoint (a write, which would wake the daemon again). Dropped when the node
   /// locks or live sync stops.
   var feedReader: MemoStore?
   /// When the feed is read again after a wake by the store's folder (seconds after each
-  /// look; live sync sets it): SQLite publishes a commit after the write inotify told of,
-  /// once the WAL is synced to disk, which on a busy disk takes milliseconds or more.
+  /// look): SQLite publishes a commit after the write inotify told of, once the WAL is
+  /// synced to disk, which on a busy disk takes milliseconds or more.
   var feedSettleChecks: [Double] = []
   static let feedSettleDelays = [0.005, 0.02, 0.1]
   /// Live sync (ServeEngine+LiveSync.swift): the links being dialled or up, and their rules.
   var liveLinks: [DeviceID: LiveLink] = [:]
   var liveLinkPlan = LiveLinkPlan()
-  var livePushRecheck = false
   var livePushConsentCheck: Timestamp = 0
   var livePushConsentNoted = false
   var livePushAllowed = false
@@ -217,27 +214,26 @@ public actor ServeEngine {
 
   /// Sleeps until one of the node's folders is written in, a task of the daemon pokes it,
   /// or `tick` passes: no busy poll. A folder made since the last sleep (the store's, at the
-  /// first save) is watched from now on, and what was written in it before is read once.
+  /// first save) is watched from now on. Every step reads the store's feed (one small read
+  /// on a kept-open connection), so a commit whose publication outlasted every look soon
+  /// after its write is still seen within a tick.
   private func sleepUntilWoken() async {
     guard let wakeup else {
       try? await Task.sleep(for: .seconds(Self.tick))
-      storeChanged = true
       return
     }
     for folder in [paths.dataDirectory, paths.stateDirectory, paths.keyDirectory] where !wakeup.isWatching(folder) {
       // SQLite's shared memory is written by readers too (the daemon's own feed reads).
-      if wakeup.watch(folder, ignoring: ["-shm", ".open-lock"]) && folder == paths.dataDirectory {
-        storeChanged = true
-      }
+      wakeup.watch(folder, ignoring: ["-shm", ".open-lock"])
     }
     let settle = feedSettleChecks.first
     let wake =
       (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: settle ?? Self.tick) }) ?? FolderChangeWatch.Wake()
     if !feedSettleChecks.isEmpty { feedSettleChecks.removeFirst() }
-    // A look after a write, or at each tick: a commit whose publication outlasted every
-    // look soon after its write is still seen within a tick (one small read).
-    livePushRecheck = true
-    if wake.folders.contains(paths.dataDirectory) { storeChanged = true }
+    // inotify tells of the write before SQLite has published it (the WAL index is updated
+    // after the WAL's fsync): while live sync runs, the feed is read again 5, 20 and 100 ms
+    // after every write in the store's folder.
+    if livePushAllowed && wake.folders.contains(paths.dataDirectory) { feedSettleChecks = Self.feedSettleDelays }
   }
 
   /// Wakes the daemon's sleep: a task it started ended, so the next step may start another.
