@@ -17,10 +17,6 @@ final class HostileLabTests: LabTestCase {
     return String(try XCTUnwrap(line?.last))
   }
 
-  func object(_ text: String) -> [String: Any] {
-    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-  }
-
   func serve(_ host: String) throws -> Background {
     let server = try start(host, ["--debug", "serve", "--port", port])
     XCTAssertTrue(Lab.waitUntil(seconds: 10) { server.text.contains("advertising") }, server.text)

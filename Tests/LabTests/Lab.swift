@@ -241,6 +241,11 @@ class LabTestCase: XCTestCase {
     return String(text[range].suffix(7))
   }
 
+  /// A JSON object a command printed (`--json`); empty when it is not one.
+  func object(_ text: String) -> [String: Any] {
+    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+  }
+
   /// The host's device ID, as `memo-peer id` prints it.
   func deviceID(_ host: String) throws -> String {
     try ok(host, ["id"]).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -21,10 +21,6 @@ final class LiveSyncLabTests: LabTestCase {
 
   // MARK: - Helpers
 
-  func object(_ text: String) -> [String: Any] {
-    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-  }
-
   /// Every host trusts every other, shares one notebook with all, grants both consents, and
   /// runs `serve --web`; returns once every daemon has a live link with each of the others.
   func meshOfLiveDaemons() throws {

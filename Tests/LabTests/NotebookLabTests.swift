@@ -51,10 +51,6 @@ final class NotebookLabTests: LabTestCase {
     return json
   }
 
-  func object(_ text: String) -> [String: Any] {
-    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-  }
-
   /// Every row of `host`'s store, read in this process (no memo-peer of that host may hold
   /// its database exclusively; none does).
   func rows(_ host: String) throws -> [Memo] {

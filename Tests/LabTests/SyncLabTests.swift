@@ -37,10 +37,6 @@ final class SyncLabTests: LabTestCase {
     return server
   }
 
-  func object(_ text: String) -> [String: Any] {
-    (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
-  }
-
   /// JSON with sorted keys: the form two hosts' outputs are compared in.
   func canonical(_ value: Any) -> String {
     guard let data = try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]) else { return "?" }
