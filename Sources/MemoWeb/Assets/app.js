@@ -156,7 +156,9 @@ async function refreshStatus() {
 /// Something was stored since the last look (a peer's change, live sync, another tab):
 /// what the page shows is loaded again, without a reload. The editor is left alone (the
 /// person's text is theirs until they save; a save that crossed a change ends as a
-/// conflict, as on the command line). While the privacy screen is up nothing is drawn.
+/// conflict, as on the command line), and in the list only the results are redrawn, so
+/// the search field keeps its focus and what is being typed. While the privacy screen is
+/// up nothing is drawn.
 async function showArrivals() {
   await refreshData();
   if (state.view === 'memo' && state.memo) {
@@ -166,7 +168,8 @@ async function showArrivals() {
   }
   if (state.view === 'inbox') await loadInbox();
   if (state.view === 'conflicts') await loadConflicts();
-  if (state.view !== 'edit') render();
+  if (state.view === 'memos') showResults();
+  else if (state.view !== 'edit') render();
 }
 
 /// Whether the editor holds text the person typed and has not saved.
