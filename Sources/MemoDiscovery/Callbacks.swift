@@ -1,5 +1,6 @@
 internal import CDNSSD
 import FoundationEssentials
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -11,13 +12,29 @@ import FoundationEssentials
 
 final class RegisterContext: Sendable {
   let once: OnceBox<String>
-  init(once: OnceBox<String>) { self.once = once }
+  let health: RegistrationHealth
+  init(once: OnceBox<String>, health: RegistrationHealth) {
+    self.once = once
+    self.health = health
+  }
+}
+
+/// Whether a confirmed registration still stands: the daemon reports a failure after its
+/// confirmation only when it went away (avahi-daemon stopped or restarted), and the
+/// advertisement with it.
+final class RegistrationHealth: Sendable {
+  private let lost = Atomic<Bool>(false)
+  var isLost: Bool { lost.load(ordering: .relaxed) }
+  /// A failure: it counts as a loss once the registration was confirmed.
+  func failed(after once: OnceBox<String>) { if once.isFinished { lost.store(true, ordering: .relaxed) } }
 }
 
 let registerReply: DNSServiceRegisterReply = { _, _, errorCode, name, _, _, context in
   guard let context else { return }
   let box = Unmanaged<RegisterContext>.fromOpaque(context).takeUnretainedValue()
   guard errorCode == DNSServiceErrorType(kDNSServiceErr_NoError), let name else {
+    // Before the confirmation this fails the registration; after it, the advertisement is gone.
+    box.health.failed(after: box.once)
     box.once.finish(.failure(DNSServiceError(code: errorCode).memoPeerError))
     return
   }

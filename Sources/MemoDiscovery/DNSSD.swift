@@ -57,11 +57,16 @@ public enum DNSSD {
     quietCompatibilityWarning
     let owner = ServiceRefOwner(label: "register")
     let record = try TXTRecordBytes.encode(txt)
+    let health = RegistrationHealth()
     let registeredName: String = try await withCheckedThrowingContinuation { continuation in
       let once = OnceBox<String> { continuation.resume(with: $0) }
-      let context = RegisterContext(once: once)
+      let context = RegisterContext(once: once, health: health)
       do {
-        try owner.start(context: context, onFailure: { once.finish(.failure($0.memoPeerError)) }) { ref in
+        let failed: @Sendable (DNSServiceError) -> Void = { failure in
+          health.failed(after: once)
+          once.finish(.failure(failure.memoPeerError))
+        }
+        try owner.start(context: context, onFailure: failed) { ref in
           record.withUnsafeBytes { bytes in
             DNSServiceRegister(
               ref, 0, interfaceIndex, name, type, nil, nil, port.bigEndian, UInt16(bytes.count), bytes.baseAddress,
@@ -75,7 +80,8 @@ public enum DNSSD {
         once.finish(.failure(MemoPeerError(.discovery, "the mDNS daemon did not confirm the registration in time")))
       }
     }
-    return DNSServiceRegistration(name: registeredName, type: type, interfaceIndex: interfaceIndex, owner: owner)
+    return DNSServiceRegistration(
+      name: registeredName, type: type, interfaceIndex: interfaceIndex, owner: owner, health: health)
   }
 
 }
@@ -86,13 +92,19 @@ public final class DNSServiceRegistration: Sendable {
   public let type: String
   public let interfaceIndex: UInt32
   private let owner: ServiceRefOwner
+  private let health: RegistrationHealth
 
-  init(name: String, type: String, interfaceIndex: UInt32, owner: ServiceRefOwner) {
+  init(name: String, type: String, interfaceIndex: UInt32, owner: ServiceRefOwner, health: RegistrationHealth) {
     self.name = name
     self.type = type
     self.interfaceIndex = interfaceIndex
     self.owner = owner
+    self.health = health
   }
+
+  /// True once the mDNS daemon dropped the advertisement after confirming it (it stopped or
+  /// restarted): nobody can see it any more, and it must be registered again.
+  public var isLost: Bool { health.isLost }
 
   /// Withdraws the advertisement (the daemon sends goodbye packets) and returns once the
   /// daemon has been told (at most 2 s): the caller is suspended, no thread is blocked.

@@ -127,6 +127,9 @@ final class OnceBox<T: Sendable>: Sendable {
 
   init(_ body: @escaping @Sendable (Result<T, any Error>) -> Void) { self.body = body }
 
+  /// Whether the callback has run.
+  var isFinished: Bool { done.withLock { $0 } }
+
   func finish(_ result: Result<T, any Error>) {
     let first = done.withLock { done in
       defer { done = true }

@@ -102,6 +102,9 @@ public actor ServeEngine {
   private var lastServiceText: String?
 
   private var registrations: [DNSServiceRegistration] = []
+  /// The mDNS daemon dropped the advertisement while the node served (it restarted): until
+  /// it is registered again, the listener stays open for the devices already connected.
+  private var readvertising = false
   private var server: (any ChannelListener)?
   private var currentPlan: AdvertisementPlan?
   private var status: ServeStatus
@@ -453,7 +456,13 @@ public actor ServeEngine {
     guard now >= retryAfter, let identity else { return }
     do {
       let plan = try identity.advertisement.plan(at: now)
-      if plan == currentPlan && !registrations.isEmpty { return }
+      let lost = registrations.contains { $0.isLost }
+      if plan == currentPlan && !registrations.isEmpty && !lost { return }
+      if lost {
+        // The mDNS daemon restarted and forgot us; the listener and live links stay.
+        readvertising = true
+        logger.info("the mDNS daemon dropped the advertisement: registering it again")
+      }
       await withdrawAdvertisement()
       let listener = try self.server ?? makeServer()
       self.server = listener
@@ -468,10 +477,18 @@ public actor ServeEngine {
       }
       registrations = made
       currentPlan = plan
+      readvertising = false
       try publish(.advertising, waitingFor: nil, instance: made.first?.name, port: listener.port)
     } catch {
-      await stopServing()
-      retryAfter = now + 2000
+      let daemonAway = (error as? MemoPeerError)?.code == .daemonUnavailable
+      if daemonAway && readvertising {
+        // Still restarting: those already connected keep syncing; tried again in a second.
+        await withdrawAdvertisement()
+        retryAfter = now + 1000
+      } else {
+        await stopServing()
+        retryAfter = now + 2000
+      }
       let reason: String
       switch (error as? MemoPeerError)?.code {
       case .daemonUnavailable: reason = "the mDNS daemon (avahi-daemon) to be reachable"
@@ -488,6 +505,7 @@ public actor ServeEngine {
   private func stopServing() async {
     server?.stop()
     server = nil
+    readvertising = false
     await withdrawAdvertisement()
   }
 

@@ -64,6 +64,14 @@ enum Lab {
 
   static func down() { _ = try? run(script, ["down"], environment: labEnvironment) }
 
+  /// Stops a host's avahi-daemon and waits for the new one the lab starts in its place.
+  static func restartAvahi(_ host: String) throws {
+    let result = try run(script, ["restart-avahi", host], environment: labEnvironment)
+    guard result.status == 0 else {
+      throw LabError("scripts/lab restart-avahi failed (\(result.status)): \(result.stderr)\(result.stdout)")
+    }
+  }
+
   /// Empties every host's memo-peer home (consent, keys, state), for a fresh node.
   static func resetHomes(_ hosts: [String] = ["a", "b", "c"]) throws {
     for host in hosts {

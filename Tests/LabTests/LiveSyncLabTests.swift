@@ -186,6 +186,39 @@ final class LiveSyncLabTests: LabTestCase {
     try assertConverged(on: made, within: 60, "after b's daemon was killed and started again")
   }
 
+  func testAnAvahiRestartIsFollowedAndEveryHostStaysInSync() throws {
+    try meshOfLiveDaemons()
+    _ = try newMemo("a", title: "before b's avahi-daemon restarted")
+    try assertConverged(on: 1, within: 20, "a memo made before the restart")
+
+    // b's avahi-daemon restarts (an upgrade, `systemctl restart avahi-daemon`): it forgets
+    // b's advertisement, and b's daemon registers it again by itself.
+    try Lab.restartAvahi("b")
+    // Asked of b's own avahi-daemon (others may still hold b's old record in their caches).
+    var seen = ""
+    let advertised = try Lab.waitUntil(seconds: 20) {
+      let instance = (object(try ok("b", ["status", "--json"]))["serve"] as? [String: Any])?["instance"] as? String
+      seen = try Lab.exec("b", ["-p", "-t", "_memo-peer._tcp"], tool: "/usr/bin/avahi-browse").stdout
+      return instance.map { seen.contains(";\($0);") } ?? false
+    }
+    XCTAssertTrue(advertised, "b's avahi-daemon has b's advertisement again after its restart: \(seen)")
+    XCTAssertEqual(try livePeers("b"), Self.hosts.count - 1, "b's live links outlived the restart")
+
+    // Changes still go both ways, and a daemon started after the restart links with b.
+    _ = try newMemo("b", title: "made on b after its avahi-daemon restarted")
+    _ = try newMemo("a", title: "made on a after b's avahi-daemon restarted")
+    try assertConverged(on: 3, within: 30, "memos made after the restart")
+    let c = try XCTUnwrap(daemons["c"])
+    c.process.terminate()
+    c.process.waitUntilExit()
+    _ = try newMemo("b", title: "made on b while c's daemon was down")
+    try startDaemon("c")
+    try assertConverged(on: 4, within: 30, "after c's daemon started again")
+    XCTAssertTrue(
+      try Lab.waitUntil(seconds: 30) { try livePeers("c") == Self.hosts.count - 1 },
+      "c links with everyone again: \((try? livePeers("c")) ?? -1)")
+  }
+
   func testEveryHostConvergesWhenOneLinkIsThrottledTo1MbitWhile200MemosAreMade() throws {
     try meshOfLiveDaemons()
     // e's link: 1 Mbit/s through a token bucket (this kernel has no netem).
