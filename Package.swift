@@ -134,7 +134,8 @@ let package = Package(
     .testTarget(name: "MemoCoreTests", dependencies: ["MemoCore", "MemoProtocol"], swiftSettings: strict),
     // MemoCrypto for the pairing machine's tests, which use OpenSSL's hash and KDF.
     .testTarget(
-      name: "MemoProtocolTests", dependencies: ["MemoProtocol", "MemoCore", "MemoCrypto"], swiftSettings: strict),
+      name: "MemoProtocolTests", dependencies: ["MemoProtocol", "MemoCore", "MemoCrypto", "MemoTestSupport"],
+      swiftSettings: strict),
     .testTarget(name: "MemoSystemTests", dependencies: ["MemoSystem"], swiftSettings: strict),
     .testTarget(name: "MemoPresentationTests", dependencies: ["MemoPresentation", "MemoCore"], swiftSettings: strict),
     .testTarget(

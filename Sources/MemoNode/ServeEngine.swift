@@ -49,16 +49,20 @@ public actor ServeEngine {
     public var receiptDelay: Double
     /// The node's lock state; nil: read from `keys` (the key file and the kernel keyring).
     public var lockState: (@Sendable () -> LockState?)?
+    /// nil: DNS-SD under the node's consent gate.
+    public var advertiser: (any ServiceAdvertiser)?
 
     public init(
       clock: @escaping @Sendable () -> Timestamp, keys: DeviceKeys, channels: (any ChannelFactory)? = nil,
-      receiptDelay: Double = 0, lockState: (@Sendable () -> LockState?)? = nil
+      receiptDelay: Double = 0, lockState: (@Sendable () -> LockState?)? = nil,
+      advertiser: (any ServiceAdvertiser)? = nil
     ) {
       self.clock = clock
       self.keys = keys
       self.channels = channels
       self.receiptDelay = receiptDelay
       self.lockState = lockState
+      self.advertiser = advertiser
     }
   }
 
@@ -77,6 +81,7 @@ public actor ServeEngine {
   /// When each device was last heard from, on any channel: the live links' keepalives.
   let activity = PeerActivity()
   let channels: any ChannelFactory
+  let advertiser: any ServiceAdvertiser
   /// The daemon's store: never a person's use.
   let store: StoreAccess
   /// The device keys: the store and the trust store are opened with them.
@@ -101,7 +106,7 @@ public actor ServeEngine {
   /// The last STATUS= sent, so systemd hears each text once.
   private var lastServiceText: String?
 
-  private var registrations: [DNSServiceRegistration] = []
+  private var registrations: [any StandingAdvertisement] = []
   /// The mDNS daemon dropped the advertisement while the node served (it restarted): until
   /// it is registered again, the listener stays open for the devices already connected.
   private var readvertising = false
@@ -173,6 +178,7 @@ public actor ServeEngine {
     readLockState = collaborators.lockState ?? { try? keys.status().lockState }
     receiptDelay = collaborators.receiptDelay
     channels = collaborators.channels ?? TLSChannels(gate: gate, limits: limits, clock: collaborators.clock)
+    advertiser = collaborators.advertiser ?? DNSSDAdvertiser(gate: gate)
     store = StoreAccess(paths: paths, keys: collaborators.keys, use: .background, logger: logger)
     wakeup = try? FolderChangeWatch()
     self.requestedPort = port
@@ -466,14 +472,11 @@ public actor ServeEngine {
       await withdrawAdvertisement()
       let listener = try self.server ?? makeServer()
       self.server = listener
-      let discovery = gate.discovery
-      var made: [DNSServiceRegistration] = []
+      var made: [any StandingAdvertisement] = []
       for index in interfaces.isEmpty ? [UInt32(0)] : interfaces.map(\.index) {
         made.append(
-          try await discovery.register(
-            name: plan.instanceName, type: LocalNetworkManifest.memoPeerServiceType, port: listener.port,
-            txt: plan.txt,
-            interfaceIndex: index))
+          try await advertiser.advertise(
+            name: plan.instanceName, port: listener.port, txt: plan.txt, interfaceIndex: index))
       }
       registrations = made
       currentPlan = plan

@@ -4,11 +4,17 @@ import MemoCrypto
 import MemoProtocol
 import Synchronization
 
-/// Faults injected into one direction of an in-memory link. Everything but `delay` is
+/// Faults injected into one direction of an in-memory link. Everything but the delays is
 /// deterministic: the same faults on the same frames give the same run.
 public struct DirectionFaults: Sendable {
   /// Each frame arrives this many seconds after it was sent (order is kept).
   public var delay: Double
+  /// Seconds added to `delay` for the frame of each index (from 0): TCP's retransmissions
+  /// as the far end sees them. Order is kept unless `reorders`.
+  public var jitter: (@Sendable (_ index: Int) -> Double)?
+  /// A frame with less delay may overtake one sent before it (which TLS over TCP never
+  /// lets happen: a buggy or hostile peer, a broken middlebox).
+  public var reorders: Bool
   /// The link breaks right after this direction's Nth frame: the frames sent before arrive,
   /// every later frame (either way) is lost, and each end, having read what arrived, reads
   /// the end of the stream — a cut TCP connection, seen from both ends.
@@ -22,9 +28,12 @@ public struct DirectionFaults: Sendable {
 
   public init(
     delay: Double = 0, cutAfterFrames: Int? = nil, cutCounting: Frame.Kind? = nil,
-    corrupt: (@Sendable (_ index: Int, _ bytes: inout [UInt8]) -> Void)? = nil
+    corrupt: (@Sendable (_ index: Int, _ bytes: inout [UInt8]) -> Void)? = nil,
+    jitter: (@Sendable (_ index: Int) -> Double)? = nil, reorders: Bool = false
   ) {
     self.delay = delay
+    self.jitter = jitter
+    self.reorders = reorders
     self.cutAfterFrames = cutAfterFrames
     self.cutCounting = cutCounting
     self.corrupt = corrupt
@@ -178,11 +187,19 @@ final class Link: Sendable {
       // Into a cut link, or to an end that left: accepted and lost, as TCP would.
       if state.cut || state.closed[other] { return .lost }
       var bytes = encoded
-      faults.corrupt?(state.framesSent[side], &bytes)
+      let index = state.framesSent[side]
+      faults.corrupt?(index, &bytes)
       state.framesSent[side] += 1
       state.bytesSent[side] += UInt64(bytes.count)
-      let earliest = state.inbound[other].last?.arrives ?? .now()
-      state.inbound[other].append(Chunk(bytes: bytes, arrives: Swift.max(earliest, .after(seconds: faults.delay))))
+      let arrives = Deadline.after(seconds: faults.delay + (faults.jitter?(index) ?? 0))
+      if faults.reorders {
+        // Into place by arrival: whole frames overtake one another, bytes stay together.
+        let place = state.inbound[other].firstIndex { $0.arrives > arrives } ?? state.inbound[other].endIndex
+        state.inbound[other].insert(Chunk(bytes: bytes, arrives: arrives), at: place)
+      } else {
+        let earliest = state.inbound[other].last?.arrives ?? .now()
+        state.inbound[other].append(Chunk(bytes: bytes, arrives: Swift.max(earliest, arrives)))
+      }
       if faults.cutCounting.map({ $0.rawValue == encoded[1] }) ?? true { state.framesCounted[side] += 1 }
       if let cut = faults.cutAfterFrames, state.framesCounted[side] >= cut { state.cut = true }
       return .queued(cut: state.cut)

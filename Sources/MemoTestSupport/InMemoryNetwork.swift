@@ -25,10 +25,15 @@ public final class InMemoryNetwork: Sendable {
     public var handler: @Sendable (any FrameChannel) -> Void
   }
 
+  /// The faults of one new link, from its dialler and the device dialled (instead of the
+  /// device's own `faults`).
+  public typealias FaultPlan = @Sendable (_ dialer: DeviceID, _ device: DeviceID) -> LinkFaults
+
   private struct State {
     var devices: [UInt16: Device] = [:]
     var nextPort: UInt16 = 7400
     var dials = 0
+    var plan: FaultPlan?
   }
   private let state = Mutex(State())
   public let limits: ConnectionLimits
@@ -67,6 +72,9 @@ public final class InMemoryNetwork: Sendable {
     }
   }
 
+  /// Gives every link opened from now on the faults `plan` says (nil: each device's own).
+  public func planFaults(_ plan: FaultPlan?) { state.withLock { $0.plan = plan } }
+
   /// Connections opened so far.
   public var dials: Int { state.withLock { $0.dials } }
 
@@ -97,11 +105,11 @@ public final class InMemoryNetwork: Sendable {
   public func open(from dialer: DeviceID, port: UInt16, deadline: Deadline, expected: DeviceID?) throws
     -> any FrameChannel
   {
-    let device = state.withLock { state -> Device? in
+    let (found, plan) = state.withLock { state -> (Device?, FaultPlan?) in
       state.dials += 1
-      return state.devices[port]
+      return (state.devices[port], state.plan)
     }
-    guard let device else { throw TransportError(.connectFailed, "connection refused") }
+    guard let device = found else { throw TransportError(.connectFailed, "connection refused") }
     if device.stalled {
       Thread.sleep(forTimeInterval: deadline.secondsLeft)
       throw TransportError(.handshakeTimeout, "timed out")
@@ -109,7 +117,8 @@ public final class InMemoryNetwork: Sendable {
     if let expected, device.id != expected {
       throw TransportError(.untrustedPeer, "key not trusted", presented: device.id)
     }
-    let (near, far) = InMemoryChannel.pair(first: dialer, second: device.id, limits: limits, faults: device.faults)
+    let faults = plan?(dialer, device.id) ?? device.faults
+    let (near, far) = InMemoryChannel.pair(first: dialer, second: device.id, limits: limits, faults: faults)
     let accepted = device.accepts(dialer)
     let handler = device.handler
     let thread = Thread {
@@ -133,10 +142,11 @@ public final class InMemoryNetwork: Sendable {
   /// A real `PeerConnector` for `node` (its consent gate, trust store and clock), browsing
   /// and dialling this network instead of DNS-SD and TLS.
   public func connector(
-    gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, clock: @escaping @Sendable () -> Timestamp
+    gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, sessions: LiveSessions? = nil,
+    clock: @escaping @Sendable () -> Timestamp
   ) -> PeerConnector {
     PeerConnector(
-      gate: gate, identity: identity, trust: trust, limits: limits, clock: clock, sightings: browse(clock: clock),
-      dial: dial(from: identity.deviceID))
+      gate: gate, identity: identity, trust: trust, limits: limits, sessions: sessions, clock: clock,
+      sightings: browse(clock: clock), dial: dial(from: identity.deviceID))
   }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoTestSupport
 import XCTest
 
 @testable import MemoProtocol
@@ -77,7 +78,7 @@ struct MembershipRun {
   static let devices = (0..<5).map { MembershipFixtures.Device("device\($0)", seed: 100 + UInt64($0)) }
   static let replicas = (0..<4).map { ReplicaID(String(repeating: String($0 + 1), count: 32))! }
 
-  var random: MembershipRandom
+  var random: SeededRandom
   let devices: [MembershipFixtures.Device]
   var logs: [MembershipLog]
   var log: [String] = []
@@ -103,7 +104,7 @@ struct MembershipRun {
   }
 
   init(seed: UInt64) {
-    random = MembershipRandom(state: seed)
+    random = SeededRandom(state: seed)
     devices = Array(Self.devices.prefix(3 + Int(seed % 3)))
     let creator = MembershipFixtures.notebook(by: devices[0])
     logs = devices.indices.map {
@@ -329,22 +330,5 @@ struct MembershipRun {
       }
     }
     totals.readmitted += unshared.filter { state.members[$0] != nil }.count
-  }
-}
-
-/// SplitMix64: small, seedable, the same on every platform.
-struct MembershipRandom {
-  var state: UInt64
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-  mutating func shuffle<T>(_ items: inout [T]) {
-    guard items.count > 1 else { return }
-    for index in stride(from: items.count - 1, to: 0, by: -1) { items.swapAt(index, below(index + 1)) }
   }
 }

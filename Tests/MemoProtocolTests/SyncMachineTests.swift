@@ -1,4 +1,5 @@
 import MemoCore
+import MemoTestSupport
 import XCTest
 
 @testable import MemoProtocol
@@ -93,7 +94,7 @@ final class SyncMachineTests: XCTestCase {
     }
 
     /// Feeds bytes as they would come off a connection, in pieces of `chunks`' sizes.
-    mutating func deliver(_ frames: [Frame], chunks: inout SplitMix, pieces: Pieces) {
+    mutating func deliver(_ frames: [Frame], chunks: inout SeededRandom, pieces: Pieces) {
       let bytes = frames.flatMap { $0.encoded() }
       var offset = 0
       while offset < bytes.count, ending == nil {
@@ -111,18 +112,6 @@ final class SyncMachineTests: XCTestCase {
   }
 
   enum Pieces { case whole, bytes, random }
-
-  /// A small deterministic generator (the tests' runs repeat exactly).
-  struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
 
   static let askerReplica = ReplicaID(String(repeating: "a", count: 32))!
   static let answererReplica = ReplicaID(String(repeating: "b", count: 32))!
@@ -148,7 +137,7 @@ final class SyncMachineTests: XCTestCase {
   /// Runs a whole session: the asker starts, then frames move both ways, the direction
   /// and piece sizes chosen by `seed`, until nothing moves.
   func session(_ asker: inout Side, _ answerer: inout Side, pieces: Pieces, seed: UInt64 = 1) {
-    var random = SplitMix(state: seed)
+    var random = SeededRandom(state: seed)
     asker.run(asker.machine.ask(asker.hello))
     var rounds = 0
     while !(asker.outbox.isEmpty && answerer.outbox.isEmpty), rounds < 10_000 {
@@ -195,7 +184,7 @@ final class SyncMachineTests: XCTestCase {
 
   func testTheDirectionsInterleaveAnyWayAndTheSessionStillCompletes() {
     for seed in UInt64(1)...200 {
-      var random = SplitMix(state: seed)
+      var random = SeededRandom(state: seed)
       var (asker, answerer) = sides(
         askerRecords: Int(random.next() % 12), answererRecords: Int(random.next() % 12))
       asker.batchSize = 1 + Int(random.next() % 3)
@@ -228,14 +217,14 @@ final class SyncMachineTests: XCTestCase {
     assertCompleted(asker, answerer)
   }
 
-  var dummy = SplitMix(state: 0)
+  var dummy = SeededRandom(state: 0)
 
   // MARK: - Frames of one direction out of order
 
   func testSwappedFramesEndInARefusalNeverATrapNorADoubleApply() {
     var refusals = 0
     for seed in UInt64(1)...200 {
-      var random = SplitMix(state: seed)
+      var random = SeededRandom(state: seed)
       var (asker, answerer) = sides(askerRecords: 6, answererRecords: 6)
       asker.run(asker.machine.ask(asker.hello))
       var rounds = 0
@@ -277,7 +266,7 @@ final class SyncMachineTests: XCTestCase {
   func askerFed(_ frames: [Frame], pieces: Pieces = .whole) -> Side {
     var (asker, _) = sides()
     asker.run(asker.machine.ask(asker.hello))
-    var random = SplitMix(state: 7)
+    var random = SeededRandom(state: 7)
     asker.deliver(frames, chunks: &random, pieces: pieces)
     return asker
   }
@@ -286,7 +275,7 @@ final class SyncMachineTests: XCTestCase {
   func answererFed(_ frames: [Frame], answerer setup: (inout Side) -> Void = { _ in }) -> Side {
     var (_, answerer) = sides()
     setup(&answerer)
-    var random = SplitMix(state: 7)
+    var random = SeededRandom(state: 7)
     answerer.deliver(frames, chunks: &random, pieces: .whole)
     return answerer
   }
