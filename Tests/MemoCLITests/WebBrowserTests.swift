@@ -78,20 +78,7 @@ final class WebBrowserTests: XCTestCase {
 
   /// Chromium, chromedriver, Debian's python3 with selenium, and root for the namespace.
   func requireBrowser() throws {
-    var missing: [String] = []
-    for tool in ["/usr/lib/chromium/chromium", "/usr/bin/chromedriver", "/usr/bin/python3", "/usr/bin/unshare"]
-    where access(tool, X_OK) != 0 {
-      missing.append(tool)
-    }
-    if access("/usr/lib/python3/dist-packages/selenium", F_OK) != 0 { missing.append("python3-selenium") }
-    if getuid() != 0 { missing.append("root (for a network namespace of its own)") }
-    guard missing.isEmpty else {
-      let text = "the browser test needs " + missing.joined(separator: ", ") + " (scripts/deps.sh installs them)"
-      if ProcessInfo.processInfo.environment["CI"] == "true" {
-        XCTFail(text + "; CI=true requires it to run")
-        throw XCTSkip("browser unavailable under CI=true: reported as a failure above")
-      }
-      throw XCTSkip(text)
-    }
+    try HeadlessBrowser.require(
+      tools: ["/usr/bin/unshare"], alsoMissing: getuid() == 0 ? [] : ["root (for a network namespace of its own)"])
   }
 }
