@@ -4,6 +4,7 @@
 # goes to stderr.
 #
 #   bench/syncthing/baseline.sh --lab PATH/scripts/lab --files N --size BYTES --workdir DIR [--changes K]
+#                               [--watcher-changes K]
 #
 # Syncthing only ever runs inside the lab hosts' network namespaces (`lab exec a|b …`),
 # with a configuration written before its first start: static peer addresses, one listen
@@ -21,6 +22,9 @@
 #                    (read from disk every 1 ms); the median of K such changes (default 5),
 #                    one after another, each sample in change_seconds_samples
 #   change_bytes     as initial_bytes, for one change (the median)
+#   watcher_change_seconds_samples  with --watcher-changes K: K changes with Syncthing's
+#                    default watcher on (fsWatcherEnabled, fsWatcherDelayS 10), each from
+#                    the write on a until b's copy has it; no forced scan
 #   receiver_peak_rss_kib  VmHWM of b's syncthing worker process (1.19 always runs a monitor
 #                    process and a worker child; the monitor's own peak is reported apart)
 #
@@ -61,14 +65,14 @@ nap() {
   read -r -t "$1" -u "$NAP_FD" _ || true
 }
 
-# api METHOD PATH [TIMEOUT]: sets HTTP_STATUS and HTTP_BODY; returns 1 when there is no
-# answer (not listening yet, or no complete answer within TIMEOUT seconds).
+# api METHOD PATH [TIMEOUT [JSON]]: sets HTTP_STATUS and HTTP_BODY; returns 1 when there is
+# no answer (not listening yet, or no complete answer within TIMEOUT seconds).
 api() {
-  local method=$1 path=$2 timeout=${3:-10} fd response="" rc=0
+  local method=$1 path=$2 timeout=${3:-10} body=${4:-} fd response="" rc=0
   HTTP_STATUS=0 HTTP_BODY=""
   { exec {fd}<>"/dev/tcp/127.0.0.1/$GUI_PORT"; } 2>/dev/null || return 1
-  printf '%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\nX-API-Key: %s\r\nContent-Length: 0\r\n\r\n' \
-    "$method" "$path" "$ST_API_KEY" >&"$fd"
+  printf '%s %s HTTP/1.0\r\nHost: 127.0.0.1\r\nX-API-Key: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s' \
+    "$method" "$path" "$ST_API_KEY" "${#body}" "$body" >&"$fd"
   IFS= read -r -d '' -t "$timeout" -u "$fd" response || rc=$?
   exec {fd}>&-
   ((rc <= 128)) || return 1 # timed out
@@ -85,9 +89,9 @@ json_field() {
   FIELD=${FIELD//\"/}
 }
 
-# __api METHOD PATH: one call, the body on stdout; fails on anything but 200.
+# __api METHOD PATH [JSON]: one call, the body on stdout; fails on anything but 200.
 helper_api() {
-  api "$1" "$2" 30 || { echo "no answer from syncthing's REST API" >&2; return 1; }
+  api "$1" "$2" 30 "${3:-}" || { echo "no answer from syncthing's REST API" >&2; return 1; }
   [[ $HTTP_STATUS == 200 ]] || { echo "HTTP $HTTP_STATUS for $1 $2: $HTTP_BODY" >&2; return 1; }
   printf '%s\n' "$HTTP_BODY"
 }
@@ -160,15 +164,20 @@ helper_change() {
   api POST "$path" "$timeout" || { echo "no answer to POST $path" >&2; return 1; }
   [[ $HTTP_STATUS == 200 ]] || { echo "HTTP $HTTP_STATUS for POST $path: $HTTP_BODY" >&2; return 1; }
   clock; scanned=$((NOW_US - start))
+  wait_for_marker "$file" "$marker" "$deadline" || { echo "b did not get the changed $sub within ${timeout}s" >&2; return 1; }
+  echo "$((NOW_US - start)) $scanned"
+}
+
+# wait_for_marker FILE MARKER DEADLINE_US: reads FILE from disk until its first line is
+# MARKER (NOW_US is then the time it was seen); 1 at the deadline.
+wait_for_marker() {
+  local file=$1 marker=$2 deadline=$3 line
   while :; do
     line=""
     { IFS= read -r line <"$file"; } 2>/dev/null || true
     clock
-    if [[ $line == "$marker" ]]; then
-      echo "$((NOW_US - start)) $scanned"
-      return 0
-    fi
-    ((NOW_US < deadline)) || { echo "b did not get the changed $sub within ${timeout}s" >&2; return 1; }
+    [[ $line == "$marker" ]] && return 0
+    ((NOW_US < deadline)) || return 1
     nap "$CONTENT_POLL_SECONDS"
   done
 }
@@ -207,7 +216,7 @@ usage() {
   exit 2
 }
 
-LAB="" FILES="" SIZE="" WORKDIR="" CHANGES=5
+LAB="" FILES="" SIZE="" WORKDIR="" CHANGES=5 WATCHER_CHANGES=0
 while (($#)); do
   case $1 in
     --lab) LAB=${2:-}; shift 2 || usage ;;
@@ -215,6 +224,7 @@ while (($#)); do
     --size) SIZE=${2:-}; shift 2 || usage ;;
     --workdir) WORKDIR=${2:-}; shift 2 || usage ;;
     --changes) CHANGES=${2:-}; shift 2 || usage ;;
+    --watcher-changes) WATCHER_CHANGES=${2:-}; shift 2 || usage ;;
     -h | --help) usage ;;
     *) log "unknown argument: $1"; usage ;;
   esac
@@ -223,6 +233,7 @@ done
 [[ $FILES =~ ^[1-9][0-9]{0,6}$ ]] || die "--files must be 1 to 9999999"
 [[ $SIZE =~ ^[1-9][0-9]{0,8}$ ]] || die "--size must be a positive number of bytes"
 [[ $CHANGES =~ ^[1-9][0-9]?$ ]] || die "--changes must be 1 to 99"
+[[ $WATCHER_CHANGES =~ ^[0-9]$ ]] || die "--watcher-changes must be 0 to 9"
 [[ -x $LAB ]] || die "--lab $LAB is not an executable lab script"
 [[ $(id -u) -eq 0 ]] || die "needs root (the lab's network namespaces)"
 LAB=$(readlink -f "$LAB")
@@ -544,6 +555,30 @@ for ((k = 0; k < CHANGES; k++)); do
   change_us_all+=("$us")
   log "change $((k + 1))/$CHANGES: $(seconds "$us") s (a's scan answered after $(seconds "$scanned_us") s), ${change_bytes_all[-1]} bytes on the link"
 done
+# With its default watcher settings (fsWatcherEnabled, fsWatcherDelayS 10), as a person
+# runs it: the folder's config changed through REST, then each change is only written on a
+# and timed from the write until b's copy has it (no forced scan).
+watcher_samples=""
+if ((WATCHER_CHANGES > 0)); then
+  in_host a __api PATCH "/rest/config/folders/$FOLDER_ID" '{"fsWatcherEnabled":true,"fsWatcherDelayS":10}' >/dev/null ||
+    die "could not turn a's watcher on: $OUT"
+  in_host a __ready "${ID[b]}" "$START_TIMEOUT" || die "a's folder did not come back after the watcher was turned on"
+  sleep 2 # the watcher's inotify setup
+  for ((k = 0; k < WATCHER_CHANGES; k++)); do
+    sleep 1
+    name=$(printf 'f%07d' $(((CHANGES + k) % FILES)))
+    marker="memo-peer watched change $k $EPOCHREALTIME"
+    pad=$((SIZE > ${#marker} + 1 ? SIZE - ${#marker} - 1 : 0))
+    clock; start=$NOW_US
+    { printf '%s\n' "$marker"; head -c "$pad" /dev/urandom; } >"$RUN/a/folder/$name"
+    wait_for_marker "$RUN/b/folder/$name" "$marker" $((start + CHANGE_TIMEOUT * 1000000)) ||
+      die "watched change $((k + 1)): b did not get the new content within ${CHANGE_TIMEOUT}s"
+    watcher_samples+="${watcher_samples:+,}$(seconds $((NOW_US - start)))"
+    log "watched change $((k + 1))/$WATCHER_CHANGES: $(seconds $((NOW_US - start))) s (default watcher, no forced scan)"
+    in_host b __complete "$FILES" "$CHANGE_TIMEOUT" || die "watched change $((k + 1)): b's status is not complete"
+  done
+fi
+
 median() { printf '%s\n' "$@" | sort -n | sed -n "$(($# / 2 + 1))p"; }
 change_us=$(median "${change_us_all[@]}")
 change_bytes=$(median "${change_bytes_all[@]}")
@@ -557,6 +592,6 @@ hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
 rss_b=$(hwm "${WORKER[b]}")
 rss_b_monitor=$(hwm "${MONITOR[b]}")
 rss_a=$(hwm "${WORKER[a]}")
-printf '{"tool":"syncthing","version":"%s","files":%d,"size":%d,"initial_seconds":%s,"initial_bytes":%d,"change_seconds":%s,"change_bytes":%d,"change_seconds_samples":[%s],"receiver_peak_rss_kib":%d,"receiver_monitor_peak_rss_kib":%d,"sender_peak_rss_kib":%d,"rss_process":"worker (the child of the syncthing monitor process); the monitor is apart"}\n' \
+printf '{"tool":"syncthing","version":"%s","files":%d,"size":%d,"initial_seconds":%s,"initial_bytes":%d,"change_seconds":%s,"change_bytes":%d,"change_seconds_samples":[%s],"watcher_change_seconds_samples":[%s],"receiver_peak_rss_kib":%d,"receiver_monitor_peak_rss_kib":%d,"sender_peak_rss_kib":%d,"rss_process":"worker (the child of the syncthing monitor process); the monitor is apart"}\n' \
   "$VERSION" "$FILES" "$SIZE" "$(seconds "$initial_us")" "$initial_bytes" "$(seconds "$change_us")" \
-  "$change_bytes" "$change_samples" "$rss_b" "$rss_b_monitor" "$rss_a"
+  "$change_bytes" "$change_samples" "$watcher_samples" "$rss_b" "$rss_b_monitor" "$rss_a"

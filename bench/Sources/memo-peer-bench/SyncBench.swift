@@ -28,9 +28,12 @@ struct SyncBench {
     let changeBytes: Int
     let receiverPeakRSSKiB: Int
     let changeSamples: [Double]?
+    /// With its default file watcher instead of a forced scan (`--watcher-changes`).
+    let watcherChangeSamples: [Double]?
     enum CodingKeys: String, CodingKey {
       case version
       case changeSamples = "change_seconds_samples"
+      case watcherChangeSamples = "watcher_change_seconds_samples"
       case initialSeconds = "initial_seconds"
       case initialBytes = "initial_bytes"
       case changeSeconds = "change_seconds"
@@ -187,7 +190,9 @@ struct SyncBench {
   }
 
   /// `bench/syncthing/baseline.sh` (next to the lab script's `scripts/`) on the lab that is up.
-  func runSyncthing(lab: String, environment: [String: String], files: Int, changes: Int? = nil) throws -> Syncthing {
+  func runSyncthing(
+    lab: String, environment: [String: String], files: Int, changes: Int? = nil, watcherChanges: Int = 0
+  ) throws -> Syncthing {
     let script = options.syncthingBaseline ?? Self.defaultBaseline(lab: lab)
     let workdir = NSTemporaryDirectory() + "memo-peer-bench-syncthing-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: workdir) }
@@ -195,7 +200,7 @@ struct SyncBench {
     process.executableURL = URL(fileURLWithPath: script)
     process.arguments =
       ["--lab", lab, "--files", "\(files)", "--size", "\(Self.size)", "--workdir", workdir]
-      + (changes.map { ["--changes", "\($0)"] } ?? [])
+      + (changes.map { ["--changes", "\($0)"] } ?? []) + ["--watcher-changes", "\(watcherChanges)"]
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let output = Pipe()
     process.standardOutput = output
