@@ -105,6 +105,8 @@ public actor ServeEngine {
   private var announcedReady = false
   /// The last STATUS= sent, so systemd hears each text once.
   private var lastServiceText: String?
+  /// The last summary reported (the CLI prints each on stderr), for the same reason.
+  private var lastSummary: String?
 
   private var registrations: [any StandingAdvertisement] = []
   /// The mDNS daemon dropped the advertisement while the node served (it restarted): until
@@ -576,7 +578,12 @@ public actor ServeEngine {
     }
     status.updated = clock()
     try status.write(paths)
-    report(status.summary)
+    // A forced publication (a new contact) often leaves the summary as it was: said once.
+    let summary = status.summary
+    if summary != lastSummary {
+      lastSummary = summary
+      report(summary)
+    }
     guard state != .stopped else { return }
     // A forced publication (new contacts, the store's state) may leave the text as it was.
     let text = status.serviceText

@@ -35,22 +35,16 @@ import subprocess
 import sys
 import time
 
-from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from browser_support import WAIT_SECONDS, click, find, present, start_chromium, wait
 
 ROLES = ["watcher", "editor"]
 BINARY = os.environ["MEMO_PEER"]
 WORK = os.environ["MEMO_PEER_TWO_HOSTS_WORK"]
 with open(os.environ["MEMO_PEER_TWO_HOSTS_FIXTURES"], encoding="utf-8") as fixture_file:
     FIXTURES = json.load(fixture_file)
-# Bounds on everything: the whole run, each wait in a page, the wait for the other role,
-# and the wait for what live sync brings.
+# Bounds on everything: the whole run, the wait for the other role, and the wait for what
+# live sync brings (each wait in a page: WAIT_SECONDS, from browser_support).
 RUN_SECONDS = 240
-WAIT_SECONDS = 20
 PEER_SECONDS = 90
 ARRIVAL_SECONDS = 30
 
@@ -98,21 +92,8 @@ def sign_in_link(previous=None):
 
 def start_browser(name):
     folder = os.path.join(WORK, ROLE + "-" + name)
-    options = Options()
-    options.binary_location = "/usr/lib/chromium/chromium"
-    for argument in [
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1180,820",
-        f"--user-data-dir={folder}/profile", f"--disk-cache-dir={folder}/cache", "--no-first-run",
-        "--no-default-browser-check", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--disable-extensions", "--disable-features=MediaRouter,Translate,OptimizationHints",
-        "--password-store=basic", "--lang=en-US",
-    ]:
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service("/usr/bin/chromedriver", log_path=folder + "-chromedriver.log")
-    driver = webdriver.Chrome(service=service, options=options)
-    driver.set_page_load_timeout(WAIT_SECONDS)
-    return driver
+    return start_chromium(
+        f"{folder}/profile", f"{folder}/cache", folder + "-chromedriver.log", {"browser": "ALL"})
 
 
 def sign_in(driver, link):
@@ -122,51 +103,10 @@ def sign_in(driver, link):
     assert driver.current_url == base + "/", f"signed in at {driver.current_url}"
 
 
-def wait(driver, condition, what, seconds=WAIT_SECONDS):
-    """Waits for `condition`, asking again when the page redrew an element meanwhile."""
-
-    def attempt(_):
-        try:
-            return condition()
-        except StaleElementReferenceException:
-            return False
-
-    try:
-        return WebDriverWait(
-            driver, seconds, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]
-        ).until(attempt)
-    except TimeoutException:
-        raise AssertionError(f"timed out after {seconds:.1f} s waiting for {what}") from None
-
-
-def find(driver, css):
-    return driver.find_element(By.CSS_SELECTOR, css)
-
-
-def present(driver, css):
-    return driver.find_elements(By.CSS_SELECTOR, css)
-
-
 def text_of(driver, css):
     """The text of the first element `css` finds, empty when there is none."""
     elements = present(driver, css)
     return elements[0].text if elements else ""
-
-
-def click(driver, css):
-    """Clicks the element once it is there, again if the page redrew it meanwhile."""
-
-    def attempt():
-        try:
-            elements = present(driver, css)
-            if not elements or not elements[0].is_enabled():
-                return False
-            elements[0].click()
-            return True
-        except StaleElementReferenceException:
-            return False
-
-    wait(driver, attempt, f"{css} to click")
 
 
 def listed_titles(driver):

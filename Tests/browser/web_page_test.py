@@ -32,12 +32,9 @@ import threading
 import time
 import uuid
 
-from selenium import webdriver
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
-from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import Select, WebDriverWait
+from selenium.webdriver.support.ui import Select
+
+from browser_support import WAIT_SECONDS, click, find, present, start_chromium, wait
 
 BINARY = os.environ["MEMO_PEER"]
 WORK = os.environ["MEMO_PEER_WEB_WORK"]
@@ -49,7 +46,6 @@ CACHE = os.path.join(WORK, "cache")
 PROFILE = os.path.join(WORK, "profile")
 # Bounds on everything: the whole run, each wait.
 signal.alarm(600)
-WAIT_SECONDS = 20
 
 
 def step(text):
@@ -136,20 +132,8 @@ def start_control_server():
 
 
 def start_browser(profile=PROFILE):
-    options = Options()
-    options.binary_location = "/usr/lib/chromium/chromium"
-    for argument in [
-        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1180,820",
-        f"--user-data-dir={profile}", f"--disk-cache-dir={CACHE}", "--no-first-run", "--no-default-browser-check",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-extensions",
-        "--disable-features=MediaRouter,Translate,OptimizationHints", "--password-store=basic", "--lang=en-US",
-    ]:
-        options.add_argument(argument)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    service = Service("/usr/bin/chromedriver", log_path=os.path.join(WORK, "chromedriver.log"))
-    driver = webdriver.Chrome(service=service, options=options)
-    driver.set_page_load_timeout(WAIT_SECONDS)
-    return driver
+    return start_chromium(
+        profile, CACHE, os.path.join(WORK, "chromedriver.log"), {"performance": "ALL", "browser": "ALL"})
 
 
 REQUEST_URLS = []
@@ -160,48 +144,6 @@ def collect_request_urls(driver):
         message = json.loads(entry["message"])["message"]
         if message.get("method") == "Network.requestWillBeSent":
             REQUEST_URLS.append(message["params"]["request"]["url"])
-
-
-def wait(driver, condition, what, seconds=WAIT_SECONDS):
-    """Waits for `condition`, asking again when the page redrew an element meanwhile. It asks
-    every 50 ms (selenium's default is 500 ms), so a measured wait is not rounded up by it."""
-
-    def attempt(_):
-        try:
-            return condition()
-        except StaleElementReferenceException:
-            return False
-
-    try:
-        return WebDriverWait(
-            driver, seconds, poll_frequency=0.05, ignored_exceptions=[StaleElementReferenceException]
-        ).until(attempt)
-    except TimeoutException:
-        raise AssertionError(f"timed out waiting for {what}") from None
-
-
-def find(driver, css):
-    return driver.find_element(By.CSS_SELECTOR, css)
-
-
-def click(driver, css):
-    """Clicks the element once it is there, again if the page redrew it meanwhile."""
-
-    def attempt():
-        try:
-            elements = present(driver, css)
-            if not elements or not elements[0].is_enabled():
-                return False
-            elements[0].click()
-            return True
-        except StaleElementReferenceException:
-            return False
-
-    wait(driver, attempt, f"{css} to click")
-
-
-def present(driver, css):
-    return driver.find_elements(By.CSS_SELECTOR, css)
 
 
 def page_text(driver):
