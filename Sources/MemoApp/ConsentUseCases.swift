@@ -64,6 +64,32 @@ public struct ConsentUseCases {
     }
   }
 
+  /// After a sync a person ran on a terminal: asks, once, whether `serve` may keep this
+  /// device in sync in the background (live sync, `--sync-every`), with what that means and
+  /// the usage description, and records the answer. Never asks when nobody can answer or
+  /// when any decision about background sync is on record (granted, denied or revoked: a
+  /// person who said no is not asked again). nil when it did not ask.
+  public func offerBackgroundSync(prompt: any Prompt) throws -> ConsentRecord? {
+    let gate = try gate()
+    guard prompt.canAsk, case .undetermined = try gate.state(.backgroundSync) else { return nil }
+    let question = Self.backgroundSyncQuestion(gate.manifest)
+    let answer = try prompt.ask(question + "\nAllow / Don't Allow? ")
+    let allowed = Self.allows(answer)
+    return try gate.record(
+      allowed ? .granted : .denied, scope: .backgroundSync, method: .prompt, note: nil, now: app.now, shown: question)
+  }
+
+  /// What the offer shows: what the daemon would do, and the manifest's usage description.
+  public static func backgroundSyncQuestion(_ manifest: LocalNetworkManifest) -> String {
+    "Keep this device in sync in the background? While `memo-peer serve` runs (its user unit), every change"
+      + " is synced with your trusted devices as soon as it is made, with nobody at the keyboard. "
+      + manifest.promptText
+  }
+
+  static func allows(_ answer: String) -> Bool {
+    ["allow", "a", "y", "yes"].contains(answer.trimmingWhitespace.lowercased())
+  }
+
   static func obtain(for use: LocalNetworkUse, gate: ConsentGate, prompt: any Prompt, now: Timestamp) throws {
     switch try gate.verdict(for: use) {
     case .allowed: return
@@ -71,8 +97,7 @@ public struct ConsentUseCases {
     case .needsConsent(let scope):
       guard prompt.canAsk else { throw ConsentGate.consentRequired(scope, manifest: gate.manifest) }
       let answer = try prompt.ask("\(gate.manifest.promptText)\nAllow / Don't Allow? ")
-      let normalized = answer.trimmingWhitespace.lowercased()
-      let allowed = ["allow", "a", "y", "yes"].contains(normalized)
+      let allowed = allows(answer)
       try gate.record(allowed ? .granted : .denied, scope: scope, method: .prompt, note: nil, now: now)
       if !allowed {
         if case .refused(let error) = try gate.verdict(for: use) { throw error }

@@ -37,7 +37,9 @@ enum SyncCommands {
       node had (and at least 10), counted over 24 hours, are held back: nothing is deleted
       until you choose --allow-deletes (delete them here too) or --keep-deleted (keep them;
       they come back on the peer). A sync cut off at any point resumes where it stopped. On
-      a terminal a progress line shows long syncs. Exit status 20 when deletes were held
+      a terminal a progress line shows long syncs, and the first sync there asks once whether
+      `serve` may keep this device in sync in the background (the background-sync consent).
+      Exit status 20 when deletes were held
       back, 17 when a device could not be reached, 21 when a device sent data that breaks
       the protocol (nothing of it is stored; the message names the device).
       """,
@@ -84,6 +86,18 @@ enum SyncCommands {
       }
     }
     if let problem = outcome.problem { throw problem }
+    // The first sync a person runs on a terminal may ask about keeping in sync without them.
+    if !context.wantsJSON, !outcome.results.isEmpty,
+      let record = try context.app().consent.offerBackgroundSync(prompt: console)
+    {
+      let granted = record.decision == .granted
+      console.print(
+        granted
+          ? "background sync allowed: `memo-peer serve` keeps this device in sync"
+            + " (`memo-peer consent revoke --scope background-sync` to stop)"
+          : "background sync not allowed: `memo-peer sync` syncs when you run it"
+            + " (`memo-peer consent grant --scope background-sync` to change that)")
+    }
   }
 
   /// The options of `peers`.

@@ -40,11 +40,14 @@ public struct ConsentGate: Sendable {
 
   /// Records a decision with who made it, when, how, and the exact text that applied.
   @discardableResult
+  /// `shown`: the text the person saw when it is not the manifest's prompt (the question
+  /// about background sync after a `sync` on a terminal).
   public func record(
-    _ decision: ConsentDecision, scope: ConsentScope, method: ConsentMethod, note: String?, now: Timestamp
+    _ decision: ConsentDecision, scope: ConsentScope, method: ConsentMethod, note: String?, now: Timestamp,
+    shown: String? = nil
   ) throws -> ConsentRecord {
     let record = ConsentRecord(
-      decision: decision, scope: scope, usageText: manifest.promptText, serviceTypes: manifest.serviceTypes,
+      decision: decision, scope: scope, usageText: shown ?? manifest.promptText, serviceTypes: manifest.serviceTypes,
       user: Self.userName(), uid: geteuid(), time: now, method: method, note: note)
     try log.append(record)
     return record

@@ -471,6 +471,37 @@ final class SyncLabTests: LabTestCase {
     XCTAssertFalse(Lab.waitUntil(seconds: 3) { (try? self.ids("b").contains(second)) ?? false }, "revoked: no sync")
   }
 
+  /// The first `sync` a person runs on a terminal asks once whether the daemon may keep the
+  /// device in sync in the background, with the usage description; the answer is on record
+  /// (by prompt, with the text shown), and the next `sync` does not ask again.
+  func testTheFirstSyncOnATerminalOffersBackgroundSyncOnce() throws {
+    try trustEachOther(["a", "b"])
+    try serve("a")
+    _ = try newMemo("a", title: "on a", body: "to fetch\n")
+    let (first, input) = try Lab.startOnTerminal("b", ["sync"])
+    background.append(first)
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 20) { first.text.contains("Keep this device in sync in the background?") }, first.text)
+    XCTAssertTrue(first.text.contains("received 1"), "the sync ran before the question: \(first.text)")
+    XCTAssertTrue(first.text.contains("Allow / Don't Allow?"), first.text)
+    input.write(Data("allow\n".utf8))
+    XCTAssertEqual(first.exitStatus(within: 10), 0, first.text)
+    XCTAssertTrue(first.text.contains("background sync allowed"), first.text)
+    let scopes = object(try ok("b", ["consent", "status", "--json"]))["scopes"] as? [String: Any]
+    let backgroundSync = scopes?["background-sync"] as? [String: Any]
+    let last = backgroundSync?["last"] as? [String: Any]
+    XCTAssertEqual(backgroundSync?["state"] as? String, "granted")
+    XCTAssertEqual(last?["method"] as? String, "prompt")
+    XCTAssertTrue(
+      (last?["usage_text"] as? String)?.hasPrefix("Keep this device in sync in the background?") == true,
+      "the text shown is on record: \(String(describing: last))")
+
+    let (second, _) = try Lab.startOnTerminal("b", ["sync"])
+    background.append(second)
+    XCTAssertEqual(second.exitStatus(within: 20), 0, second.text)
+    XCTAssertFalse(second.text.contains("in the background?"), "asked once: \(second.text)")
+  }
+
   // MARK: - serve: live push
 
   /// Live push: under the background-sync consent, a memo saved by another process on a

@@ -124,3 +124,42 @@ final class ScriptedPrompt: Prompt {
     return answers.isEmpty ? "" : answers.removeFirst()
   }
 }
+
+/// The offer of background sync after a sync a person ran on a terminal.
+final class BackgroundSyncOfferTests: XCTestCase {
+  func testAskedOnceWithTheUsageDescriptionAndRecordedAsShown() throws {
+    let node = try AppFixture()
+    let consent = node.app().consent
+    XCTAssertNil(try consent.offerBackgroundSync(prompt: NobodyToAsk()), "nobody at a terminal: not asked")
+    XCTAssertEqual(try consent.overview().state(.backgroundSync), .undetermined)
+
+    let person = ScriptedPrompt(answers: ["y"])
+    let record = try XCTUnwrap(try consent.offerBackgroundSync(prompt: person))
+    XCTAssertEqual(record.decision, .granted)
+    XCTAssertEqual(record.method, .prompt)
+    XCTAssertEqual(person.questions.count, 1)
+    let manifest = try consent.gate().manifest
+    XCTAssertTrue(person.questions[0].contains(manifest.usageDescription), person.questions[0])
+    XCTAssertTrue(person.questions[0].hasPrefix("Keep this device in sync in the background?"))
+    XCTAssertEqual(record.usageText, ConsentUseCases.backgroundSyncQuestion(manifest), "the text shown is on record")
+    XCTAssertTrue(try consent.overview().state(.backgroundSync).isGranted)
+
+    XCTAssertNil(try consent.offerBackgroundSync(prompt: person), "asked once")
+    XCTAssertEqual(person.questions.count, 1)
+  }
+
+  func testANoIsRecordedAndNotAskedAgainNorAfterARevoke() throws {
+    let node = try AppFixture()
+    let consent = node.app().consent
+    let person = ScriptedPrompt(answers: ["no", "y"])
+    XCTAssertEqual(try consent.offerBackgroundSync(prompt: person)?.decision, .denied)
+    XCTAssertNil(try consent.offerBackgroundSync(prompt: person), "a no stands")
+    XCTAssertFalse(try consent.overview().state(.backgroundSync).isGranted)
+
+    let other = try AppFixture()
+    _ = try other.app().consent.decide(.granted, scope: .backgroundSync, method: .command)
+    _ = try other.app().consent.decide(.revoked, scope: .backgroundSync, method: .command)
+    XCTAssertNil(try other.app().consent.offerBackgroundSync(prompt: person), "a revoke stands")
+    XCTAssertEqual(person.questions.count, 1)
+  }
+}
