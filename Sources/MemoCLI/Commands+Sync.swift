@@ -39,9 +39,9 @@ enum SyncCommands {
       they come back on the peer). A sync cut off at any point resumes where it stopped. On
       a terminal a progress line shows long syncs, and the first sync there asks once whether
       `serve` may keep this device in sync in the background (the background-sync consent).
-      Exit status 20 when deletes were held
-      back, 17 when a device could not be reached, 21 when a device sent data that breaks
-      the protocol (nothing of it is stored; the message names the device).
+      Exit status 20 when deletes were held back, 17 when a device could not be reached, 21
+      when a device sent data that breaks the protocol (nothing of it is stored; the message
+      names the device).
       """,
     options: [
       SyncOptions.peer, SyncOptions.timeout, SyncOptions.allowDeletes, SyncOptions.keepDeleted, SyncOptions.json,

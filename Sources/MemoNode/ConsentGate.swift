@@ -39,9 +39,9 @@ public struct ConsentGate: Sendable {
   }
 
   /// Records a decision with who made it, when, how, and the exact text that applied.
-  @discardableResult
   /// `shown`: the text the person saw when it is not the manifest's prompt (the question
   /// about background sync after a `sync` on a terminal).
+  @discardableResult
   public func record(
     _ decision: ConsentDecision, scope: ConsentScope, method: ConsentMethod, note: String?, now: Timestamp,
     shown: String? = nil

@@ -65,7 +65,8 @@ final class InMemoryListener: ChannelListener {
     set { state.withLock { $0.port = newValue } }
   }
 
-  /// Keeps `channel` to close it later; false once stopped.
+  /// Keeps `channel` to close it later (ended ones too, until `stop`: a test's channels are
+  /// few); false once stopped.
   func track(_ channel: any FrameChannel) -> Bool {
     state.withLock { state in
       guard !state.stopped else { return false }
