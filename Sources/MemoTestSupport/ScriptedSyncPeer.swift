@@ -111,12 +111,24 @@ public enum ScriptedSyncPeer {
   }
 
   /// Sends `frames` one at a time, reading the answer to each batch and `sync-done`: the
-  /// first refusal or end (and `finished` false), else the last acknowledgement.
+  /// first refusal or end (and `finished` false), else the last acknowledgement. A
+  /// `sync-done` that no batch precedes gets a position-only batch at its position first,
+  /// as the protocol asks of every sender (a script tests what its frames hold, not that).
   static func send(_ frames: [Frame], over channel: any FrameChannel) throws(TransportError) -> (
     answer: Answer, finished: Bool
   ) {
     var last = Answer.closed
+    var batched = false
+    var sending: [Frame] = []
     for frame in frames {
+      if frame.kind == .syncBatch { batched = true }
+      if frame.kind == .syncDone, !batched, let done = PeerMessage.decode(SyncMessage.Done.self, from: frame.payload) {
+        batched = true
+        sending.append(Frame(.syncBatch, payload: SyncRecordBatch.encode(.init(position: done.position, records: []))))
+      }
+      sending.append(frame)
+    }
+    for frame in sending {
       try channel.send(frame)
       guard frame.kind == .syncBatch || frame.kind == .syncDone else { continue }
       guard let reply = try channel.receive() else { return (.closed, false) }

@@ -166,8 +166,10 @@ final class HostileSessionTests: XCTestCase {
       _ = try? PeerSession.greet(channel, identity: identity)
       _ = try? channel.receive()
       try? channel.send(Frame(.syncHello, payload: ScriptedSyncPeer.hello(replica: made)))
+      try? channel.send(Frame(.syncBatch, payload: SyncRecordBatch.encode(.init(position: 0, records: []))))
       try? channel.send(ScriptedSyncPeer.done(position: 0, knowledge: [:]))
-      _ = try? channel.receive()  // the asker's acknowledgement of that direction
+      _ = try? channel.receive()  // the asker's acknowledgement of the position-only batch
+      _ = try? channel.receive()  // and of that direction
       _ = try? channel.receive()  // its first batch
       try? channel.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: .futureClock))))
     }

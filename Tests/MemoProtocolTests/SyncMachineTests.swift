@@ -25,6 +25,8 @@ final class SyncMachineTests: XCTestCase {
     var ending: SyncMachine.Ending?
     var progress: [SyncMachine.Progress] = []
     var recordedAcknowledged: UInt64?
+    /// Whether its receiving direction finished (its store adopted the peer's `sync-done`).
+    var finishedReceiving = false
     /// The store work answers: tests make one of them a refusal or a failure.
     var onPlan: SyncMachine.Event?
     var onApply: ((SyncRecordBatch.Batch) -> SyncMachine.Event)?
@@ -71,6 +73,7 @@ final class SyncMachineTests: XCTestCase {
         received += batch.records
         return .applied(position: batch.position)
       case .finishReceiving:
+        finishedReceiving = true
         return .received(SyncMessage.Outcome(applied: received.count))
       case .readBatch:
         guard readUpTo < feed.count else {
@@ -242,9 +245,15 @@ final class SyncMachineTests: XCTestCase {
         let fromAnswerer = swapped(answerer.take())
         asker.deliver(fromAnswerer, chunks: &random, pieces: .whole)
       }
-      for side in [asker, answerer] {
+      for (side, other) in [(asker, answerer), (answerer, asker)] {
         // Whatever came, nothing was applied twice and nothing unsent was applied.
         XCTAssertEqual(Set(side.received.map(\.dot)).count, side.received.count)
+        // A direction that finished has everything sent in it: the sync-done's knowledge
+        // claims all of it.
+        if side.finishedReceiving {
+          XCTAssertEqual(
+            Set(side.received.map(\.dot)), Set(other.feed.map(\.dot)), "seed \(seed): all received before sync-done")
+        }
         if case .refusedPeer(let violation) = side.ending {
           refusals += 1
           XCTAssertEqual(side.sent.last?.kind, .syncRefuse, "a refusal tells the peer")
@@ -375,6 +384,25 @@ final class SyncMachineTests: XCTestCase {
     assertRefused(askerFed([answererHello, Frame(.pairCommit, payload: [])]), .unexpectedFrame)
     // A second hello in the middle of the answerer's direction.
     assertRefused(askerFed([answererHello, answererHello]), .unexpectedFrame)
+  }
+
+  func testBatchesAndSyncDoneOutOfPositionOrderAreRefusedBeforeAnythingIsAdopted() {
+    let first = batch([Self.record(Self.answererReplica, 1)], position: 1)
+    let second = batch([Self.record(Self.answererReplica, 2)], position: 2)
+    let done = frame(.syncDone, SyncMessage.Done(position: 2, knowledge: VersionVector()))
+    // A sync-done that overtook the last batch: adopting it would claim a record never received.
+    let early = askerFed([answererHello, first, done, second])
+    assertRefused(early, .unexpectedFrame)
+    XCTAssertFalse(early.finishedReceiving, "nothing adopted")
+    XCTAssertEqual(early.received.map(\.dot.seq), [1])
+    // A batch from before the last one.
+    let back = askerFed([answererHello, second, first])
+    assertRefused(back, .unexpectedFrame)
+    XCTAssertEqual(back.received.map(\.dot.seq), [2], "the batch that went back is not applied")
+    // In order, the same frames complete the direction.
+    let inOrder = askerFed([answererHello, first, second, done])
+    XCTAssertTrue(inOrder.finishedReceiving)
+    XCTAssertNil(inOrder.ending.flatMap { if case .refusedPeer(let why) = $0 { why } else { nil } })
   }
 
   func testAcknowledgementsThatNoBatchExplainsAreRefused() {

@@ -173,6 +173,10 @@ public struct SyncMachine: Sendable {
   /// Whether this side's receiving direction is behind it (then sending, or the end).
   private var receivedAll = false
   private var sentAll = false
+  /// Receiving: the position of the last batch in, so that batches come in the order they
+  /// were read and `sync-done` comes after the last of them: its knowledge claims every
+  /// record sent, which is true only once all of them are here.
+  private var receivedPosition: UInt64?
   private var summary = Summary()
   private var estimate = 0
   // Sending: batches out without an acknowledgement, the highest position sent and acked,
@@ -181,6 +185,7 @@ public struct SyncMachine: Sendable {
   private var sentUpTo: UInt64 = 0
   private var acknowledged: UInt64 = 0
   private var doneSent = false
+  private var batchSent = false
 
   public init(role: Role, window: Int = SyncMachine.window) {
     self.role = role
@@ -274,10 +279,20 @@ public struct SyncMachine: Sendable {
     switch frame.kind {
     case .syncBatch:
       let batch = try SyncRecordBatch.decode(frame.payload)
+      if let last = receivedPosition, batch.position <= last {
+        throw SyncViolation(.unexpectedFrame, "a sync-batch at position \(batch.position) after one at \(last)")
+      }
+      receivedPosition = batch.position
       awaiting = .apply(records: batch.records.count)
       return [.apply(batch)]
     case .syncDone:
       let done = try SyncMessage.decodeDone(frame.payload)
+      guard let last = receivedPosition, done.position == last else {
+        throw SyncViolation(
+          .unexpectedFrame,
+          "a sync-done at position \(done.position) after "
+            + (receivedPosition.map { "the last sync-batch at \($0)" } ?? "no sync-batch"))
+      }
       awaiting = .finish(position: done.position)
       return [.finishReceiving(done)]
     default:
@@ -337,6 +352,7 @@ public struct SyncMachine: Sendable {
       return [ack] + (sentAll ? finish(.completed(summary)) : beginSending())
     case (.read, .read(let batch)):
       sentUpTo = max(sentUpTo, batch.position)
+      batchSent = true
       inFlight += 1
       summary.sentRecords += batch.records.count
       let sent: [Action] = [
@@ -347,7 +363,15 @@ public struct SyncMachine: Sendable {
     case (.read, .exhausted(let done)):
       sentUpTo = max(sentUpTo, done.position)
       doneSent = true
-      return [.send(Self.frame(.syncDone, done))]
+      // At least one batch goes before sync-done (a position-only one when nothing is
+      // owed), so the receiver can tell that none is still on its way.
+      var sent: [Action] = []
+      if !batchSent {
+        batchSent = true
+        inFlight += 1
+        sent.append(.send(Frame(.syncBatch, payload: SyncRecordBatch.encode(.init(position: done.position, records: [])))))
+      }
+      return sent + [.send(Self.frame(.syncDone, done))]
     case (.record, .recorded):
       sentAll = true
       return receivedAll ? finish(.completed(summary)) : beginReceiving()
