@@ -369,7 +369,8 @@ public struct SyncMachine: Sendable {
       if !batchSent {
         batchSent = true
         inFlight += 1
-        sent.append(.send(Frame(.syncBatch, payload: SyncRecordBatch.encode(.init(position: done.position, records: [])))))
+        let positionOnly = SyncRecordBatch.Batch(position: done.position, records: [])
+        sent.append(.send(Frame(.syncBatch, payload: SyncRecordBatch.encode(positionOnly))))
       }
       return sent + [.send(Self.frame(.syncDone, done))]
     case (.record, .recorded):
