@@ -1,6 +1,11 @@
 #include "memo_system_shims.h"
 
 #include <linux/magic.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -41,3 +46,17 @@ long long memo_memlock_limit(void) { return soft_limit(RLIMIT_MEMLOCK); }
 long long memo_core_limit(void) { return soft_limit(RLIMIT_CORE); }
 
 void memo_name_this_thread(const char *name) { (void)prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }
+
+int memo_open_route_watch(void) {
+  int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd < 0) return -1;
+  struct sockaddr_nl address;
+  memset(&address, 0, sizeof address);
+  address.nl_family = AF_NETLINK;
+  address.nl_groups = RTMGRP_LINK | RTMGRP_IPV4_IFADDR | RTMGRP_IPV6_IFADDR;
+  if (bind(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}

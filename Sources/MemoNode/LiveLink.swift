@@ -21,12 +21,16 @@ final class LiveLink: Sendable {
   static let keepaliveJitter = 2.0
   /// Seconds the peer has to answer it.
   static let pongSeconds = 5.0
+  /// The longest a sync on the link waits for the peer's next frame: a peer that vanished
+  /// in the middle of a push is noticed as soon as a silent one is (not after the
+  /// connection's idle limit of 120 s).
+  static let syncQuietSeconds = keepaliveSeconds + keepaliveJitter + pongSeconds
 
   let peer: TrustedPeer
   private let signal = DispatchSemaphore(value: 0)
   /// `owed`: a sync is due (true at first: the link's first sync); `closing`: end the link;
-  /// `synced`: a sync on it succeeded.
-  private let state = Mutex((owed: true, closing: false, synced: false))
+  /// `synced`: a sync on it succeeded; `probe`: a keepalive is due now (`check`).
+  private let state = Mutex((owed: true, closing: false, synced: false, probe: false))
 
   let activity: PeerActivity
 
@@ -38,6 +42,14 @@ final class LiveLink: Sendable {
   /// A revision was stored here: the link syncs once more (calls while one runs make one).
   func push() {
     state.withLock { $0.owed = true }
+    signal.signal()
+  }
+
+  /// The link may have died without a word (this machine's address changed; the peer
+  /// dialled us afresh, so its end of the pair was replaced): it pings now rather than after
+  /// the usual quiet, and ends within `pongSeconds` if nothing answers.
+  func check() {
+    state.withLock { $0.probe = true }
     signal.signal()
   }
 
@@ -65,9 +77,9 @@ final class LiveLink: Sendable {
     var pings = PingExchange()
     var opened: MemoStore?
     while true {
-      let (owed, closing) = state.withLock { state in
-        defer { state.owed = false }
-        return (state.owed, state.closing)
+      let (owed, closing, probe) = state.withLock { state in
+        defer { (state.owed, state.probe) = (false, false) }
+        return (state.owed, state.closing, state.probe)
       }
       if closing {
         try? channel.send(PeerSession.goodbye("done"))
@@ -78,15 +90,19 @@ final class LiveLink: Sendable {
         if owed {
           let store = try opened ?? runner.openReadable()
           opened = store
-          synced(try runner.session(over: channel, with: peer, store: store, deleteGuard: MassDeleteGuard()))
+          synced(
+            try runner.session(
+              over: channel, with: peer, store: store, deleteGuard: MassDeleteGuard(), quiet: Self.syncQuietSeconds))
           state.withLock { $0.synced = true }
           activity.record(peer.deviceID)
           continue
         }
-        let quiet = activity.silence(of: peer.deviceID)
-        let wait = max(Self.keepaliveSeconds - quiet, 0) + Double.random(in: 0..<Self.keepaliveJitter)
-        guard signal.wait(timeout: .now() + wait) == .timedOut else { continue }
-        guard activity.silence(of: peer.deviceID) >= Self.keepaliveSeconds else { continue }
+        if !probe {
+          let quiet = activity.silence(of: peer.deviceID)
+          let wait = max(Self.keepaliveSeconds - quiet, 0) + Double.random(in: 0..<Self.keepaliveJitter)
+          guard signal.wait(timeout: .now() + wait) == .timedOut else { continue }
+          guard activity.silence(of: peer.deviceID) >= Self.keepaliveSeconds else { continue }
+        }
         try channel.send(pings.next())
         guard pings.answers(try channel.receive(before: .after(seconds: Self.pongSeconds))) else {
           throw MemoPeerError(.connection, "the peer did not answer the keepalive")

@@ -24,6 +24,10 @@ struct LiveLinkPlan {
   private(set) var up: Set<DeviceID> = []
   private var failures: [DeviceID: Int] = [:]
   private var notBefore: [DeviceID: Timestamp] = [:]
+  /// Network changes (`networkEvent`): the first of the burst, when to check, the last check.
+  private var networkBurstStart: Timestamp?
+  private var networkCheckAt: Timestamp?
+  private var lastNetworkCheck: Timestamp?
   let backoff = DeliveryBackoff(base: 1, cap: 30)
 
   /// The feed is at `position`: whether it moved since the last look (the first look is a
@@ -67,6 +71,28 @@ struct LiveLinkPlan {
     notBefore[device] = nil
   }
 
+  /// The kernel told of a change of this machine's links or addresses. Changes come in
+  /// bursts (down, then up, then an address), and a busy machine (containers, VPNs) may
+  /// report them all the time: the check they call for (`networkCheckDue`) comes once the
+  /// burst has been quiet for 1 s, at most 3 s after its first change, and at most once
+  /// every 10 s, so no stream of changes becomes a stream of dials.
+  mutating func networkEvent(now: Timestamp) {
+    let first = networkBurstStart ?? now
+    networkBurstStart = first
+    networkCheckAt = max(min(now + 1000, first + 3000), lastNetworkCheck.map { $0 + 10_000 } ?? 0)
+  }
+
+  /// Whether the check of a network change is due at `now`; when it is, every device
+  /// without a link is dialled now, whatever its pause (the failures behind the pauses may
+  /// have been this side's), and it is marked done.
+  mutating func networkCheckDue(now: Timestamp) -> Bool {
+    guard let at = networkCheckAt, now >= at else { return false }
+    (networkCheckAt, networkBurstStart, lastNetworkCheck) = (nil, nil, now)
+    failures = [:]
+    notBefore = [:]
+    return true
+  }
+
   /// Forgets devices no longer trusted; says which of them had a link (to be closed).
   mutating func keep(only trusted: Set<DeviceID>) -> Set<DeviceID> {
     let gone = up.union(dialling).subtracting(trusted)
@@ -80,7 +106,11 @@ struct LiveLinkPlan {
   /// Forgets every link and pause (the node locked, a consent was revoked): every link is
   /// closed, and afterwards every device is dialled again; a new link's first sync sends
   /// what changed meanwhile, so the feed position is kept.
-  mutating func reset() { self = LiveLinkPlan(feedSeen: feedSeen) }
+  mutating func reset() {
+    let last = lastNetworkCheck
+    self = LiveLinkPlan(feedSeen: feedSeen)
+    lastNetworkCheck = last
+  }
 
   init(feedSeen: UInt64? = nil) { self.feedSeen = feedSeen }
 }

@@ -142,13 +142,13 @@ public struct PeerSync: Sendable {
   /// live link syncs on it again at the next change. Blocking.
   func session(
     over channel: any FrameChannel, with peer: TrustedPeer, store opened: MemoStore, deleteGuard: MassDeleteGuard?,
-    progress: SyncSession.ProgressHandler? = nil
+    progress: SyncSession.ProgressHandler? = nil, quiet: Double? = nil
   ) throws -> PeerResult {
     let started = DispatchTime.now().uptimeNanoseconds
     let before = channel.wireBytes
     let report = try SyncSession.ask(
       channel, peer: peer.deviceID, peerName: peer.displayName, store: opened, deleteGuard: deleteGuard,
-      batch: batch, clock: clock, progress: progress)
+      batch: batch, clock: clock, progress: progress, quiet: quiet)
     let after = channel.wireBytes
     return PeerResult(
       peer: peer, report: report, error: nil,

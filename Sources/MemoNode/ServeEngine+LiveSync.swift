@@ -37,6 +37,7 @@ extension ServeEngine {
       for link in liveLinks.values { link.push() }
     }
     for device in liveLinkPlan.keep(only: trusted.all) { liveLinks.removeValue(forKey: device)?.close() }
+    checkLinksAfterANetworkChange(now: now)
     let due = liveLinkPlan.toDial(trusted: trusted.all, now: now)
     guard !due.isEmpty else { return }
     guard let loaded = try? trusted.store.load().peers else { return }
@@ -108,9 +109,28 @@ extension ServeEngine {
     showLivePeers()
   }
 
+  /// An interface or address of this machine changed (netlink, `FolderChangeWatch`): once
+  /// the burst settles, the links are checked and the devices not linked dialled, not
+  /// after their pauses, so a laptop back on the network is in sync within a dial.
+  func networkChanged() { liveLinkPlan.networkEvent(now: clock()) }
+
+  /// Once a burst of network changes has settled (`LiveLinkPlan.networkEvent`): every
+  /// live link pings now (one over an address that went away dies without a word), and
+  /// the devices not linked are dialled at this step.
+  private func checkLinksAfterANetworkChange(now: Timestamp) {
+    guard liveLinkPlan.networkCheckDue(now: now) else { return }
+    logger.info("the network changed here: checking every live link, dialling the devices not linked now")
+    for link in liveLinks.values { link.check() }
+  }
+
   /// Devices that connected to us are reachable: dialled back without waiting for a pause.
+  /// One whose link to us seems up dialled us afresh, so its end of our link may be gone:
+  /// that link pings now, and ends at once if nothing answers.
   func heardFrom(_ devices: Set<DeviceID>) {
-    for device in devices { liveLinkPlan.heardFrom(device) }
+    for device in devices {
+      liveLinkPlan.heardFrom(device)
+      if liveLinkPlan.up.contains(device) { liveLinks[device]?.check() }
+    }
   }
 
   /// What `status` shows of the links that are up.

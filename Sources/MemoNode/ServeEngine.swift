@@ -183,6 +183,7 @@ public actor ServeEngine {
     advertiser = collaborators.advertiser ?? DNSSDAdvertiser(gate: gate)
     store = StoreAccess(paths: paths, keys: collaborators.keys, use: .background, logger: logger)
     wakeup = try? FolderChangeWatch()
+    wakeup?.watchNetwork()
     self.requestedPort = port
     self.interfaces = interfaces
     self.logger = logger
@@ -245,6 +246,7 @@ public actor ServeEngine {
     // after the WAL's fsync): while live sync runs, the feed is read again 5, 20 and 100 ms
     // after every write in the store's folder.
     if livePushAllowed && wake.folders.contains(paths.dataDirectory) { feedSettleChecks = Self.feedSettleDelays }
+    if wake.network { networkChanged() }
   }
 
   /// Wakes the daemon's sleep: a task it started ended, so the next step may start another.

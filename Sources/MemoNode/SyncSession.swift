@@ -43,10 +43,14 @@ public enum SyncSession {
   public typealias ProgressHandler = @Sendable (Progress) -> Void
 
   /// The asker's side. `deleteGuard` nil applies deletes without asking (`--allow-deletes`).
-  /// Only the notebooks this device shares with the peer move (`SyncPlan`).
+  /// Only the notebooks this device shares with the peer move (`SyncPlan`). `quiet`: the
+  /// longest the peer may be silent before the sync is given up (nil: the connection's idle
+  /// limit), so that a live link notices a peer that vanished in the middle of a push as
+  /// soon as its keepalive would.
   public static func ask(
     _ connection: any FrameChannel, peer: DeviceID, peerName: String, store: MemoStore, deleteGuard: MassDeleteGuard?,
-    batch: BatchLimits = BatchLimits(), clock: @escaping @Sendable () -> Timestamp, progress: ProgressHandler? = nil
+    batch: BatchLimits = BatchLimits(), clock: @escaping @Sendable () -> Timestamp, progress: ProgressHandler? = nil,
+    quiet: Double? = nil
   ) throws -> Report {
     let work = SyncStoreWork(
       .asker(store, deleteGuard: deleteGuard), peer: peer, batch: batch, clock: clock, logger: .disabled)
@@ -57,7 +61,7 @@ public enum SyncSession {
     let ending: SyncMachine.Ending
     do throws(TransportError) {
       ending = try drive(
-        &machine, machine.ask(hello), over: connection, work: work, open: { store }, progress: progress)
+        &machine, machine.ask(hello), over: connection, work: work, open: { store }, progress: progress, quiet: quiet)
     } catch {
       throw failure(peerName, error)
     }
@@ -128,10 +132,11 @@ public enum SyncSession {
 
   /// Carries the machine's frames and store work until it ends. A refusal is sent best
   /// effort (the peer may be gone); any other failed send or receive ends the sync with
-  /// that transport error. `open` gives the answerer's store work its store.
+  /// that transport error. `open` gives the answerer's store work its store; `quiet`
+  /// bounds each wait for a frame (nil: the connection's idle limit).
   static func drive(
     _ machine: inout SyncMachine, _ first: [SyncMachine.Action], over channel: any FrameChannel,
-    work: SyncStoreWork, open: () throws -> MemoStore, progress: ProgressHandler?
+    work: SyncStoreWork, open: () throws -> MemoStore, progress: ProgressHandler?, quiet: Double? = nil
   ) throws(TransportError) -> SyncMachine.Ending {
     var pending = first
     while true {
@@ -151,7 +156,7 @@ public enum SyncSession {
       // session (decoded and encoded) until its end, 16 MiB more at the peak of a sync of
       // 10,000 memos.
       pending.removeAll(keepingCapacity: true)
-      let frame = try channel.receive()
+      let frame = try channel.receive(before: quiet.map { .after(seconds: $0) })
       pending += machine.handle(frame.map { .frame($0) } ?? .closed)
     }
   }

@@ -1,3 +1,4 @@
+import CSystemShims
 import Synchronization
 
 #if canImport(Glibc)
@@ -13,7 +14,9 @@ import Synchronization
 /// inotify says only that *some* write happened, its own process's included; the owner
 /// confirms with what it reads (the store's change feed) that something new is there.
 /// Events are never lost to the owner: a full kernel queue (IN_Q_OVERFLOW) or an unreadable
-/// queue reads as a change of every folder.
+/// queue reads as a change of every folder. With `watchNetwork` it also wakes when this
+/// machine's network links or addresses change (the kernel's netlink news, counted, never
+/// parsed).
 public final class FolderChangeWatch: Sendable {
   private let inotify: Int32
   /// The pipe's read end (polled) and write end (poked); both non-blocking.
@@ -32,12 +35,18 @@ public final class FolderChangeWatch: Sendable {
     public var folders: Set<String> = []
     /// Whether `poke` was called.
     public var poked = false
+    /// Whether a network link or address changed on this machine (`watchNetwork`).
+    public var network = false
 
-    public init(folders: Set<String> = [], poked: Bool = false) {
+    public init(folders: Set<String> = [], poked: Bool = false, network: Bool = false) {
       self.folders = folders
       self.poked = poked
+      self.network = network
     }
   }
+
+  /// The kernel's news of links and addresses (`watchNetwork`); -1 until then.
+  private let route = Atomic<Int32>(-1)
 
   public init() throws(SystemError) {
     inotify = try System.call("inotify_init1") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
@@ -72,10 +81,26 @@ public final class FolderChangeWatch: Sendable {
     return true
   }
 
+  /// Also wakes on every change of this machine's network links and addresses (an
+  /// interface up or down, an address added or removed), from the kernel (netlink): `serve`
+  /// then dials its peers at once instead of waiting out a pause. False when the kernel
+  /// refuses it; calling it again does nothing.
+  @discardableResult
+  public func watchNetwork() -> Bool {
+    guard route.load(ordering: .relaxed) < 0 else { return true }
+    let fd = memo_open_route_watch()
+    guard fd >= 0 else { return false }
+    let (stored, _) = route.compareExchange(expected: -1, desired: fd, ordering: .relaxed)
+    if !stored { close(fd) }
+    return true
+  }
+
   /// Whether `folder` is watched.
   public func isWatching(_ folder: String) -> Bool { watched.withLock { $0.values.contains { $0.folder == folder } } }
 
   deinit {
+    let fd = route.load(ordering: .relaxed)
+    if fd >= 0 { close(fd) }
     close(inotify)
     close(pokeRead)
     close(pokeWrite)
@@ -92,14 +117,16 @@ public final class FolderChangeWatch: Sendable {
   /// passed, whichever is first; says what happened since the last call (empty: the time
   /// passed). Blocking: run it on a thread of its own. One caller at a time.
   public func wait(upTo seconds: Double) -> Wake {
+    let network = route.load(ordering: .relaxed)
     var descriptors = [
       pollfd(fd: inotify, events: Int16(POLLIN), revents: 0), pollfd(fd: pokeRead, events: Int16(POLLIN), revents: 0),
     ]
+    if network >= 0 { descriptors.append(pollfd(fd: network, events: Int16(POLLIN), revents: 0)) }
     let milliseconds = Int32(max(0, min(seconds, 3600)) * 1000)
-    let ready = descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, 2, milliseconds) }
+    let ready = descriptors.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), milliseconds) }
     // Interrupted or failed: say nothing happened; the owner's next wait comes within `seconds`.
     guard ready > 0 else { return Wake() }
-    return Wake(folders: takeChanges(), poked: drainPokes())
+    return Wake(folders: takeChanges(), poked: drainPokes(), network: network >= 0 && drain(network))
   }
 
   /// The folders written in since the last call; empties the queue. Never waits.
@@ -139,10 +166,14 @@ public final class FolderChangeWatch: Sendable {
     }
   }
 
-  private func drainPokes() -> Bool {
-    var poked = false
-    var buffer = [UInt8](repeating: 0, count: 64)
-    while buffer.withUnsafeMutableBytes({ read(pokeRead, $0.baseAddress, $0.count) }) > 0 { poked = true }
-    return poked
+  private func drainPokes() -> Bool { drain(pokeRead) }
+
+  /// Reads `fd` (non-blocking) until it is empty; whether anything was there. What was read
+  /// is not looked at: a poke, or the kernel's news that something changed.
+  private func drain(_ fd: Int32) -> Bool {
+    var any = false
+    var buffer = [UInt8](repeating: 0, count: 8192)
+    while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 { any = true }
+    return any
   }
 }

@@ -120,6 +120,9 @@ final class LiveSyncLabTests: LiveDaemonLabTestCase {
     XCTAssertEqual(try Lab.exec("e", ["link", "set", "eth0", "up"], tool: ip).status, 0)
     try edits(on: ["e"], "after e came back")
     try assertConverged(on: made, within: 60, "after e's link was down for 30 s")
+    // e heard of its interface and address from the kernel, and checked its links at once.
+    let e = try XCTUnwrap(daemons["e"])
+    XCTAssertTrue(e.text.contains("the network changed here"), e.text)
 
     // d's daemon sleeps for 60 s (SIGSTOP, as a laptop's lid) while the others edit.
     let d = try XCTUnwrap(daemons["d"])

@@ -81,6 +81,39 @@ final class LiveLinkPlanTests: XCTestCase {
     XCTAssertEqual(plan.up, [])
     XCTAssertEqual(plan.toDial(trusted: [a, b], now: 0), [a, b], "after an unlock every device is dialled again")
   }
+
+  func testANetworkChangeForgetsThePausesOnceItsBurstSettlesAndAtMostEveryTenSeconds() {
+    var plan = LiveLinkPlan()
+    _ = plan.toDial(trusted: [a, b], now: 0)
+    plan.ended(a, synced: false, now: 0, random: 0.99)
+    plan.ended(b, synced: false, now: 0, random: 0.99)
+    for _ in 0..<5 {
+      _ = plan.toDial(trusted: [a, b], now: 1_000_000)
+      plan.ended(a, synced: false, now: 1_000_000, random: 0.99)
+      plan.ended(b, synced: false, now: 1_000_000, random: 0.99)
+    }
+    XCTAssertEqual(plan.toDial(trusted: [a, b], now: 1_010_000), [], "both wait a long pause")
+    XCTAssertFalse(plan.networkCheckDue(now: 1_010_000), "no change, no check")
+
+    // Down, up and an address within 1.5 s: one check, 1 s after the last of them.
+    plan.networkEvent(now: 1_010_000)
+    plan.networkEvent(now: 1_010_500)
+    plan.networkEvent(now: 1_011_500)
+    XCTAssertFalse(plan.networkCheckDue(now: 1_012_000), "the burst is still going on")
+    XCTAssertTrue(plan.networkCheckDue(now: 1_012_500))
+    XCTAssertFalse(plan.networkCheckDue(now: 1_012_600), "once")
+    XCTAssertEqual(plan.toDial(trusted: [a, b], now: 1_012_500), [a, b], "the pauses are forgotten")
+
+    // A change every half second: at most 3 s after the first, then at most every 10 s.
+    plan.ended(a, synced: false, now: 1_013_000, random: 0.99)
+    var checks: [Timestamp] = []
+    for step in 0..<60 {
+      let now = Timestamp(1_013_000 + step * 500)
+      plan.networkEvent(now: now)
+      if plan.networkCheckDue(now: now) { checks.append(now) }
+    }
+    XCTAssertEqual(checks, [1_022_500, 1_032_500, 1_042_500], "the first once 10 s have passed, then every 10 s")
+  }
 }
 
 extension Array {

@@ -418,9 +418,15 @@ def scenario(driver, link, control_url):
 
     step("the trash: the deleted memo, who deleted it, and Restore")
     go_tab(driver, "trash")
-    wait(driver, lambda: present(driver, f"#trash-list li[data-id='{memo_id}']"), "the trash")
-    entry = find(driver, f"#trash-list li[data-id='{memo_id}']")
-    assert fixtures["new_title"] in entry.text and "deleted by this device" in entry.text, entry.text
+    # Read inside a wait: the page redraws the trash when the change it shows arrives.
+    entry_css = f"#trash-list li[data-id='{memo_id}']"
+    wait(
+        driver,
+        lambda: present(driver, entry_css)
+        and fixtures["new_title"] in find(driver, entry_css).text
+        and "deleted by this device" in find(driver, entry_css).text,
+        "the deleted memo in the trash, deleted by this device",
+    )
     click(driver, f"#trash-list li[data-id='{memo_id}'] .restore-button")
     wait(driver, lambda: message(driver) == "Restored.", "the restore from the trash")
     assert body_of(memo_id) == fixtures["new_body"], "back, with its text"

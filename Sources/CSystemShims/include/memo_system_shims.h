@@ -27,4 +27,11 @@ long long memo_core_limit(void);
 /// reports show it. pthread_setname_np needs _GNU_SOURCE, which Swift's Glibc module lacks.
 void memo_name_this_thread(const char *name);
 
+/// A socket that hears the kernel's news of network links and addresses (an interface up
+/// or down, an address added or removed: NETLINK_ROUTE, groups RTMGRP_LINK and
+/// RTMGRP_IPV4_IFADDR / RTMGRP_IPV6_IFADDR), non-blocking; its messages are only counted,
+/// never parsed. sockaddr_nl is not exported by Swift's Glibc module. Returns the
+/// descriptor, or -1 with errno set. No packet leaves the machine for this.
+int memo_open_route_watch(void);
+
 #endif
