@@ -28,23 +28,11 @@ final class LiveSyncModelTests: XCTestCase {
 
   func testFiveEnginesConvergeAfterDelayReorderingAndBrokenLinks() async throws {
     var faulted = 0
-    for seed in try Self.seeds(full: 12, small: 1) {
+    for seed in try ModelSeeds.seeds("MEMO_PEER_LIVE_MODEL", full: 12, small: 1) {
       let run = try LiveSyncModelRun(seed: seed)
       faulted += try await run.play()
     }
     XCTAssertGreaterThan(faulted, 0, "faults were injected")
-  }
-
-  static func seeds(full: Int, small: Int) throws -> [UInt64] {
-    let environment = ProcessInfo.processInfo.environment
-    if let text = environment["MEMO_PEER_LIVE_MODEL_SEED"] {
-      return [try XCTUnwrap(UInt64(text), "MEMO_PEER_LIVE_MODEL_SEED=\(text)")]
-    }
-    var runs = full
-    if let text = environment["MEMO_PEER_LIVE_MODEL_RUNS"] ?? environment["MEMO_PEER_MODEL_RUNS"] {
-      runs = try XCTUnwrap(text == "small" ? small : Int(text), "MEMO_PEER_MODEL_RUNS=\(text)")
-    }
-    return Array(1...UInt64(max(runs, 1)))
   }
 }
 

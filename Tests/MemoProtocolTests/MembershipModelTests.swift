@@ -25,7 +25,7 @@ import XCTest
 /// `MEMO_PEER_MODEL_RUNS=small` (`make check`).
 final class MembershipModelTests: XCTestCase {
   func testLogsAgreeWhateverTheOrderAndOnlyMembersChangeAnything() throws {
-    let seeds = try MembershipRun.seeds(full: 300, small: 20)
+    let seeds = try ModelSeeds.seeds("MEMO_PEER_MEMBERSHIP_MODEL", full: 300, small: 20)
     var totals = MembershipRun.Totals()
     for seed in seeds {
       var run = MembershipRun(seed: seed)
@@ -83,25 +83,6 @@ struct MembershipRun {
   var logs: [MembershipLog]
   var log: [String] = []
   var totals = Totals()
-
-  static func seeds(full: Int, small: Int) throws -> [UInt64] {
-    let environment = ProcessInfo.processInfo.environment
-    if let text = environment["MEMO_PEER_MEMBERSHIP_MODEL_SEED"] {
-      guard let seed = UInt64(text) else { throw ModelFailure("MEMO_PEER_MEMBERSHIP_MODEL_SEED=\(text)") }
-      return [seed]
-    }
-    var runs = full
-    if let text = environment["MEMO_PEER_MEMBERSHIP_MODEL_RUNS"] {
-      guard let count = Int(text), count > 0 else { throw ModelFailure("MEMO_PEER_MEMBERSHIP_MODEL_RUNS=\(text)") }
-      runs = count
-    } else if let tier = environment["MEMO_PEER_MODEL_RUNS"] {
-      guard let count = tier == "small" ? small : Int(tier), count > 0 else {
-        throw ModelFailure("MEMO_PEER_MODEL_RUNS=\(tier): `small` or a number of runs")
-      }
-      runs = count
-    }
-    return Array(1...UInt64(runs))
-  }
 
   init(seed: UInt64) {
     random = SeededRandom(state: seed)

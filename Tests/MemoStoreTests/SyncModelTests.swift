@@ -19,7 +19,7 @@ import XCTest
 /// `MEMO_PEER_MODEL_RUNS=small` (`make check`), enough to reach a resolution (20 do not).
 final class SyncModelTests: XCTestCase {
   func testRandomHistoriesConvergeAndLoseNoEdit() throws {
-    let seeds = try ModelRun.seeds("MEMO_PEER_SYNC_MODEL", full: 2000, small: 100)
+    let seeds = try ModelSeeds.seeds("MEMO_PEER_SYNC_MODEL", full: 2000, small: 100)
     let replicas = try (0..<3).map { _ in try ModelReplica() }
     // One notebook among the three, as devices that synced everything before notebooks.
     try shareNotebook(try replicas[0].store.defaultNotebook().id, among: replicas.map { ($0.store, $0.device) })
@@ -129,32 +129,6 @@ struct ModelRun {
   var onlyTheseWrite = true
   /// Per replica, memo (the original's id) → the dots of every head it held after a step.
   var seen: [[MemoID: Set<Dot>]] = [[:], [:], [:]]
-
-  /// The seeds a model test runs: `PREFIX_SEED` replays one; `PREFIX_RUNS` sets the count of
-  /// that test; `MEMO_PEER_MODEL_RUNS` sets it for every model test: `small` for the counts
-  /// `make check` runs (each chosen so its test still reaches every case it asserts it
-  /// reached), or a number of runs. Unset, the `full` count: plain `swift test` and
-  /// `make model` run at full strength. Read here only, never by the code under test.
-  static func seeds(_ prefix: String, full: Int, small: Int) throws -> [UInt64] {
-    let environment = ProcessInfo.processInfo.environment
-    if let seed = environment[prefix + "_SEED"] {
-      guard let seed = UInt64(seed) else { throw ModelError("\(prefix)_SEED=\(seed) is not a seed") }
-      return [seed]
-    }
-    let runs: Int
-    if let count = environment[prefix + "_RUNS"] {
-      guard let count = Int(count), count > 0 else { throw ModelError("\(prefix)_RUNS=\(count) is not a count") }
-      runs = count
-    } else if let tier = environment["MEMO_PEER_MODEL_RUNS"] {
-      guard let count = tier == "small" ? small : Int(tier), count > 0 else {
-        throw ModelError("MEMO_PEER_MODEL_RUNS=\(tier): `small` or a number of runs")
-      }
-      runs = count
-    } else {
-      runs = full
-    }
-    return Array(1...UInt64(runs))
-  }
 
   init(seed: UInt64, replicas: [ModelReplica]) {
     random = SeededRandom(state: seed)
