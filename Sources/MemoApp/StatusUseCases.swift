@@ -11,6 +11,8 @@ public struct NodeStatus: Sendable {
   public var protection: DeviceKeys.Status
   /// `MemoStore.changeMark`: the page reloads what it shows when it moves (nil: no store yet).
   public var changes: String?
+  /// Revocations held here (made here, applied, or against this device), newest first.
+  public var revocations: [RevocationNote] = []
 }
 
 /// The protection after a change (or a look at it): `changed` nil for a look.
@@ -30,13 +32,13 @@ public struct StatusUseCases {
     let serve = ServeStatus.read(app.paths)
     // Opened for the daemon's kind of use: the page asks twice a second, which must not
     // count as a person's use of a `complete` node.
-    let changes: String? =
+    let store =
       PrivateFiles.exists(app.paths.databasePath)
       ? try? MemoStore.open(paths: app.paths, logger: app.logger.scoped("store"), keys: app.keys, use: .background)
-        .changeMark() : nil
+      : nil
     return NodeStatus(
       consent: consent, serve: serve?.isRunning ?? false ? serve : nil, protection: try app.keys.status(),
-      changes: changes)
+      changes: try? store?.changeMark(), revocations: (try? store?.revocations()) ?? [])
   }
 }
 

@@ -27,6 +27,8 @@ public struct TrustUseCases {
     }
     let peer = TrustedPeer(deviceID: id, name: name, discoveryKey: nil, source: .command, added: app.now)
     for notebook in notebooks { _ = try app.notebooks.find(notebook) }
+    // A device revoked here is trusted again only by a person: what revoked it stops counting.
+    try app.store().forgiveRevocations(of: id)
     try app.trustStore.update { try $0.trust(peer) }
     return peer
   }
@@ -36,10 +38,27 @@ public struct TrustUseCases {
     try app.trustStore.update { try $0.rename(reference, to: name) }
   }
 
-  /// Stops trusting a device; its live connections close at once.
-  public func remove(_ reference: String) throws -> TrustedPeer {
-    try app.trustStore.update { try $0.remove(reference) }
+  /// What `trust remove` did: the device, and — unless it was removed here only — the
+  /// revocation this device signed and what it unshared.
+  public struct Removal: Sendable {
+    public var peer: TrustedPeer
+    public var revocation: RevocationResult?
   }
+
+  /// Stops trusting a device; its live connections close at once. Unless `hereOnly`, this
+  /// device first signs a revocation of it (docs/PROTOCOL.md, "Revocations"): it is unshared
+  /// from every notebook, the keys it held are replaced, and every device that trusts this
+  /// one — directly or through a relay — cuts it off at its next sync.
+  public func remove(_ reference: String, hereOnly: Bool = false) throws -> Removal {
+    let peer = try app.trustStore.load().find(reference)
+    let revocation = hereOnly ? nil : try app.store().revoke(peer.deviceID, name: peer.name, now: app.now)
+    _ = try app.trustStore.update { try $0.remove(peer.deviceID.compact) }
+    return Removal(peer: peer, revocation: revocation)
+  }
+
+  /// Every revocation this device holds (made here, applied from a peer, or against this
+  /// device), newest first.
+  public func revocations() throws -> [RevocationNote] { try app.store().revocations() }
 
   /// What to do with memos the device sends.
   public func setPolicy(_ policy: ReceivePolicy, for reference: String) throws -> TrustedPeer {

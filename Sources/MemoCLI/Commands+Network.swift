@@ -234,6 +234,7 @@ enum NetworkCommands {
     }
     context.console.print(
       "daemon: " + (status.serve?.summary ?? "not running (start it with `memo-peer serve`)"))
+    TrustCommands.printRevocations(status.revocations, context: context)
   }
 
   // MARK: - Helpers

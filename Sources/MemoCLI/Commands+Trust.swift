@@ -40,27 +40,32 @@ enum TrustCommands {
     static let share = SharedOptions.share.withHelp("trust add: share this notebook with the device (repeatable)")
     static let role = SharedOptions.role.withHelp(
       "with --share: member (gets the key; default) or relay (sealed revisions only)")
-    static let json = SharedOptions.json.withHelp("print the trusted devices as JSON")
+    static let hereOnly = Flag(
+      "here-only", "trust remove: stop trusting it on this device only (no revocation, nothing unshared)")
+    static let json = SharedOptions.json.withHelp("print the trusted devices (or what remove did) as JSON")
   }
 
   static let trust = Command(
-    name: "trust", summary: "List, add, rename or remove trusted devices.",
+    name: "trust", summary: "List, add, rename, remove or revoke trusted devices.",
     details: """
-      ACTION is list (default), add, rename or remove.
+      ACTION is list (default), add, rename, remove or revoke.
         trust add DEVICE-ID --name NAME   trust a device without pairing (do it on both)
         trust rename PEER NEW-NAME        PEER is a name or a device-ID prefix
-        trust remove PEER                 its live connections close at once
+        trust remove PEER                 revoke it: signed, passed on to every device
+                                          (relays too); unshared everywhere, new keys
+        trust revoke PEER                 the same, for a device you no longer have
+        trust remove PEER --here-only     stop trusting it on this device only
         trust policy PEER ask|accept|refuse   what to do with memos PEER sends
                                           (ask, the default: into the inbox)
       Only trusted devices get past the TLS handshake; everyone else learns nothing. A
       newly trusted device gets no memo until a notebook is shared with it: `trust add
       --share NAME` (repeatable) or `memo-peer notebook share`.
       """,
-    options: [TrustOptions.name, TrustOptions.share, TrustOptions.role, TrustOptions.json],
+    options: [TrustOptions.name, TrustOptions.share, TrustOptions.role, TrustOptions.hereOnly, TrustOptions.json],
     positionals: [
       PositionalSpec(
-        name: "ACTION", optional: true, help: "list, add, rename, remove or policy",
-        completion: .choices(["list", "add", "rename", "remove", "policy"])),
+        name: "ACTION", optional: true, help: "list, add, rename, remove, revoke or policy",
+        completion: .choices(trustActions)),
       PositionalSpec(
         name: "PEER", optional: true, help: "a device ID (add), or a name or ID prefix", completion: .dynamic(.peers)),
       PositionalSpec(name: "NEW-NAME", optional: true, help: "the new name (rename), or the policy (policy)"),
@@ -76,7 +81,7 @@ enum TrustCommands {
     }
     switch action {
     case "list":
-      printTrustList(try trust.list(), context: context)
+      printTrustList(try trust.list(), revocations: (try? trust.revocations()) ?? [], context: context)
     case "add":
       let text = try peerArgument()
       guard let name = context.arguments[TrustOptions.name] else {
@@ -94,9 +99,12 @@ enum TrustCommands {
       }
       let renamed = try trust.rename(reference, to: name)
       context.console.print("renamed \(renamed.deviceID.short)… to \(renamed.displayName)")
-    case "remove":
-      let removed = try trust.remove(try peerArgument())
-      context.console.print("removed \(removed.displayName) (\(removed.deviceID.short)…); it can no longer connect")
+    case "remove", "revoke":
+      let hereOnly = context.arguments.has(TrustOptions.hereOnly)
+      if hereOnly && action == "revoke" {
+        throw ArgumentParser.usage("--here-only is for trust remove; a revocation always spreads", suggestion: nil, command: "trust")
+      }
+      printRemoval(try trust.remove(try peerArgument(), hereOnly: hereOnly), context: context)
     case "policy":
       let reference = try peerArgument()
       guard let text = context.arguments.positional(2), let policy = ReceivePolicy(rawValue: text) else {
@@ -107,8 +115,29 @@ enum TrustCommands {
     default:
       throw ArgumentParser.usage(
         "unknown trust action \(action.prefix(20))",
-        suggestion: ArgumentParser.closest(to: action, among: ["list", "add", "rename", "remove", "policy"]),
+        suggestion: ArgumentParser.closest(to: action, among: trustActions),
         command: "trust")
+    }
+  }
+
+  static let trustActions = ["list", "add", "rename", "remove", "revoke", "policy"]
+
+  static func printRemoval(_ removal: TrustUseCases.Removal, context: CommandContext) {
+    if context.wantsJSON {
+      context.printJSON(TrustRemovalJSON(removal))
+      return
+    }
+    let peer = removal.peer
+    guard let revocation = removal.revocation else {
+      context.console.print("removed \(peer.displayName) (\(peer.deviceID.short)…) here only; it can no longer connect")
+      return
+    }
+    context.console.print(
+      "revoked \(peer.displayName) (\(peer.deviceID.short)…): it can no longer connect, and every device that "
+        + "trusts this one cuts it off at its next sync (through a relay too)")
+    if !revocation.unshared.isEmpty {
+      context.console.print(
+        "unshared from \(revocation.unshared.count) notebook(s); new key for \(revocation.rotated.count)")
     }
   }
 
@@ -129,11 +158,12 @@ enum TrustCommands {
     }
   }
 
-  static func printTrustList(_ list: TrustList, context: CommandContext) {
+  static func printTrustList(_ list: TrustList, revocations: [RevocationNote], context: CommandContext) {
     if context.wantsJSON {
-      context.printJSON(TrustListJSON(list))
+      context.printJSON(TrustListJSON(list, revocations: revocations))
       return
     }
+    defer { printRevocations(revocations, context: context) }
     guard !list.peers.isEmpty else {
       context.console.print("no trusted devices yet (`memo-peer pair` or `memo-peer trust add`)")
       return
@@ -142,6 +172,24 @@ enum TrustCommands {
       let how = peer.source == .pairing ? "paired" : "added by ID"
       context.console.print(
         "\(peer.displayName)  \(peer.deviceID)  \(how) \(OutputFormat.localTime(peer.added))")
+    }
+  }
+
+  /// The revocations this device holds, for `trust list` and `status`.
+  static func printRevocations(_ notes: [RevocationNote], context: CommandContext) {
+    guard !notes.isEmpty else { return }
+    let names = (try? context.app().names()) ?? Names(store: nil, trust: nil)
+    for note in notes {
+      let revoked = note.name.map(\.terminalSafe) ?? names.device(note.revoked)
+      let by = names.author(note.revoker)
+      switch note.state {
+      case .applied:
+        context.console.print("revoked: \(revoked) by \(by), \(OutputFormat.localTime(note.made))")
+      case .againstThisDevice:
+        context.console.print("this device was revoked by \(by), \(OutputFormat.localTime(note.made))")
+      case .overridden:
+        context.console.print("revoked by \(by), trusted again here: \(revoked)")
+      }
     }
   }
 }

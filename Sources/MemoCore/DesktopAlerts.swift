@@ -7,11 +7,29 @@ public struct AlertSnapshot: Sendable, Equatable {
   public var conflicted: Set<MemoID>
   /// Device → deletes held from it.
   public var heldDeletes: [DeviceID: Int]
+  /// Revocations a peer passed on and this device applied: id → (maker, the revoked device
+  /// as this device names it).
+  public var revocations: [String: RevokedDevice]
 
-  public init(inbox: [String: DeviceID] = [:], conflicted: Set<MemoID> = [], heldDeletes: [DeviceID: Int] = [:]) {
+  /// A revocation as a notice names it.
+  public struct RevokedDevice: Sendable, Equatable {
+    public var revoker: DeviceID
+    public var revokedName: String
+
+    public init(revoker: DeviceID, revokedName: String) {
+      self.revoker = revoker
+      self.revokedName = revokedName
+    }
+  }
+
+  public init(
+    inbox: [String: DeviceID] = [:], conflicted: Set<MemoID> = [], heldDeletes: [DeviceID: Int] = [:],
+    revocations: [String: RevokedDevice] = [:]
+  ) {
     self.inbox = inbox
     self.conflicted = conflicted
     self.heldDeletes = heldDeletes
+    self.revocations = revocations
   }
 
   /// What is new in `self` since `earlier`: entries that arrived, memos that gained
@@ -25,6 +43,9 @@ public struct AlertSnapshot: Sendable, Equatable {
     for (device, count) in heldDeletes.sorted(by: { $0.key < $1.key }) where count > earlier.heldDeletes[device] ?? 0 {
       alerts.append(.heldDeletes(sender: device, count: count))
     }
+    for (id, revoked) in revocations.sorted(by: { $0.key < $1.key }) where earlier.revocations[id] == nil {
+      alerts.append(.revoked(by: revoked.revoker, name: revoked.revokedName))
+    }
     return alerts
   }
 }
@@ -37,6 +58,8 @@ public enum DesktopAlert: Sendable, Equatable {
   case conflicts(count: Int)
   /// `count` deletes from `sender` wait for a person's answer.
   case heldDeletes(sender: DeviceID, count: Int)
+  /// `by` (a device ID) revoked the device this device names `name`, which is cut off here.
+  case revoked(by: DeviceID, name: String)
 }
 
 /// A desktop notification, ready to send: org.freedesktop.Notifications' summary and body
@@ -96,6 +119,11 @@ public enum DesktopNoticeRules {
         body: "\(name) would delete \(count) memo\(count == 1 ? "" : "s"); nothing was deleted yet.\n"
           + "memo-peer sync --peer \(name) --allow-deletes (or --keep-deleted)",
         openCommand: ["memo-peer", "peers"])
+    case .revoked(_, let revoked):
+      return DesktopNotice(
+        summary: "memo-peer: \(plain(revoked)) revoked",
+        body: "\(name) revoked \(escape(revoked)); this device no longer trusts it.\nmemo-peer trust list",
+        openCommand: ["memo-peer", "trust", "list"])
     }
   }
 

@@ -61,7 +61,7 @@ public final class DesktopAlertWatcher: Sendable {
   private func name(of alert: DesktopAlert, _ names: [DeviceID: String]) -> String {
     let device: DeviceID
     switch alert {
-    case .arrived(_, let sender), .heldDeletes(let sender, _): device = sender
+    case .arrived(_, let sender), .heldDeletes(let sender, _), .revoked(let sender, _): device = sender
     case .conflicts: return ""
     }
     return names[device] ?? "an unknown device (\(device.compact.prefix(4)))"

@@ -46,7 +46,8 @@ public struct PeerSync: Sendable {
     /// Whether the sync moved anything either way, or failed: what the daemon reports
     /// (a daemon syncing every few seconds must not fill its log with syncs that did nothing).
     public var movedAnything: Bool {
-      report.map { $0.received.applied + $0.sentRevisions + $0.received.heldDeletes > 0 } ?? true
+      report.map { $0.received.applied + $0.sentRevisions + $0.received.heldDeletes > 0 || !$0.revoked.isEmpty }
+        ?? true
     }
 
     public var summary: String {
@@ -57,6 +58,11 @@ public struct PeerSync: Sendable {
       if report.received.heldDeletes > 0 { text += ", \(report.received.heldDeletes) deletes held back here" }
       if report.received.quarantined > 0 {
         text += ", \(report.received.quarantined) records that did not verify kept aside (quarantined)"
+      }
+      for note in report.revoked {
+        text +=
+          "; revoked here as \(peer.displayName) passed on: "
+          + "\(note.name.map(\.terminalSafe) ?? note.revoked.short + "…") (it is cut off from now on)"
       }
       if report.sent.heldDeletes > 0 {
         text +=

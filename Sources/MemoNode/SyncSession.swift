@@ -37,6 +37,8 @@ public enum SyncSession {
     public var sentRevisions = 0
     /// Notebooks the peer offered that this device declined, and why.
     public var declined: [NotebookID: NotebookOffers.DeclineReason] = [:]
+    /// Revocations the peer passed on that this device applied.
+    public var revoked: [RevocationNote] = []
   }
 
   public typealias Progress = SyncMachine.Progress
@@ -56,7 +58,7 @@ public enum SyncSession {
       .asker(store, deleteGuard: deleteGuard), peer: peer, batch: batch, clock: clock, logger: .disabled)
     let hello = SyncMessage.Hello(
       replica: store.replicaID, knowledge: VersionVector(), cursor: nil, pending: nil,
-      notebooks: try store.offers(for: peer))
+      notebooks: try store.offers(for: peer), revocations: try store.revocationsToSend())
     var machine = SyncMachine(role: .asker)
     let ending: SyncMachine.Ending
     do throws(TransportError) {
@@ -69,7 +71,7 @@ public enum SyncSession {
     case .completed(let summary):
       return Report(
         received: summary.received, sent: summary.sent, sentRevisions: summary.sentRecords,
-        declined: work.plan?.declined ?? [:])
+        declined: work.plan?.declined ?? [:], revoked: work.plan?.revoked ?? [])
     case .refusedPeer(let violation): throw badData(peerName, violation)
     case .refusedByPeer(let reason): throw refusal(peerName, reason)
     case .storeFailed: throw work.storeError ?? MemoPeerError(.connection, "the sync failed on this device's store")

@@ -103,7 +103,8 @@ final class SyncStoreWork {
   private func makePlan(_ offers: [CheckedOffer], open: () throws -> MemoStore) throws -> SyncMachine.Event {
     switch side {
     case .asker(let store, _):
-      plan = try store.plan(with: peer, offers: offers, restrictSending: true, now: clock())
+      plan = try store.plan(
+        with: peer, offers: offers, revocations: try revocations(), restrictSending: true, now: clock())
       return .planned(reply: nil)
     case .answerer:
       let opened: MemoStore
@@ -115,14 +116,20 @@ final class SyncStoreWork {
       }
       guard opened.canReadContent else { return .unavailable(.locked) }
       store = opened
-      plan = try opened.plan(with: peer, offers: offers, restrictSending: false, now: clock())
+      plan = try opened.plan(
+        with: peer, offers: offers, revocations: try revocations(), restrictSending: false, now: clock())
       let source = try makeSource()
       self.source = source
       return .planned(
         reply: SyncMessage.Hello(
           replica: opened.replicaID, knowledge: VersionVector(), cursor: nil, pending: UInt64(try source.estimate()),
-          notebooks: try opened.offers(for: peer)))
+          notebooks: try opened.offers(for: peer), revocations: try opened.revocationsToSend()))
     }
+  }
+
+  /// The revocations of the peer's hello (its form was checked when it was decoded).
+  private func revocations() throws -> [Revocation] {
+    try SyncRules.checkedRevocations(peerHello?.revocations ?? [])
   }
 
   private func makeSource() throws -> SyncSource {

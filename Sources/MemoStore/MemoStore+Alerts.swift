@@ -2,7 +2,7 @@ import MemoCore
 
 extension MemoStore {
   /// What desktop notifications compare: inbox entries and their senders, memos with
-  /// conflict copies, held deletes per device. Reads ids and counts only, no sealed field,
+  /// conflict copies, held deletes per device, revocations peers passed on. Reads ids and counts only, no sealed field,
   /// so it works while locked.
   public func alertSnapshot() throws -> AlertSnapshot {
     var snapshot = AlertSnapshot(conflicted: try conflictedMemoIDs())
@@ -13,6 +13,13 @@ extension MemoStore {
       while try held.step() {
         guard let device = held.device(0) else { continue }
         snapshot.heldDeletes[device] = Int(held.int64(1))
+      }
+      let revoked = try db.prepare(
+        "SELECT id, revoker, revoked, name FROM revocations WHERE state = 'applied' AND via IS NOT NULL")
+      while try revoked.step() {
+        guard let revoker = revoked.device(1), let device = revoked.device(2) else { continue }
+        snapshot.revocations[revoked.text(0)] = AlertSnapshot.RevokedDevice(
+          revoker: revoker, revokedName: revoked.isNull(3) ? device.short + "…" : revoked.text(3))
       }
     }
     return snapshot

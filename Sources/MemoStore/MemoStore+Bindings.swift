@@ -157,6 +157,9 @@ extension MemoStore {
     results.reserveCapacity(records.count)
     // A batch holds the revisions of a few replicas: each is looked up once.
     var signers: [ReplicaID: (key: [UInt8], device: DeviceID)?] = [:]
+    // What revoked devices signed beyond their cut counts for nothing (PROTOCOL.md,
+    // "Revocations"), and is refused before its signature costs a check.
+    let revoked = try revokedCuts()
     for (index, record) in records.enumerated() {
       if let reason = refused[record.dot.origin] {
         results.append(.refused(reason))
@@ -170,6 +173,10 @@ extension MemoStore {
           signers[origin] = .some(signer)
         }
         if let (key, device) = signer {
+          if let cut = revoked[device], record.dot.seq > cut[origin] ?? 0 {
+            results.append(.refused("a revision signed by \(device.short) after it was revoked"))
+            continue
+          }
           checks.append((index, signature, record.signedMessage, key, device))
           results.append(nil)
         } else {

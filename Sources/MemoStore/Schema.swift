@@ -349,6 +349,32 @@ enum Schema {
     );
     CREATE INDEX relayed_history_by_superseded ON relayed_history(superseded);
     """,
+    // Version 9: revocations (docs/PROTOCOL.md, "Revocations"). `revocations` keeps each
+    // signed revocation this device made, applied, or holds against itself (`state`), as it
+    // travels, so it is passed on in every hello (`name`: the revoked device's name here when
+    // it was applied, never sent); `revoked_cut` is, per revoked device and
+    // replica, the highest sequence still accepted from it (the lowest of the cuts that
+    // revoked it).
+    """
+    CREATE TABLE revocations (
+      id TEXT PRIMARY KEY,
+      revoker TEXT NOT NULL,
+      revoked TEXT NOT NULL,
+      made INTEGER NOT NULL,
+      bytes BLOB NOT NULL,
+      state TEXT NOT NULL,
+      received INTEGER NOT NULL,
+      via TEXT,
+      name TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX revocations_by_revoked ON revocations(revoked);
+    CREATE TABLE revoked_cut (
+      device TEXT NOT NULL,
+      replica TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      PRIMARY KEY (device, replica)
+    ) WITHOUT ROWID;
+    """,
   ]
 
   /// The version that brought sync version 3 (its migration derives the replica id).

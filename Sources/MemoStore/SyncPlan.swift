@@ -30,6 +30,8 @@ public struct SyncPlan: Sendable, Equatable {
   public var declined: [NotebookID: NotebookOffers.DeclineReason]
   /// Notebooks this device joined in this session.
   public var joined: [NotebookID: NotebookRole]
+  /// Revocations the peer passed on that this device applied in this session.
+  public var revoked: [RevocationNote] = []
 
   public init(
     sending: [NotebookID: Outgoing] = [:], receiving: [NotebookID: NotebookRole] = [:], announced: Set<NotebookID> = [],
@@ -75,11 +77,16 @@ extension MemoStore {
   /// peer unshared — and returns the session's plan. `restrictSending`: send
   /// only notebooks the peer's offers list (the asker, who has the answerer's final list);
   /// the answerer sends all it shares, since the asker may join from its answer.
-  public func plan(with peer: DeviceID, offers: [CheckedOffer], restrictSending: Bool, now: Timestamp) throws
-    -> SyncPlan
-  {
-    try batch {
+  ///
+  /// The peer's revocations are taken first (`takeRevocations`), so a device revoked
+  /// elsewhere gets nothing of this session, and is then dropped from the trust store.
+  public func plan(
+    with peer: DeviceID, offers: [CheckedOffer], revocations: [Revocation] = [], restrictSending: Bool,
+    now: Timestamp
+  ) throws -> SyncPlan {
+    let plan = try batch {
       var plan = SyncPlan(announced: Set(offers.map(\.id)))
+      plan.revoked = try takeRevocations(revocations, from: peer, now: now)
       for offer in offers {
         let found = try notebook(offer.id)
         let member = try memberships(of: peer).first { $0.notebook == offer.id }
@@ -117,6 +124,8 @@ extension MemoStore {
       }
       return plan
     }
+    try untrustRevoked()
+    return plan
   }
 
   /// The name a notebook a member shares gets here: the member's name for it (or

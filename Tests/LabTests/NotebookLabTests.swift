@@ -201,6 +201,74 @@ final class NotebookLabTests: LabTestCase {
     XCTAssertEqual(allCanaries.filter { outputs.contains($0) }, [], "canaries in s's output")
   }
 
+  // MARK: - The stolen laptop
+
+  /// b, c (which meets b only through s), the relay s and laptop x (host d), all sharing
+  /// b's personal. b runs `trust remove x`; c syncs only with s. Then x gets nothing new
+  /// from c or s, and what x writes afterwards reaches nobody.
+  func testTheStolenLaptopIsCutOffEverywhereByOneTrustRemove() throws {
+    for host in Self.hosts { try ok(host, ["consent", "grant"]) }
+    try laptopsMeetOnceAndShareWithTheHub()
+    try ok("c", ["notebook", "default", "personal (2)"])
+    // x: a member of personal (it gets the key from b), relayed by s, trusted by everyone.
+    try trust("d", ["a": [], "b": [], "c": []])
+    try trust("a", ["d": []])
+    try trust("c", ["d": []])
+    try trust("b", ["d": ["--share", "personal"]])
+    let laptopX = try serve("d")
+    try sync("b", with: "d")
+    laptopX.terminate()
+    try ok("d", ["notebook", "share", "personal (2)", "--with", name("a"), "--as", "relay"])
+    let before = canary("beforetheft")
+    try ok("b", ["new"], stdin: "\(before)\nx may read this\n")
+    let server = try serve("a")
+    try sync("b", with: "a")
+    try sync("d", with: "a")
+    XCTAssertTrue(try rows("d").contains { $0.title == before }, "x reads b's memos before the theft")
+
+    // The theft: b revokes x; the relay hears it from b, c only from the relay.
+    let removed = try ok("b", ["trust", "remove", name("d")])
+    XCTAssertTrue(removed.contains("revoked \(name("d"))"), removed)
+    try sync("b", with: "a")
+    let heard = try ok("c", ["sync", "--peer", name("a"), "--timeout", "30"])
+    XCTAssertTrue(heard.contains("revoked here as \(name("a")) passed on: \(name("d"))"), heard)
+    for host in ["a", "c"] {
+      let list = object(try ok(host, ["trust", "list", "--json"]))
+      let peers = (list["peers"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+      XCTAssertFalse(peers.contains(name("d")), "\(host) no longer trusts x: \(peers)")
+      let revocations = list["revocations"] as? [[String: Any]] ?? []
+      XCTAssertEqual(revocations.map { $0["state"] as? String }, ["applied"], "\(host): \(revocations)")
+      XCTAssertEqual(revocations.first?["revoker"] as? String, try deviceID("b"))
+    }
+    XCTAssertTrue(try ok("c", ["status"]).contains("revoked: \(name("d")) by \(name("b"))"))
+
+    // c writes after the theft; x gets nothing new from c or s.
+    let after = canary("aftertheft")
+    try ok("c", ["new"], stdin: "\(after)\nx must not read this\n")
+    try sync("c", with: "a")
+    let laptopC = try serve("c")
+    for peer in ["a", "c"] {
+      let attempt = try Lab.exec("d", ["sync", "--peer", name(peer), "--timeout", "20"])
+      XCTAssertNotEqual(attempt.status, 0, "x syncing with \(peer): \(attempt.stdout)")
+    }
+    XCTAssertFalse(try rows("d").contains { $0.title == after })
+
+    // What x writes afterwards reaches nobody, whoever it tries.
+    let stolen = canary("writtenbyx")
+    try ok("d", ["new"], stdin: "\(stolen)\nwritten after the theft\n")
+    for peer in ["a", "b", "c"] {
+      _ = try Lab.exec("d", ["sync", "--peer", name(peer), "--timeout", "20"])
+    }
+    laptopC.terminate()
+    try sync("c", with: "a")
+    try sync("b", with: "a")
+    for host in ["a", "b", "c"] {
+      XCTAssertEqual(try found([stolen], inHomeOf: host), [], "x's memo on \(host)")
+      XCTAssertFalse(try rows(host).contains { $0.title == stolen }, "x's memo on \(host)")
+    }
+    server.terminate()
+  }
+
   // MARK: - Family and unshare
 
   /// Live push through the hub: laptops b and c met once (c got the key), then b stopped
@@ -210,7 +278,7 @@ final class NotebookLabTests: LabTestCase {
   func testTheHubPushesOnWhatALaptopSavedToTheOtherLaptop() throws {
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant"]) }
     try laptopsMeetOnceAndShareWithTheHub()
-    try ok("b", ["trust", "remove", name("c")])
+    try ok("b", ["trust", "remove", name("c"), "--here-only"])
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant", "--scope", "background-sync"]) }
     let daemons = try ["a", "b", "c"].map { try serve($0) }
 

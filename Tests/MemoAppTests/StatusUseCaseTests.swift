@@ -56,7 +56,8 @@ final class StatusUseCaseTests: XCTestCase {
     XCTAssertEqual(Set(status.consent.values.map(\.name)), ["undetermined"])
     let json = try XCTUnwrap(
       try JSONSerialization.jsonObject(with: Data(JSONOutput.encode(StatusJSON(status)))) as? [String: Any])
-    XCTAssertEqual(Set(json.keys), ["schema", "consent", "running", "protection"])
+    XCTAssertEqual(Set(json.keys), ["schema", "consent", "running", "protection", "revocations"])
+    XCTAssertEqual((json["revocations"] as? [Any])?.count, 0)
     XCTAssertEqual(json["running"] as? Bool, false)
     XCTAssertEqual((json["consent"] as? [String: String])?.count, ConsentScope.allCases.count)
   }

@@ -23,7 +23,16 @@ final class TrustAndPairingUseCaseTests: XCTestCase {
     XCTAssertEqual(try node.app().trust.rename("desk", to: "nas").name, "nas")
     XCTAssertEqual(try node.app().trust.setPolicy(.accept, for: "nas").receive, .accept)
     XCTAssertEqual(TrustListJSON(try node.app().trust.list()).peers.map(\.receive), ["accept"])
-    XCTAssertEqual(try node.app().trust.remove("nas").deviceID, added.deviceID)
+    let removal = try node.app().trust.remove("nas")
+    XCTAssertEqual(removal.peer.deviceID, added.deviceID)
+    XCTAssertEqual(removal.revocation?.note.revoked, added.deviceID, "trust remove signs a revocation")
+    XCTAssertEqual(try node.app().trust.revocations().map(\.state), [.applied])
+    XCTAssertEqual(TrustListJSON(try node.app().trust.list(), revocations: try node.app().trust.revocations())
+      .revocations.map(\.revoked), [added.deviceID.description])
+    // Trusted again by a person: the revocation stops counting here.
+    _ = try node.app().trust.add(id, name: "nas")
+    XCTAssertEqual(try node.app().trust.revocations().map(\.state), [.overridden])
+    XCTAssertNil(try node.app().trust.remove("nas", hereOnly: true).revocation, "--here-only signs nothing")
     XCTAssertThrowsError(
       try node.app().network.ping("nas", count: 1, interval: 0.1, timeout: 1, prompt: NobodyToAsk())
     ) { XCTAssertEqual(($0 as? MemoPeerError)?.code, .notFound) }

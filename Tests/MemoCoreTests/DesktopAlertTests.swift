@@ -21,6 +21,20 @@ final class DesktopAlertTests: XCTestCase {
     XCTAssertEqual(more.alerts(since: before), [.heldDeletes(sender: d1, count: 4)])
   }
 
+  func testARevocationAPeerPassedOnIsNewsOnceAndNamesBothDevicesEscaped() {
+    let revoked = AlertSnapshot.RevokedDevice(revoker: d1, revokedName: "x<\u{1B}>")
+    let before = AlertSnapshot()
+    let after = AlertSnapshot(revocations: ["r1": revoked])
+    XCTAssertEqual(after.alerts(since: before), [.revoked(by: d1, name: "x<\u{1B}>")])
+    XCTAssertEqual(after.alerts(since: after), [])
+    let notice = DesktopNoticeRules.notice(
+      for: .revoked(by: d1, name: "x<\u{1B}>"), senderName: "laptop-b", memo: nil, lockState: .unprotected,
+      settings: WidgetSettings())
+    XCTAssertEqual(notice.summary, "memo-peer: x< > revoked")
+    XCTAssertEqual(notice.body, "laptop-b revoked x&lt; &gt;; this device no longer trusts it.\nmemo-peer trust list")
+    XCTAssertEqual(notice.openCommand, ["memo-peer", "trust", "list"])
+  }
+
   func testArrivalsAreRedactedWhileLockedForPrivateMemosAndBeforeTheFirstUnlock() {
     let arrival = DesktopAlert.arrived(entry: "0123456789", sender: d1)
     let memo = DesktopNoticeRules.ArrivedMemo(title: "Plans <&>", isPrivate: false)

@@ -16,9 +16,11 @@ public struct StatusJSON: Encodable, Sendable {
   /// Moves whenever a revision is stored or the inbox changes (counts only): the page
   /// reloads what it shows then, so a change a peer sent appears without a reload.
   public let changes: String?
+  public let revocations: [RevocationJSON]
 
   public init(_ status: NodeStatus) {
     changes = status.changes
+    revocations = status.revocations.map(RevocationJSON.init)
     var consent: [String: String] = [:]
     for (scope, state) in status.consent { consent[scope.rawValue] = state.name }
     self.consent = consent
@@ -110,13 +112,61 @@ public struct TrustListJSON: Encodable, Sendable {
   }
   public let schema = JSONOutput.schema
   public let peers: [Peer]
+  public let revocations: [RevocationJSON]
 
-  public init(_ list: TrustList) {
+  public init(_ list: TrustList, revocations: [RevocationNote] = []) {
     peers = list.peers.map {
       Peer(
         name: $0.name, deviceID: $0.deviceID.description, source: $0.source.rawValue, added: TimeText.iso($0.added),
         recognizable: $0.discoveryKey != nil, receive: ($0.receive ?? .ask).rawValue)
     }
+    self.revocations = revocations.map(RevocationJSON.init)
+  }
+}
+
+/// One revocation held here (`trust list --json`, `status --json`).
+public struct RevocationJSON: Encodable, Sendable {
+  public let revoker: String
+  public let revoked: String
+  /// The revoked device's name here, when it had one.
+  public let name: String?
+  public let made: String
+  /// `applied`, `against-this-device` or `overridden`.
+  public let state: String
+  /// The peer it came from; absent: made on this device.
+  public let via: String?
+
+  public init(_ note: RevocationNote) {
+    revoker = note.revoker.description
+    revoked = note.revoked.description
+    name = note.name
+    made = TimeText.iso(note.made)
+    state = note.state.rawValue
+    via = note.via?.description
+  }
+}
+
+/// `trust remove --json` and `trust revoke --json`.
+public struct TrustRemovalJSON: Encodable, Sendable {
+  public let schema = JSONOutput.schema
+  public let name: String
+  public let deviceID: String
+  /// False for `--here-only`.
+  public let revoked: Bool
+  public let unshared: [String]
+  public let rotated: [String]
+
+  enum CodingKeys: String, CodingKey {
+    case schema, name, revoked, unshared, rotated
+    case deviceID = "device_id"
+  }
+
+  public init(_ removal: TrustUseCases.Removal) {
+    name = removal.peer.name
+    deviceID = removal.peer.deviceID.description
+    revoked = removal.revocation != nil
+    unshared = removal.revocation?.unshared.map(\.rawValue) ?? []
+    rotated = removal.revocation?.rotated.map(\.rawValue) ?? []
   }
 }
 

@@ -25,10 +25,13 @@ public enum SyncMessage {
     /// knowledge and cursor in it (the top-level `knowledge` and `cursor` stay empty, there
     /// so that a version-1 peer decodes the hello and answers `version`).
     public var notebooks: [NotebookOffer]?
+    /// Version 3: the revocations the sender applied or holds against itself (`Revocation`,
+    /// base64), so that one device's `trust remove` reaches every device, relays included.
+    public var revocations: [String]?
 
     public init(
       replica: ReplicaID, knowledge: VersionVector, cursor: FeedPosition?, pending: UInt64?,
-      notebooks: [NotebookOffer]? = nil
+      notebooks: [NotebookOffer]? = nil, revocations: [String]? = nil
     ) {
       version = SyncMessage.version
       self.replica = replica
@@ -36,6 +39,7 @@ public enum SyncMessage {
       self.cursor = cursor
       self.pending = pending
       self.notebooks = notebooks
+      self.revocations = revocations.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Where to start sending from the feed of `replica`: the cursor when it is in that

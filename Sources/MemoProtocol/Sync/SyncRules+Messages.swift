@@ -1,3 +1,4 @@
+import FoundationEssentials
 import MemoCore
 
 /// The checks of the sync messages themselves (`SyncRules` holds the rest).
@@ -12,6 +13,27 @@ extension SyncRules {
       try checkNumber(cursor.position, "the cursor")
     }
     if let pending = hello.pending { try checkNumber(pending, "pending") }
+    _ = try checkedRevocations(hello.revocations ?? [])
+  }
+
+  /// A hello's revocations, decoded: at most `Revocation.maximumPerHello`, each one
+  /// base64 of a revocation of its one form (its signature is the store's to check).
+  public static func checkedRevocations(_ texts: [String]) throws(SyncViolation) -> [Revocation] {
+    guard texts.count <= Revocation.maximumPerHello else {
+      throw SyncViolation(.malformed, "more than \(Revocation.maximumPerHello) revocations")
+    }
+    var revocations: [Revocation] = []
+    for text in texts {
+      guard text.utf8.count <= Revocation.maximumSize * 2, let bytes = Data(base64Encoded: text).map(Array.init) else {
+        throw SyncViolation(.malformed, "a revocation that is not base64")
+      }
+      do throws(Revocation.FormatError) {
+        revocations.append(try Revocation.decode(bytes))
+      } catch {
+        throw SyncViolation(.malformed, error.detail)
+      }
+    }
+    return revocations
   }
 
   public static func check(_ done: SyncMessage.Done) throws(SyncViolation) {
