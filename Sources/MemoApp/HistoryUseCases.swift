@@ -158,8 +158,12 @@ public struct HistoryUseCases {
     return try app.store().emptyTrash()
   }
 
-  /// Deletes a memo and removes its history and trash entry on this device only.
-  public func purge(_ reference: String, confirm: ((MemoID) throws -> Bool)? = nil) throws -> MemoID {
+  /// Deletes a memo with its history and trash entry here, and signs the purge that every
+  /// member and relay of its notebook applies at its next sync. Returns the memo and its
+  /// notebook (nil: in none, so nothing is sent).
+  public func purge(_ reference: String, confirm: ((MemoID) throws -> Bool)? = nil) throws
+    -> (memo: MemoID, notebook: NotebookID?)
+  {
     try app.requireUnlocked()
     let store = try app.store()
     let id = try store.resolveAny(reference)
@@ -167,8 +171,7 @@ public struct HistoryUseCases {
     if let confirm {
       guard try confirm(id) else { throw MemoPeerError(.cancelled, "nothing was purged") }
     }
-    try store.purge(id, now: app.now)
-    return id
+    return (id, try store.purge(id, now: app.now))
   }
 
   /// The memos whose latest revisions since `since` are by the trusted device `peer` (a

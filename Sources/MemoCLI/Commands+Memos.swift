@@ -241,8 +241,9 @@ enum MemoCommands {
   /// The options of `delete`.
   enum DeleteOptions {
     static let yes = SharedOptions.yes
-    static let purge = Flag("purge", "also drop its history and trash entry on this device")
-    static let json = SharedOptions.json.withHelp("print {schema, deleted} (with --purge {schema, purged}) as JSON")
+    static let purge = Flag("purge", "drop it and its history here and on every member and relay of its notebook")
+    static let json = SharedOptions.json.withHelp(
+      "print {schema, deleted} (with --purge {schema, purged, notebook}) as JSON")
   }
 
   static let delete = Command(
@@ -250,8 +251,9 @@ enum MemoCommands {
     details: """
       Asks for confirmation on a terminal; scripts pass --yes. The text is wiped; a tombstone
       keeps the id, and the memo stays in the trash for 30 days (`memo-peer trash`). --purge
-      also drops its history and trash entry on this device, for good (other devices keep
-      theirs).
+      drops the memo, its history and its trash entry for good, and signs a purge that every
+      member and relay of its notebook applies at its next sync (docs/PRIVACY.md says what it
+      cannot reach: copies already made, backups, exports, memos sent with `send`).
       """,
     options: [DeleteOptions.yes, DeleteOptions.purge, DeleteOptions.json],
     positionals: [
@@ -395,7 +397,8 @@ enum MemoCommands {
     } catch is StdoutGone {}
   }
 
-  /// `delete --purge`: the memo, its history and its trash entry, on this device.
+  /// `delete --purge`: the memo, its history and its trash entry, here and then on every
+  /// member and relay of its notebook.
   static func purge(_ context: CommandContext) throws {
     let console = context.console
     let confirm: ((MemoID) throws -> Bool)? =
@@ -408,13 +411,17 @@ enum MemoCommands {
             hint: "pass --yes to purge from a script")
         }
         return try console.confirm(
-          "Delete memo \(id.short) and drop its history on this device for good? It cannot be restored here.")
+          "Delete memo \(id.short) and its history for good, here and on every device it is shared with?"
+            + " It cannot be restored.")
       }
-    let id = try context.app().history.purge(context.arguments.positional(0) ?? "", confirm: confirm)
+    let (id, notebook) = try context.app().history.purge(context.arguments.positional(0) ?? "", confirm: confirm)
     if context.wantsJSON {
-      context.printJSON(PurgedMemoJSON(purged: id))
-    } else {
+      context.printJSON(PurgedMemoJSON(purged: id, notebook: notebook))
+    } else if notebook == nil {
       context.console.print("purged \(id.short) on this device")
+    } else {
+      context.console.print(
+        "purged \(id.short) on this device; every member and relay of its notebook drops it at its next sync")
     }
   }
 

@@ -58,7 +58,8 @@ public enum SyncSession {
       .asker(store, deleteGuard: deleteGuard), peer: peer, batch: batch, clock: clock, logger: .disabled)
     let hello = SyncMessage.Hello(
       replica: store.replicaID, knowledge: VersionVector(), cursor: nil, pending: nil,
-      notebooks: try store.offers(for: peer), revocations: try store.revocationsToSend())
+      notebooks: try store.offers(for: peer), revocations: try store.revocationsToSend(),
+      purges: try store.purgesToSend(for: peer))
     var machine = SyncMachine(role: .asker)
     let ending: SyncMachine.Ending
     do throws(TransportError) {

@@ -104,7 +104,8 @@ final class SyncStoreWork {
     switch side {
     case .asker(let store, _):
       plan = try store.plan(
-        with: peer, offers: offers, revocations: try revocations(), restrictSending: true, now: clock())
+        with: peer, offers: offers, revocations: try revocations(), purges: try purges(), restrictSending: true,
+        now: clock())
       return .planned(reply: nil)
     case .answerer:
       let opened: MemoStore
@@ -117,20 +118,25 @@ final class SyncStoreWork {
       guard opened.canReadContent else { return .unavailable(.locked) }
       store = opened
       plan = try opened.plan(
-        with: peer, offers: offers, revocations: try revocations(), restrictSending: false, now: clock())
+        with: peer, offers: offers, revocations: try revocations(), purges: try purges(), restrictSending: false,
+        now: clock())
       let source = try makeSource()
       self.source = source
       return .planned(
         reply: SyncMessage.Hello(
           replica: opened.replicaID, knowledge: VersionVector(), cursor: nil, pending: UInt64(try source.estimate()),
-          notebooks: try opened.offers(for: peer), revocations: try opened.revocationsToSend()))
+          notebooks: try opened.offers(for: peer), revocations: try opened.revocationsToSend(),
+          purges: try opened.purgesToSend(for: peer)))
     }
   }
 
-  /// The revocations of the peer's hello (its form was checked when it was decoded).
+  /// The revocations and purges of the peer's hello (their form was checked when it was
+  /// decoded).
   private func revocations() throws -> [Revocation] {
     try SyncRules.checkedRevocations(peerHello?.revocations ?? [])
   }
+
+  private func purges() throws -> [Purge] { try SyncRules.checkedPurges(peerHello?.purges ?? []) }
 
   private func makeSource() throws -> SyncSource {
     let (store, plan) = try session()

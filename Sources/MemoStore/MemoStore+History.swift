@@ -150,7 +150,7 @@ extension MemoStore {
   }
 
   /// Deletes the history rows matching `condition`, keeping the byte counter right.
-  private func deleteHistory(_ condition: String, _ values: [SQLiteValue]) throws {
+  func deleteHistory(_ condition: String, _ values: [SQLiteValue]) throws {
     let delete = try db.prepare("DELETE FROM memo_history WHERE \(condition) RETURNING size")
     try delete.bind(values)
     var freed: Int64 = 0
@@ -401,14 +401,6 @@ extension MemoStore {
     }
   }
 
-  /// Deletes a memo and removes its history and trash entry on this device (its
-  /// tombstone stays and syncs like a delete; other devices keep their own history).
-  public func purge(_ memo: MemoID, now: Timestamp) throws {
-    try batch {
-      if let row = try loadRow(memo), !row.isDeleted { try delete(memo, now: now) }
-      try sql { try forgetTrashed(memo.rawValue) }
-    }
-  }
 }
 
 /// What `undo --device` does to one memo: the revisions `device` made since a time are

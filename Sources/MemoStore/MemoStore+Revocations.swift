@@ -107,14 +107,20 @@ extension MemoStore {
   }
 
   /// The revocations a hello carries: every one applied here or held against this device,
-  /// newest first, at most `Revocation.maximumPerHello`.
+  /// newest first, within `Revocation.maximumPerHello` and `maximumHelloBytes`.
   public func revocationsToSend() throws -> [String] {
     try sql {
       let read = try db.prepare(
         "SELECT bytes FROM revocations WHERE state IN ('applied', 'against-this-device') ORDER BY received DESC, id "
           + "LIMIT \(Revocation.maximumPerHello)")
       var texts: [String] = []
-      while try read.step() { texts.append(Data(read.blob(0)).base64EncodedString()) }
+      var size = 0
+      while try read.step() {
+        let text = Data(read.blob(0)).base64EncodedString()
+        size += text.utf8.count
+        guard size <= Revocation.maximumHelloBytes else { break }
+        texts.append(text)
+      }
       return texts
     }
   }
@@ -188,7 +194,7 @@ extension MemoStore {
 
   // MARK: - Private
 
-  private func revokedDevices() throws -> Set<DeviceID> {
+  func revokedDevices() throws -> Set<DeviceID> {
     try sql {
       let read = try db.prepare("SELECT DISTINCT revoked FROM revocations WHERE state = 'applied'")
       var devices: Set<DeviceID> = []

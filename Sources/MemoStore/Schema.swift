@@ -354,7 +354,9 @@ enum Schema {
     // travels, so it is passed on in every hello (`name`: the revoked device's name here when
     // it was applied, never sent); `revoked_cut` is, per revoked device and
     // replica, the highest sequence still accepted from it (the lowest of the cuts that
-    // revoked it).
+    // revoked it). `purges` keeps each signed purge this device made or took (docs/PROTOCOL.md,
+    // "Purges"), passed on to the members and relays of its notebook: the memo's rows are gone,
+    // and a record of it arriving later is dropped.
     """
     CREATE TABLE revocations (
       id TEXT PRIMARY KEY,
@@ -374,6 +376,18 @@ enum Schema {
       seq INTEGER NOT NULL,
       PRIMARY KEY (device, replica)
     ) WITHOUT ROWID;
+    CREATE TABLE purges (
+      id TEXT PRIMARY KEY,
+      notebook TEXT NOT NULL,
+      memo TEXT NOT NULL,
+      author TEXT NOT NULL,
+      made INTEGER NOT NULL,
+      bytes BLOB NOT NULL,
+      received INTEGER NOT NULL,
+      via TEXT
+    ) WITHOUT ROWID;
+    CREATE INDEX purges_by_notebook ON purges(notebook, received);
+    CREATE INDEX purges_by_memo ON purges(memo);
     """,
   ]
 

@@ -32,6 +32,8 @@ public struct SyncPlan: Sendable, Equatable {
   public var joined: [NotebookID: NotebookRole]
   /// Revocations the peer passed on that this device applied in this session.
   public var revoked: [RevocationNote] = []
+  /// Purges the peer passed on that this device applied in this session.
+  public var purged = 0
 
   public init(
     sending: [NotebookID: Outgoing] = [:], receiving: [NotebookID: NotebookRole] = [:], announced: Set<NotebookID> = [],
@@ -79,10 +81,11 @@ extension MemoStore {
   /// the answerer sends all it shares, since the asker may join from its answer.
   ///
   /// The peer's revocations are taken first (`takeRevocations`), so a device revoked
-  /// elsewhere gets nothing of this session, and is then dropped from the trust store.
+  /// elsewhere gets nothing of this session, and is then dropped from the trust store; its
+  /// purges last (`takePurges`), so a memo purged elsewhere is gone before records move.
   public func plan(
-    with peer: DeviceID, offers: [CheckedOffer], revocations: [Revocation] = [], restrictSending: Bool,
-    now: Timestamp
+    with peer: DeviceID, offers: [CheckedOffer], revocations: [Revocation] = [], purges: [Purge] = [],
+    restrictSending: Bool, now: Timestamp
   ) throws -> SyncPlan {
     let plan = try batch {
       var plan = SyncPlan(announced: Set(offers.map(\.id)))
@@ -122,9 +125,12 @@ extension MemoStore {
         let start = offer?.cursor.flatMap { $0.replica == replicaID ? $0.position : nil } ?? 0
         plan.sending[notebook.id] = SyncPlan.Outgoing(knowledge: offer?.knowledge ?? VersionVector(), start: start)
       }
+      // After the offers: a purge counts only from a member of a notebook held here.
+      plan.purged = try takePurges(purges, from: peer, now: now)
       return plan
     }
     try untrustRevoked()
+    if plan.purged > 0 { checkpointAfterPurge() }
     return plan
   }
 

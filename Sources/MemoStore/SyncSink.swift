@@ -49,6 +49,8 @@ public final class SyncSink {
   let maximumHeld: Int
   /// New replicas this peer may introduce here (`SyncLimits.maximumReplicasPerPeer`).
   let maximumIntroduced: Int
+  /// Memos purged here: their records are dropped on arrival.
+  private let purged: Set<MemoID>
   /// Notebooks with a record that could not be opened yet (a key generation not here).
   public private(set) var incomplete: Set<NotebookID> = []
   public private(set) var outcome = SyncMessage.Outcome()
@@ -70,6 +72,7 @@ public final class SyncSink {
     receiver = try store.receiver()
     budget = ReplicaBudget(known: try store.knownReplicas(), maximum: maximumReplicas)
     held = try store.heldDeleteCount(peer)
+    purged = try store.purgedMemos()
   }
 
   /// Applies one batch; returns the position to acknowledge. Throws `SyncViolation` (and
@@ -85,7 +88,9 @@ public final class SyncSink {
       let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
       let authorships = try store.authorships(of: batch.records, refused: refused)
       for (record, authorship) in zip(batch.records, authorships) {
-        guard let role = plan.receiving[record.notebook], !incomplete.contains(record.notebook) else { continue }
+        guard let role = plan.receiving[record.notebook], !incomplete.contains(record.notebook),
+          !purged.contains(record.memo)
+        else { continue }
         // The decoder checked the clear part; checked again here, cheaply, for a batch that
         // reaches the store another way.
         try SyncRules.checkNumbers(record)

@@ -1,7 +1,8 @@
 import Foundation
 import MemoCore
-import MemoStore
 import XCTest
+
+@testable import MemoStore
 
 /// Notebooks and the blind relay on the virtual lab: host a is the home server `s` (always
 /// on, a relay), b and c are laptops (members of b's `personal`), d is another person's
@@ -199,6 +200,105 @@ final class NotebookLabTests: LabTestCase {
         options: .regularExpression),
       outputs)
     XCTAssertEqual(allCanaries.filter { outputs.contains($0) }, [], "canaries in s's output")
+  }
+
+  // MARK: - History through the hub
+
+  /// The sealed records `host` keeps of `memo` (a member's current one, a relay's records
+  /// and their history), read from its database in this process.
+  func sealedRecords(_ host: String, of memo: String) throws -> [[UInt8]] {
+    let db = try SQLiteConnection(path: try Lab.paths(host).databasePath, create: false)
+    let read = try db.prepare(
+      "SELECT record FROM memos WHERE id = ?1 AND record IS NOT NULL UNION ALL SELECT sealed FROM relayed WHERE memo = ?1 "
+        + "UNION ALL SELECT sealed FROM relayed_history WHERE memo = ?1")
+    try read.bind(1, memo)
+    var records: [[UInt8]] = []
+    while try read.step() { records.append(read.blob(0)) }
+    return records
+  }
+
+  func history(_ host: String, _ memo: String) throws -> [[String: Any]] {
+    object(try ok(host, ["history", memo, "--json"]))["revisions"] as? [[String: Any]] ?? []
+  }
+
+  /// b edits a memo three times and deletes another; c, which meets b only through the relay
+  /// s, sees b named as the author of each revision, restores revision 1 and the deleted memo
+  /// from the trash, and both arrive back on b; `undo --device b` on c reverts b's later
+  /// edit; `delete --purge` on c leaves no sealed record of that memo on s or on b.
+  func testHistoryTrashUndoAndPurgeThroughTheHub() throws {
+    for host in ["a", "b", "c"] { try ok(host, ["consent", "grant"]) }
+    try laptopsMeetOnceAndShareWithTheHub()
+    try ok("c", ["notebook", "default", "personal (2)"])
+    let server = try serve("a")
+    func round() throws {
+      try sync("b", with: "a")
+      try sync("c", with: "a")
+    }
+    let text = (0...3).map { canary("rev\($0)") }
+    let memo = try ok("b", ["new"], stdin: "\(text[0])\nfirst\n").trimmingCharacters(in: .whitespacesAndNewlines)
+    let doomed = try ok("b", ["new"], stdin: "\(canary("doomed"))\nto be deleted\n")
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    let later = try ok("b", ["new"], stdin: "\(canary("later"))\nas it was\n")
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    try round()
+    for index in 1...3 {
+      try ok("b", ["edit", memo, "--stdin"], stdin: "\(text[index])\nedit \(index)\n")
+      try round()
+    }
+    try ok("b", ["delete", doomed, "--yes"])
+    try round()
+
+    // c's history: four revisions, each signed by b and named so.
+    let revisions = try history("c", memo)
+    XCTAssertEqual(revisions.compactMap { $0["first_line"] as? String }, text, "\(revisions)")
+    for revision in revisions {
+      let author = revision["author"] as? [String: Any]
+      XCTAssertEqual(author?["name"] as? String, name("b"), "\(revision)")
+      XCTAssertEqual(author?["this_device"] as? Bool, false)
+    }
+    XCTAssertTrue(try ok("c", ["show", memo]).contains("edited on \(name("b"))"))
+
+    // c restores revision 1, and the deleted memo from its trash; both reach b.
+    try ok("c", ["restore", memo, "--revision", "1"])
+    let trash = object(try ok("c", ["trash", "--json"]))["trash"] as? [[String: Any]] ?? []
+    XCTAssertEqual(trash.compactMap { $0["memo"] as? String }, [doomed], "\(trash)")
+    try ok("c", ["trash", "restore", doomed])
+    try round()
+    try sync("b", with: "a")
+    let onB = try rows("b")
+    XCTAssertEqual(onB.first { $0.id.rawValue == memo }?.title, text[0])
+    XCTAssertEqual(onB.first { $0.id.rawValue == doomed }?.isDeleted, false)
+
+    // b edits another memo; c undoes what b did since just before.
+    Thread.sleep(forTimeInterval: 1.1)
+    let since = ISO8601DateFormatter().string(from: Date())
+    Thread.sleep(forTimeInterval: 1.1)
+    try ok("b", ["edit", later, "--stdin"], stdin: "\(canary("later"))\nchanged by b\n")
+    try round()
+    let plan = object(try ok("c", ["undo", "--device", name("b"), "--since", since, "--json"]))
+    XCTAssertEqual((plan["memos"] as? [[String: Any]])?.compactMap { $0["memo"] as? String }, [later], "\(plan)")
+    let undone = try ok("c", ["undo", "--device", name("b"), "--since", since, "--yes"])
+    XCTAssertEqual(try rows("c").first { $0.id.rawValue == later }?.body, "\(canary("later"))\nas it was\n", undone)
+    try sync("c", with: "a")
+    try sync("b", with: "a")
+    XCTAssertEqual(try rows("b").first { $0.id.rawValue == later }?.body, "\(canary("later"))\nas it was\n")
+
+    // Purged on c: nothing of the memo's sealed records stays on s or on b.
+    let sealed = try sealedRecords("a", of: memo) + sealedRecords("b", of: memo)
+    XCTAssertGreaterThanOrEqual(sealed.count, 2, "the relay held records of it and their history")
+    try ok("c", ["delete", "--purge", memo, "--yes"])
+    try sync("c", with: "a")
+    try sync("b", with: "a")
+    server.terminate()
+    for host in ["a", "b", "c"] {
+      XCTAssertEqual(try sealedRecords(host, of: memo).count, 0, "\(host) keeps records of the purged memo")
+      let files = try homeBytes(host)
+      for record in sealed {
+        let needle = Data(record.prefix(64))
+        XCTAssertEqual(files.filter { $0.bytes.range(of: needle) != nil }.map(\.path), [], "\(host)'s raw files")
+      }
+    }
+    XCTAssertFalse(try rows("b").contains { $0.id.rawValue == memo })
   }
 
   // MARK: - The stolen laptop

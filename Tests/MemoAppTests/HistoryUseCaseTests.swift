@@ -78,8 +78,12 @@ final class HistoryUseCaseTests: XCTestCase {
     XCTAssertEqual(asked, 1)
     let purged = try node.memo("secret", title: "Purge me")
     _ = try node.app().memos.edit(purged.id.short, change: MemoChange(body: "secret 2"))
-    _ = try node.app().history.purge(purged.id.short)
-    XCTAssertEqual(try node.app().history.history(purged.id.short).revisions.map(\.memo.isDeleted), [true])
+    let result = try node.app().history.purge(purged.id.short)
+    XCTAssertEqual(result.memo, purged.id)
+    XCTAssertNotNil(result.notebook, "the purge is signed for the memo's notebook")
+    XCTAssertThrowsError(try node.app().history.history(purged.id.short), "nothing of it stays, not even a tombstone") {
+      XCTAssertEqual(($0 as? MemoPeerError)?.code, .notFound)
+    }
     XCTAssertEqual(try node.app().history.trash(), [])
   }
 

@@ -71,7 +71,9 @@ final class RevocationCodingTests: XCTestCase {
     XCTAssertThrowsError(try SyncRules.checkedRevocations(Array(repeating: text, count: 257))) {
       XCTAssertEqual(($0 as? SyncViolation)?.reason, .malformed)
     }
-    XCTAssertThrowsError(try SyncRules.checkedRevocations(["not base64!"]))
+    XCTAssertThrowsError(try SyncRules.checkedRevocations(["not base64!"])) {
+      XCTAssertEqual(($0 as? SyncViolation)?.detail, "revocations that are not base64")
+    }
     XCTAssertThrowsError(try SyncRules.checkedRevocations([Data([1, 2, 3]).base64EncodedString()])) {
       XCTAssertEqual(($0 as? SyncViolation)?.detail, "a truncated revocation")
     }

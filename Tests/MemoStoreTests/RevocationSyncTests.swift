@@ -13,66 +13,15 @@ import XCTest
 /// what it signs afterwards refused even when an uninformed member passes it on; two devices
 /// revoking each other; revocations nobody may make.
 final class RevocationSyncTests: XCTestCase {
-  final class Device {
-    let node: TemporaryNode
-    let store: MemoStore
-    let id: DeviceID
-    let name: String
+  typealias Device = HouseholdDevice
 
-    init(_ name: String) throws {
-      self.name = name
-      node = try TemporaryNode()
-      store = try node.open()
-      id = try store.deviceID()
-    }
-
-    var answerer: SyncAnswerSide { SyncAnswerSide(paths: node.paths, device: id) }
-    var trust: TrustStore { TrustStore(paths: node.paths) }
-
-    func trusts(_ others: [Device]) throws {
-      try trust.update { list in
-        for other in others where other.id != id {
-          try list.trust(
-            TrustedPeer(deviceID: other.id, name: other.name, discoveryKey: nil, source: .command, added: 1))
-        }
-      }
-    }
-
-    func trusted() throws -> Set<DeviceID> { Set(try trust.load().peers.map(\.deviceID)) }
-    func titles() throws -> Set<String> { Set(try store.allHeadRows().filter { !$0.isDeleted }.map(\.title)) }
-    func holds(_ text: String) throws -> Bool { try node.rawDataBytes().contains(bytes: Array(text.utf8)) }
-
-    /// Whether the relay keeps (to forward) a record of `memo`; kept aside is not kept.
-    func relays(_ memo: MemoID) throws -> Bool {
-      let db = try SQLiteConnection(path: node.paths.databasePath, create: false)
-      let read = try db.prepare("SELECT count(*) FROM relayed WHERE memo = ?")
-      try read.bind(1, memo.rawValue)
-      _ = try read.step()
-      return read.int64(0) > 0
-    }
-  }
-
-  /// `asker` syncs with `answerer` (both ways); both sides must succeed.
   @discardableResult
   func sync(_ asker: Device, with answerer: Device) throws -> SyncSession.Report {
-    let run = runSync(asker.store, as: asker.id, with: answerer.answerer, batch: 4)
-    let report = try run.report()
-    try run.answerer.get()
-    return report
+    try syncDevices(asker, with: answerer)
   }
 
-  /// Laptops b, c, x and d, members of b's notebook, and the relay s; everyone trusts
-  /// everyone and has synced once with b.
   func household() throws -> (b: Device, c: Device, x: Device, d: Device, s: Device, notebook: NotebookID) {
-    let (b, c, x, d, s) = (try Device("b"), try Device("c"), try Device("x"), try Device("d"), try Device("s"))
-    let all = [b, c, x, d, s]
-    for device in all { try device.trusts(all) }
-    let notebook = try b.store.defaultNotebook().id
-    try shareNotebook(
-      notebook, among: all.map { ($0.store, $0.id) }, roles: [.member, .member, .member, .member, .relay])
-    try b.store.create(MemoDraft(title: "before", body: "everyone may read this"), now: 2)
-    for device in [c, x, d, s] { try sync(device, with: b) }
-    return (b, c, x, d, s, notebook)
+    try Household.make().devices
   }
 
   func testARevocationReachesADeviceThatOnlyMeetsTheRelayAndCutsTheStolenLaptopOff() throws {
@@ -187,5 +136,78 @@ final class RevocationSyncTests: XCTestCase {
     XCTAssertEqual(try sync(s, with: b).revoked.count, 1)
     XCTAssertEqual(try sync(s, with: b).revoked.count, 0, "known already")
     XCTAssertEqual(try s.store.revocations().count, 1)
+  }
+}
+
+/// One device of the household in the tests of revocations and purges: its store, its ID
+/// (its identity key's) and its trust store.
+final class HouseholdDevice {
+  let node: TemporaryNode
+  let store: MemoStore
+  let id: DeviceID
+  let name: String
+
+  init(_ name: String) throws {
+    self.name = name
+    node = try TemporaryNode()
+    store = try node.open()
+    id = try store.deviceID()
+  }
+
+  var answerer: SyncAnswerSide { SyncAnswerSide(paths: node.paths, device: id) }
+  var trust: TrustStore { TrustStore(paths: node.paths) }
+
+  func trusts(_ others: [HouseholdDevice]) throws {
+    try trust.update { list in
+      for other in others where other.id != id {
+        try list.trust(TrustedPeer(deviceID: other.id, name: other.name, discoveryKey: nil, source: .command, added: 1))
+      }
+    }
+  }
+
+  func trusted() throws -> Set<DeviceID> { Set(try trust.load().peers.map(\.deviceID)) }
+  func titles() throws -> Set<String> { Set(try store.allHeadRows().filter { !$0.isDeleted }.map(\.title)) }
+  func holds(_ text: String) throws -> Bool { try node.rawDataBytes().contains(bytes: Array(text.utf8)) }
+
+  /// Whether the relay keeps (to forward) a record of `memo`; kept aside is not kept.
+  func relays(_ memo: MemoID) throws -> Bool {
+    let db = try SQLiteConnection(path: node.paths.databasePath, create: false)
+    let read = try db.prepare("SELECT count(*) FROM relayed WHERE memo = ?")
+    try read.bind(1, memo.rawValue)
+    _ = try read.step()
+    return read.int64(0) > 0
+  }
+}
+
+/// `asker` syncs with `answerer` (both ways); both sides must succeed.
+@discardableResult
+func syncDevices(_ asker: HouseholdDevice, with answerer: HouseholdDevice) throws -> SyncSession.Report {
+  let run = runSync(asker.store, as: asker.id, with: answerer.answerer, batch: 4)
+  let report = try run.report()
+  try run.answerer.get()
+  return report
+}
+
+/// Laptops b, c, x and d, members of b's notebook, and the relay s; everyone trusts everyone
+/// and has synced once with b, after b wrote the memo "before".
+struct Household {
+  let b: HouseholdDevice, c: HouseholdDevice, x: HouseholdDevice, d: HouseholdDevice, s: HouseholdDevice
+  let notebook: NotebookID
+
+  var devices: (b: HouseholdDevice, c: HouseholdDevice, x: HouseholdDevice, d: HouseholdDevice, s: HouseholdDevice,
+    notebook: NotebookID) { (b, c, x, d, s, notebook) }
+
+  static func make() throws -> Household {
+    let all = try ["b", "c", "x", "d", "s"].map(HouseholdDevice.init)
+    for device in all { try device.trusts(all) }
+    let notebook = try all[0].store.defaultNotebook().id
+    try shareNotebook(
+      notebook, among: all.map { ($0.store, $0.id) }, roles: [.member, .member, .member, .member, .relay])
+    // A relay records each laptop that offers it the notebook as a member (as each does
+    // when it shares the notebook with the relay); `shareNotebook` made them relays there.
+    for laptop in all.dropLast() { try all[4].store.setMember(notebook, laptop.id, role: .member, now: 1) }
+    try all[0].store.create(MemoDraft(title: "before", body: "everyone may read this"), now: 2)
+    for device in all.dropFirst() { try syncDevices(device, with: all[0]) }
+    return Household(b: all[0], c: all[1], x: all[2], d: all[3], s: all[4], notebook: notebook)
   }
 }

@@ -139,8 +139,13 @@ public struct TrashEmptiedJSON: Encodable, Sendable {
 public struct PurgedMemoJSON: Encodable, Sendable {
   public let schema = JSONOutput.schema
   public let purged: String
+  /// The notebook whose members and relays get the signed purge (absent: none).
+  public let notebook: String?
 
-  public init(purged: MemoID) { self.purged = purged.rawValue }
+  public init(purged: MemoID, notebook: NotebookID?) {
+    self.purged = purged.rawValue
+    self.notebook = notebook?.rawValue
+  }
 }
 
 /// `undo --device --json`: each memo, the revisions undone and what comes back.

@@ -13,6 +13,8 @@ public enum Signing {
     case revision = "memo-peer/3 revision"
     /// A device's revocation of another.
     case revocation = "memo-peer/3 revocation"
+    /// A member's purge of a memo from a notebook.
+    case purge = "memo-peer/3 purge"
   }
 
   /// `label ‖ 0x00 ‖ body`: the bytes an Ed25519 signature covers.

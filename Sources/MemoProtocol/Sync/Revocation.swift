@@ -18,8 +18,10 @@ public struct Revocation: Equatable, Sendable {
   /// Replicas in a cut: a device has one or two (its derived replica and a legacy one); a
   /// few more for a store restored from a backup.
   public static let maximumCut = 64
-  /// Revocations one hello carries (the newest first, when a device holds more).
+  /// Revocations one hello carries (the newest first, when a device holds more), and their
+  /// base64 at most `maximumHelloBytes`, so a hello stays well within its 1 MiB frame.
   public static let maximumPerHello = 256
+  public static let maximumHelloBytes = 128 << 10
   /// The largest encoding (a cut of 64 replicas of 32 hex digits fits in 3,200 bytes).
   public static let maximumSize = 4096
 

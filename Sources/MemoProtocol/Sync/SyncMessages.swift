@@ -28,10 +28,13 @@ public enum SyncMessage {
     /// Version 3: the revocations the sender applied or holds against itself (`Revocation`,
     /// base64), so that one device's `trust remove` reaches every device, relays included.
     public var revocations: [String]?
+    /// Version 3: the purges (`Purge`, base64) of the notebooks the sender shares with the
+    /// receiver, so a memo purged on one member leaves every member and relay.
+    public var purges: [String]?
 
     public init(
       replica: ReplicaID, knowledge: VersionVector, cursor: FeedPosition?, pending: UInt64?,
-      notebooks: [NotebookOffer]? = nil, revocations: [String]? = nil
+      notebooks: [NotebookOffer]? = nil, revocations: [String]? = nil, purges: [String]? = nil
     ) {
       version = SyncMessage.version
       self.replica = replica
@@ -40,6 +43,7 @@ public enum SyncMessage {
       self.pending = pending
       self.notebooks = notebooks
       self.revocations = revocations.flatMap { $0.isEmpty ? nil : $0 }
+      self.purges = purges.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// Where to start sending from the feed of `replica`: the cursor when it is in that

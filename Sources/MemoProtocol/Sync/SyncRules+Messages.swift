@@ -14,26 +14,43 @@ extension SyncRules {
     }
     if let pending = hello.pending { try checkNumber(pending, "pending") }
     _ = try checkedRevocations(hello.revocations ?? [])
+    _ = try checkedPurges(hello.purges ?? [])
   }
 
   /// A hello's revocations, decoded: at most `Revocation.maximumPerHello`, each one
   /// base64 of a revocation of its one form (its signature is the store's to check).
   public static func checkedRevocations(_ texts: [String]) throws(SyncViolation) -> [Revocation] {
-    guard texts.count <= Revocation.maximumPerHello else {
-      throw SyncViolation(.malformed, "more than \(Revocation.maximumPerHello) revocations")
-    }
-    var revocations: [Revocation] = []
-    for text in texts {
-      guard text.utf8.count <= Revocation.maximumSize * 2, let bytes = Data(base64Encoded: text).map(Array.init) else {
-        throw SyncViolation(.malformed, "a revocation that is not base64")
-      }
-      do throws(Revocation.FormatError) {
-        revocations.append(try Revocation.decode(bytes))
-      } catch {
+    try checkedStatements(texts, "revocations", maximum: Revocation.maximumPerHello, size: Revocation.maximumSize) {
+      (bytes) throws(SyncViolation) in
+      do throws(Revocation.FormatError) { return try Revocation.decode(bytes) } catch {
         throw SyncViolation(.malformed, error.detail)
       }
     }
-    return revocations
+  }
+
+  /// A hello's purges, decoded, as its revocations are.
+  public static func checkedPurges(_ texts: [String]) throws(SyncViolation) -> [Purge] {
+    try checkedStatements(texts, "purges", maximum: Purge.maximumPerHello, size: Purge.maximumSize) {
+      (bytes) throws(SyncViolation) in
+      do throws(Purge.FormatError) { return try Purge.decode(bytes) } catch {
+        throw SyncViolation(.malformed, error.detail)
+      }
+    }
+  }
+
+  /// Signed statements a hello carries as base64: counted before any is decoded.
+  private static func checkedStatements<T>(
+    _ texts: [String], _ what: String, maximum: Int, size: Int, decode: ([UInt8]) throws(SyncViolation) -> T
+  ) throws(SyncViolation) -> [T] {
+    guard texts.count <= maximum else { throw SyncViolation(.malformed, "more than \(maximum) \(what)") }
+    var decoded: [T] = []
+    for text in texts {
+      guard text.utf8.count <= size * 2, let bytes = Data(base64Encoded: text).map(Array.init) else {
+        throw SyncViolation(.malformed, "\(what) that are not base64")
+      }
+      decoded.append(try decode(bytes))
+    }
+    return decoded
   }
 
   public static func check(_ done: SyncMessage.Done) throws(SyncViolation) {

@@ -1,0 +1,155 @@
+import FoundationEssentials
+import MemoCore
+import MemoCrypto
+import MemoProtocol
+
+/// Purges (docs/PROTOCOL.md, "Purges"): `delete --purge` signs one, every member and relay of
+/// the memo's notebook takes it from a hello, checks that a member of that notebook signed
+/// it, and drops the memo's rows, history, trash entry, held removals and sealed records.
+/// The signed bytes are kept, and passed on to the notebook's members and relays, so that
+/// a device that comes back later drops the memo too, and a record of it that arrives
+/// afterwards is dropped on arrival.
+extension MemoStore {
+  /// Purges `memo` here and signs the purge every member and relay of its notebook applies
+  /// at its next sync. Returns the notebook (nil: the memo was in none, so nothing is sent).
+  @discardableResult
+  public func purge(_ memo: MemoID, now: Timestamp) throws -> NotebookID? {
+    let signer = try signer()
+    let notebook = try batch { () throws -> NotebookID? in
+      let notebook: NotebookID? = try sql {
+        try db.withCached("SELECT notebook FROM memos WHERE id = ?") { read in
+          try read.bind(1, memo.rawValue)
+          return try read.step() && !read.isNull(0) ? NotebookID(read.text(0)) : nil
+        }
+      }
+      if let notebook {
+        var purge = Purge(authorKey: signer.publicKey, notebook: notebook, memo: memo, made: now, signature: [])
+        do { purge.signature = try signer.signature(for: purge.signedMessage) } catch {
+          throw MemoPeerError(.crypto, "signing the purge failed", diagnostics: "\(error)")
+        }
+        try keep(purge, author: try deviceID(), via: nil, now: now)
+      }
+      try dropPurged(memo)
+      return notebook
+    }
+    checkpointAfterPurge()
+    return notebook
+  }
+
+  /// Takes the purges of a peer's hello: each new one, of a notebook held here, whose
+  /// signature verifies and whose author is a member (not a relay, not revoked) of that
+  /// notebook here, is kept and applied; one that fails is kept aside naming `peer`.
+  /// Returns how many were applied. Runs inside the caller's transaction.
+  func takePurges(_ purges: [Purge], from peer: DeviceID, now: Timestamp) throws -> Int {
+    guard !purges.isEmpty else { return 0 }
+    let revoked = try revokedDevices()
+    var applied = 0
+    for purge in purges {
+      let bytes = purge.encoded
+      guard try !isKnownPurge(bytes), let found = try notebook(purge.notebook), !found.isDeleted else { continue }
+      guard Ed25519.isValidPublicKey(purge.authorKey),
+        Ed25519.verify(purge.signature, message: purge.signedMessage, publicKey: purge.authorKey),
+        let author = try? DeviceID(bytes: SHA256.hash(purge.authorKey))
+      else {
+        try quarantine(
+          bytes, from: peer, notebook: purge.notebook, reason: "a purge whose signature does not verify", now: now)
+        continue
+      }
+      let isMember = try memberships(of: author).contains { $0.notebook == purge.notebook && $0.role == .member }
+      guard isMember && !revoked.contains(author) else {
+        try quarantine(
+          bytes, from: peer, notebook: purge.notebook,
+          reason: "a purge signed by a device that is not a member of that notebook here", now: now)
+        continue
+      }
+      try keep(purge, author: author, via: peer, now: now)
+      try dropPurged(purge.memo)
+      applied += 1
+    }
+    return applied
+  }
+
+  /// The purges a hello to `peer` carries: those of the notebooks this device shares with
+  /// it, newest first, within `Purge.maximumPerHello` and 256 KiB of base64.
+  public func purgesToSend(for peer: DeviceID) throws -> [String] {
+    let shared = Set(try activeMemberships(of: peer).map(\.1.id.rawValue))
+    guard !shared.isEmpty else { return [] }
+    return try sql {
+      let read = try db.prepare("SELECT notebook, bytes FROM purges ORDER BY received DESC, id")
+      var texts: [String] = []
+      var size = 0
+      while try read.step(), texts.count < Purge.maximumPerHello {
+        guard shared.contains(read.text(0)) else { continue }
+        let text = Data(read.blob(1)).base64EncodedString()
+        size += text.utf8.count
+        guard size <= Self.maximumPurgeHelloBytes else { break }
+        texts.append(text)
+      }
+      return texts
+    }
+  }
+
+  static let maximumPurgeHelloBytes = 256 << 10
+
+  /// The memos purged here: a record of one of them is dropped when it arrives.
+  func purgedMemos() throws -> Set<MemoID> {
+    try sql {
+      let read = try db.prepare("SELECT DISTINCT memo FROM purges")
+      var memos: Set<MemoID> = []
+      while try read.step() { if let memo = MemoID(canonical: read.text(0)) { memos.insert(memo) } }
+      return memos
+    }
+  }
+
+  /// After a purge, the write-ahead log is emptied into the database (whose deleted pages
+  /// `secure_delete` zeroed), so no old page of the memo stays in it. Best effort: another
+  /// connection reading keeps its frames until the next checkpoint.
+  func checkpointAfterPurge() {
+    _ = try? sql { try db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+  }
+
+  // MARK: - Private
+
+  private func isKnownPurge(_ bytes: [UInt8]) throws -> Bool {
+    let id = Hex.encode(try SHA256.hash(bytes))
+    return try sql {
+      try db.withCached("SELECT 1 FROM purges WHERE id = ?") { read in
+        try read.bind(1, id)
+        return try read.step()
+      }
+    }
+  }
+
+  private func keep(_ purge: Purge, author: DeviceID, via: DeviceID?, now: Timestamp) throws {
+    let bytes = purge.encoded
+    let id = Hex.encode(try SHA256.hash(bytes))
+    try sql {
+      let insert = try db.prepare(
+        "INSERT OR IGNORE INTO purges (id, notebook, memo, author, made, bytes, received, via) "
+          + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      try insert.bind([
+        .text(id), .text(purge.notebook.rawValue), .text(purge.memo.rawValue), .device(author), .integer(purge.made),
+        .blob(bytes), .integer(now), via.map { .device($0) } ?? .null,
+      ])
+      _ = try insert.step()
+    }
+  }
+
+  /// Every row of `memo` here: its head and conflict copies (tombstone included), history,
+  /// trash entry, held removals, and the sealed records a relay keeps. Runs inside the
+  /// caller's transaction.
+  private func dropPurged(_ memo: MemoID) throws {
+    try sql {
+      try deleteHistory("memo = ?1", [.text(memo.rawValue)])
+      for statement in [
+        "DELETE FROM memos WHERE id = ?1 OR conflict_of = ?1", "DELETE FROM trash WHERE memo = ?1",
+        "DELETE FROM sync_held WHERE memo = ?1", "DELETE FROM relayed WHERE memo = ?1",
+        "DELETE FROM relayed_history WHERE memo = ?1",
+      ] {
+        let delete = try db.prepare(statement)
+        try delete.bind(1, memo.rawValue)
+        _ = try delete.step()
+      }
+    }
+  }
+}
