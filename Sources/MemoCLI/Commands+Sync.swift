@@ -121,6 +121,8 @@ enum SyncCommands {
       context.printJSON(PeersJSON(rows))
       return
     }
+    // The devices revoked here are not trusted any more, so they are not rows: named below.
+    defer { TrustCommands.printRevocations((try? context.app().trust.revocations()) ?? [], context: context) }
     if rows.isEmpty {
       context.console.print("no trusted devices (pair with `memo-peer pair`)")
       return

@@ -102,7 +102,8 @@ enum TrustCommands {
     case "remove", "revoke":
       let hereOnly = context.arguments.has(TrustOptions.hereOnly)
       if hereOnly && action == "revoke" {
-        throw ArgumentParser.usage("--here-only is for trust remove; a revocation always spreads", suggestion: nil, command: "trust")
+        throw ArgumentParser.usage(
+          "--here-only is for trust remove; a revocation always spreads", suggestion: nil, command: "trust")
       }
       printRemoval(try trust.remove(try peerArgument(), hereOnly: hereOnly), context: context)
     case "policy":

@@ -46,7 +46,9 @@ extension MemoStore {
     var applied = 0
     for purge in purges {
       let bytes = purge.encoded
-      guard try !isKnownPurge(bytes), let found = try notebook(purge.notebook), !found.isDeleted else { continue }
+      guard try !holdsStatement(bytes, in: "purges"), let found = try notebook(purge.notebook), !found.isDeleted else {
+        continue
+      }
       guard Ed25519.isValidPublicKey(purge.authorKey),
         Ed25519.verify(purge.signature, message: purge.signedMessage, publicKey: purge.authorKey),
         let author = try? DeviceID(bytes: SHA256.hash(purge.authorKey))
@@ -60,6 +62,12 @@ extension MemoStore {
         try quarantine(
           bytes, from: peer, notebook: purge.notebook,
           reason: "a purge signed by a device that is not a member of that notebook here", now: now)
+        continue
+      }
+      guard try purgeCount(by: author) < Self.maximumPurgesPerDevice else {
+        try quarantine(
+          bytes, from: peer, notebook: purge.notebook,
+          reason: "a purge beyond the \(Self.maximumPurgesPerDevice) one device may make", now: now)
         continue
       }
       try keep(purge, author: author, via: peer, now: now)
@@ -90,6 +98,18 @@ extension MemoStore {
   }
 
   static let maximumPurgeHelloBytes = 256 << 10
+  /// Purges kept here of one author: a member cannot fill the table with purges of memos
+  /// that never existed.
+  static let maximumPurgesPerDevice = 10_000
+
+  private func purgeCount(by author: DeviceID) throws -> Int {
+    try sql {
+      let read = try db.prepare("SELECT count(*) FROM purges WHERE author = ?")
+      try read.bind(1, author.compact)
+      _ = try read.step()
+      return Int(read.int64(0))
+    }
+  }
 
   /// The memos purged here: a record of one of them is dropped when it arrives.
   func purgedMemos() throws -> Set<MemoID> {
@@ -109,16 +129,6 @@ extension MemoStore {
   }
 
   // MARK: - Private
-
-  private func isKnownPurge(_ bytes: [UInt8]) throws -> Bool {
-    let id = Hex.encode(try SHA256.hash(bytes))
-    return try sql {
-      try db.withCached("SELECT 1 FROM purges WHERE id = ?") { read in
-        try read.bind(1, id)
-        return try read.step()
-      }
-    }
-  }
 
   private func keep(_ purge: Purge, author: DeviceID, via: DeviceID?, now: Timestamp) throws {
     let bytes = purge.encoded

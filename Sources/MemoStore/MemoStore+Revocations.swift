@@ -67,21 +67,26 @@ extension MemoStore {
   func takeRevocations(_ revocations: [Revocation], from peer: DeviceID, now: Timestamp) throws -> [RevocationNote] {
     guard !revocations.isEmpty else { return [] }
     let me = try deviceID()
-    var trusted: [DeviceID: String]?
+    var trusted: [DeviceID: String]?  // read once, when a new revocation needs it
     var applied: [RevocationNote] = []
     for revocation in revocations {
       let bytes = revocation.encoded
-      guard try !isKnownRevocation(bytes) else { continue }
+      guard try !holdsStatement(bytes, in: "revocations") else { continue }
       guard Ed25519.isValidPublicKey(revocation.revokerKey),
         Ed25519.verify(revocation.signature, message: revocation.signedMessage, publicKey: revocation.revokerKey),
         let revoker = try? DeviceID(bytes: SHA256.hash(revocation.revokerKey))
       else {
-        try quarantine(bytes, from: peer, notebook: nil, reason: "a revocation whose signature does not verify", now: now)
+        try quarantine(
+          bytes, from: peer, notebook: nil, reason: "a revocation whose signature does not verify", now: now)
         continue
       }
-      let names = try trusted ?? Dictionary(
-        try TrustStore(paths: paths, keys: keys).load().peers.map { ($0.deviceID, $0.name) },
-        uniquingKeysWith: { first, _ in first })
+      guard try revocationCount(by: revoker) < Self.maximumRevocationsPerDevice else {
+        try quarantine(
+          bytes, from: peer, notebook: nil,
+          reason: "a revocation beyond the \(Self.maximumRevocationsPerDevice) one device may make", now: now)
+        continue
+      }
+      let names = try trusted ?? trustedNames()
       trusted = names
       let isTrustedMember = try names[revoker] != nil && isMember(revoker)
       let context = RevocationRules.Context(
@@ -203,6 +208,25 @@ extension MemoStore {
     }
   }
 
+  /// Revocations kept here of one maker: a household has a few devices, and a member that
+  /// signs revocations of made-up devices by the thousand fills nothing beyond this.
+  static let maximumRevocationsPerDevice = 64
+
+  private func revocationCount(by revoker: DeviceID) throws -> Int {
+    try sql {
+      let read = try db.prepare("SELECT count(*) FROM revocations WHERE revoker = ?")
+      try read.bind(1, revoker.compact)
+      _ = try read.step()
+      return Int(read.int64(0))
+    }
+  }
+
+  private func trustedNames() throws -> [DeviceID: String] {
+    Dictionary(
+      try TrustStore(paths: paths, keys: keys).load().peers.map { ($0.deviceID, $0.name) },
+      uniquingKeysWith: { first, _ in first })
+  }
+
   /// The devices whose applied revocations revoked `device` here.
   private func revokers(of device: DeviceID) throws -> Set<DeviceID> {
     try sql {
@@ -219,10 +243,12 @@ extension MemoStore {
     try memberships(of: device).contains { $0.role == .member }
   }
 
-  private func isKnownRevocation(_ bytes: [UInt8]) throws -> Bool {
+  /// Whether `table` (`revocations` or `purges`) holds the signed statement `bytes` already:
+  /// its id is the hex SHA-256 of its bytes, so a replay is recognised whoever passed it on.
+  func holdsStatement(_ bytes: [UInt8], in table: String) throws -> Bool {
     let id = Hex.encode(try SHA256.hash(bytes))
     return try sql {
-      try db.withCached("SELECT 1 FROM revocations WHERE id = ?") { read in
+      try db.withCached("SELECT 1 FROM \(table) WHERE id = ?") { read in
         try read.bind(1, id)
         return try read.step()
       }

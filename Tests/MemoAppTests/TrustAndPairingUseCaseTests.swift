@@ -27,8 +27,9 @@ final class TrustAndPairingUseCaseTests: XCTestCase {
     XCTAssertEqual(removal.peer.deviceID, added.deviceID)
     XCTAssertEqual(removal.revocation?.note.revoked, added.deviceID, "trust remove signs a revocation")
     XCTAssertEqual(try node.app().trust.revocations().map(\.state), [.applied])
-    XCTAssertEqual(TrustListJSON(try node.app().trust.list(), revocations: try node.app().trust.revocations())
-      .revocations.map(\.revoked), [added.deviceID.description])
+    XCTAssertEqual(
+      TrustListJSON(try node.app().trust.list(), revocations: try node.app().trust.revocations())
+        .revocations.map(\.revoked), [added.deviceID.description])
     // Trusted again by a person: the revocation stops counting here.
     _ = try node.app().trust.add(id, name: "nas")
     XCTAssertEqual(try node.app().trust.revocations().map(\.state), [.overridden])

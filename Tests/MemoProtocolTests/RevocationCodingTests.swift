@@ -15,7 +15,8 @@ final class RevocationCodingTests: XCTestCase {
 
   func signed(cut: [ReplicaID: UInt64]) throws -> (Revocation, Ed25519.SigningKey) {
     let key = try Ed25519.SigningKey.random()
-    var revocation = Revocation(revokerKey: key.publicKey, revoked: device(7), made: 1_800_000_000_000, cut: cut, signature: [])
+    var revocation = Revocation(
+      revokerKey: key.publicKey, revoked: device(7), made: 1_800_000_000_000, cut: cut, signature: [])
     revocation.signature = try key.signature(for: revocation.signedMessage)
     return (revocation, key)
   }
@@ -91,7 +92,9 @@ final class RevocationCodingTests: XCTestCase {
     // b was revoked here by x: b's revocation counts against x, and nobody else.
     let revokedByX = RevocationRules.Context(thisDevice: me, revokerIsTrustedMember: false, revokerRevokedBy: [x])
     XCTAssertEqual(RevocationRules.decide(revoker: b, revoked: x, revokedByX), .apply)
-    XCTAssertEqual(RevocationRules.decide(revoker: b, revoked: device(4), revokedByX), .ignore("its maker is not a member trusted here"))
+    XCTAssertEqual(
+      RevocationRules.decide(revoker: b, revoked: device(4), revokedByX),
+      .ignore("its maker is not a member trusted here"))
   }
 
   func testADeviceRevokedTwiceKeepsTheLowerCutAndNothingOfAReplicaOneCutLeftOut() {

@@ -19,7 +19,9 @@ final class PurgeSyncTests: XCTestCase {
   }
 
   @discardableResult
-  func sync(_ asker: Device, with answerer: Device) throws -> SyncSession.Report { try syncDevices(asker, with: answerer) }
+  func sync(_ asker: Device, with answerer: Device) throws -> SyncSession.Report {
+    try syncDevices(asker, with: answerer)
+  }
 
   func purge(of memo: MemoID, in notebook: NotebookID, signedBy device: Device) throws -> Purge {
     let signer = try device.store.signer()

@@ -194,8 +194,12 @@ struct Household {
   let b: HouseholdDevice, c: HouseholdDevice, x: HouseholdDevice, d: HouseholdDevice, s: HouseholdDevice
   let notebook: NotebookID
 
-  var devices: (b: HouseholdDevice, c: HouseholdDevice, x: HouseholdDevice, d: HouseholdDevice, s: HouseholdDevice,
-    notebook: NotebookID) { (b, c, x, d, s, notebook) }
+  var devices:
+    (
+      b: HouseholdDevice, c: HouseholdDevice, x: HouseholdDevice, d: HouseholdDevice, s: HouseholdDevice,
+      notebook: NotebookID
+    )
+  { (b, c, x, d, s, notebook) }
 
   static func make() throws -> Household {
     let all = try ["b", "c", "x", "d", "s"].map(HouseholdDevice.init)

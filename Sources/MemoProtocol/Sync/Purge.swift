@@ -50,7 +50,9 @@ public struct Purge: Equatable, Sendable {
 
   /// Why bytes are not a purge (named in the refusal of the hello that carried them).
   public enum FormatError: Error, Equatable, Sendable {
-    case tooLarge, truncated, version(UInt8), invalidID, outOfRange, trailingBytes
+    case tooLarge, truncated
+    case version(UInt8)
+    case invalidID, outOfRange, trailingBytes
 
     public var detail: String {
       switch self {

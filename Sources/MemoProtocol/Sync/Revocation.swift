@@ -62,7 +62,9 @@ public struct Revocation: Equatable, Sendable {
 
   /// Why bytes are not a revocation (named in the refusal of the hello that carried them).
   public enum FormatError: Error, Equatable, Sendable {
-    case tooLarge, truncated, version(UInt8), tooManyReplicas, invalidReplica, unsorted, outOfRange, trailingBytes
+    case tooLarge, truncated
+    case version(UInt8)
+    case tooManyReplicas, invalidReplica, unsorted, outOfRange, trailingBytes
 
     public var detail: String {
       switch self {
