@@ -105,12 +105,19 @@ extension MemoStore {
           try setMember(offer.id, peer, role: peerRole, now: now)
           try importKeys(offer, from: peer, now: now)
           plan.joined[offer.id] = role
-        case .accept(let upgrade):
+        case .accept(let offeredUpgrade):
+          // A member takes keys only from a peer it has as a member: a relay that offers the
+          // notebook back as a member with a key of its own choosing (issue 23) gives none,
+          // nor does a device it never recorded. A relay here takes them, as at a join, from
+          // a device that shares the notebook with it as a member for the first time, or
+          // from one it has as a member; never from one it has as a relay.
+          let keysFromPeer = member.map { $0.role == .member } ?? (found?.notebook.role == .relay)
+          let upgrade = offeredUpgrade && keysFromPeer
           if member == nil { try setMember(offer.id, peer, role: peerRole, now: now) }
           if upgrade {
             try insertNotebook(offer.id, name: try freeName(offer.name), role: .member, now: now)
           }
-          if upgrade || found?.notebook.role == .member {
+          if keysFromPeer && (upgrade || found?.notebook.role == .member) {
             try importKeys(offer, from: peer, now: now)
           }
           if upgrade { try openRelayedRecords(offer.id, now: now) }
