@@ -7,9 +7,9 @@ public enum ReplicaBindings {
   /// Ed25519 point (not of small order), the signature must verify, and a derived
   /// replica's id must be the derivation of the key's device ID and the nonce.
   public static func verify(_ binding: ReplicaBinding) -> DeviceID? {
-    guard Ed25519.isValidPublicKey(binding.publicKey),
-      Ed25519.verify(binding.signature, message: binding.signedMessage, publicKey: binding.publicKey),
-      let device = try? DeviceID(bytes: SHA256.hash(binding.publicKey))
+    guard
+      let device = Ed25519.signer(
+        of: binding.signedMessage, signature: binding.signature, publicKey: binding.publicKey)
     else { return nil }
     if binding.isLegacy { return device }
     guard let derived = try? SyncDerivations.replicaID(device: device, nonce: binding.nonce),

@@ -49,9 +49,7 @@ extension MemoStore {
       guard try !holdsStatement(bytes, in: "purges"), let found = try notebook(purge.notebook), !found.isDeleted else {
         continue
       }
-      guard Ed25519.isValidPublicKey(purge.authorKey),
-        Ed25519.verify(purge.signature, message: purge.signedMessage, publicKey: purge.authorKey),
-        let author = try? DeviceID(bytes: SHA256.hash(purge.authorKey))
+      guard let author = Ed25519.signer(of: purge.signedMessage, signature: purge.signature, publicKey: purge.authorKey)
       else {
         try quarantine(
           bytes, from: peer, notebook: purge.notebook, reason: "a purge whose signature does not verify", now: now)
@@ -64,7 +62,7 @@ extension MemoStore {
           reason: "a purge signed by a device that is not a member of that notebook here", now: now)
         continue
       }
-      guard try purgeCount(by: author) < Self.maximumPurgesPerDevice else {
+      guard try statementCount(in: "purges", by: "author", author) < Self.maximumPurgesPerDevice else {
         try quarantine(
           bytes, from: peer, notebook: purge.notebook,
           reason: "a purge beyond the \(Self.maximumPurgesPerDevice) one device may make", now: now)
@@ -101,15 +99,6 @@ extension MemoStore {
   /// Purges kept here of one author: a member cannot fill the table with purges of memos
   /// that never existed.
   static let maximumPurgesPerDevice = 10_000
-
-  private func purgeCount(by author: DeviceID) throws -> Int {
-    try sql {
-      let read = try db.prepare("SELECT count(*) FROM purges WHERE author = ?")
-      try read.bind(1, author.compact)
-      _ = try read.step()
-      return Int(read.int64(0))
-    }
-  }
 
   /// The memos purged here: a record of one of them is dropped when it arrives.
   func purgedMemos() throws -> Set<MemoID> {

@@ -72,15 +72,15 @@ extension MemoStore {
     for revocation in revocations {
       let bytes = revocation.encoded
       guard try !holdsStatement(bytes, in: "revocations") else { continue }
-      guard Ed25519.isValidPublicKey(revocation.revokerKey),
-        Ed25519.verify(revocation.signature, message: revocation.signedMessage, publicKey: revocation.revokerKey),
-        let revoker = try? DeviceID(bytes: SHA256.hash(revocation.revokerKey))
+      guard
+        let revoker = Ed25519.signer(
+          of: revocation.signedMessage, signature: revocation.signature, publicKey: revocation.revokerKey)
       else {
         try quarantine(
           bytes, from: peer, notebook: nil, reason: "a revocation whose signature does not verify", now: now)
         continue
       }
-      guard try revocationCount(by: revoker) < Self.maximumRevocationsPerDevice else {
+      guard try statementCount(in: "revocations", by: "revoker", revoker) < Self.maximumRevocationsPerDevice else {
         try quarantine(
           bytes, from: peer, notebook: nil,
           reason: "a revocation beyond the \(Self.maximumRevocationsPerDevice) one device may make", now: now)
@@ -212,15 +212,6 @@ extension MemoStore {
   /// signs revocations of made-up devices by the thousand fills nothing beyond this.
   static let maximumRevocationsPerDevice = 64
 
-  private func revocationCount(by revoker: DeviceID) throws -> Int {
-    try sql {
-      let read = try db.prepare("SELECT count(*) FROM revocations WHERE revoker = ?")
-      try read.bind(1, revoker.compact)
-      _ = try read.step()
-      return Int(read.int64(0))
-    }
-  }
-
   private func trustedNames() throws -> [DeviceID: String] {
     Dictionary(
       try TrustStore(paths: paths, keys: keys).load().peers.map { ($0.deviceID, $0.name) },
@@ -241,6 +232,18 @@ extension MemoStore {
   /// Whether `device` is a member (not only a relay) of a notebook held here.
   private func isMember(_ device: DeviceID) throws -> Bool {
     try memberships(of: device).contains { $0.role == .member }
+  }
+
+  /// How many signed statements of `table` (`revocations` or `purges`) `device` made, as
+  /// `column` names it: what the per-maker caps count.
+  func statementCount(in table: String, by column: String, _ device: DeviceID) throws -> Int {
+    try sql {
+      try db.withCached("SELECT count(*) FROM \(table) WHERE \(column) = ?") { read in
+        try read.bind(1, device.compact)
+        _ = try read.step()
+        return Int(read.int64(0))
+      }
+    }
   }
 
   /// Whether `table` (`revocations` or `purges`) holds the signed statement `bytes` already:
