@@ -163,10 +163,29 @@ extension FuzzTargets {
       "deliver-batch": deliverBatchSeeds(content),
       "batch-receipt": batchReceiptSeeds(),
       "membership-log": membershipLogSeeds(),
+      "signed-statements": signedStatementSeeds(),
     ]
   }
 
   /// One op of each kind, signed by a fixed key, after a genesis (itself the first seed).
+  /// A signed revocation with a cut of two replicas and a signed purge, each behind the byte
+  /// that chooses it.
+  static func signedStatementSeeds() -> [[UInt8]] {
+    guard let key = try? Ed25519.SigningKey(seed: SecureBytes(copying: [UInt8](repeating: 5, count: 32))),
+      let revoked = DeviceID(bytes: [UInt8](repeating: 7, count: 32)),
+      let first = ReplicaID(String(repeating: "a", count: 32)),
+      let second = ReplicaID(String(repeating: "b", count: 32)),
+      let notebook = NotebookID(String(repeating: "c", count: 32)),
+      let memo = MemoID(canonical: "8e0f3d4a-1b2c-4d5e-8f90-123456789abc")
+    else { return [] }
+    var revocation = Revocation(
+      revokerKey: key.publicKey, revoked: revoked, made: 1_800_000_000_000, cut: [first: 3, second: 9], signature: [])
+    revocation.signature = (try? key.signature(for: revocation.signedMessage)) ?? []
+    var purge = Purge(authorKey: key.publicKey, notebook: notebook, memo: memo, made: 1_800_000_000_000, signature: [])
+    purge.signature = (try? key.signature(for: purge.signedMessage)) ?? []
+    return [[0] + revocation.encoded, [1] + purge.encoded]
+  }
+
   static func notebookOpSeeds() -> [[UInt8]] {
     let crypto = MembershipCrypto()
     guard let key = try? Ed25519.SigningKey(seed: SecureBytes(copying: [UInt8](repeating: 3, count: 32))),

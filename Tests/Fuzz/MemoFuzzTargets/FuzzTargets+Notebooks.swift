@@ -81,4 +81,25 @@ extension FuzzTargets {
     precondition(outcome == nil || op.kind == .create, "an op admitted without its parents")
     _ = log.state
   }
+
+  /// Revocations and purges as a hello carries them (the first byte chooses which): one
+  /// that decodes round-trips and is within its limits, and checking who signed it
+  /// (`Ed25519.signer`, as the store does before believing it) never traps.
+  static func signedStatements(_ data: [UInt8]) {
+    guard let first = data.first else { return }
+    let bytes = Array(data.dropFirst())
+    if first % 2 == 0 {
+      guard let revocation = try? Revocation.decode(bytes) else { return }
+      precondition(revocation.encoded == bytes, "a revocation that does not round-trip")
+      precondition(revocation.cut.count <= Revocation.maximumCut && bytes.count <= Revocation.maximumSize)
+      precondition(revocation.cut.values.allSatisfy { $0 <= SyncLimits.maximumSequence })
+      _ = Ed25519.signer(
+        of: revocation.signedMessage, signature: revocation.signature, publicKey: revocation.revokerKey)
+    } else {
+      guard let purge = try? Purge.decode(bytes) else { return }
+      precondition(purge.encoded == bytes, "a purge that does not round-trip")
+      precondition(bytes.count <= Purge.maximumSize)
+      _ = Ed25519.signer(of: purge.signedMessage, signature: purge.signature, publicKey: purge.authorKey)
+    }
+  }
 }

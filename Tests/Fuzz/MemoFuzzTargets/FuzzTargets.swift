@@ -36,6 +36,7 @@ public enum FuzzTargets {
     "membership-log": membershipLog,
     "deliver-batch": deliverBatch,
     "batch-receipt": batchReceipt,
+    "signed-statements": signedStatements,
   ]
 
   public static var names: [String] { all.keys.sorted() }
