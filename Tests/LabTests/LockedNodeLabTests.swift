@@ -181,6 +181,6 @@ final class LockedNodeLabTests: LabTestCase {
       "a", inSession(session, ["unlock", "--passphrase-fd", "0"]), tool: "/usr/bin/keyctl", stdin: passphrase)
     XCTAssertEqual(unlock.status, 0, unlock.output)
     XCTAssertTrue(Lab.waitUntil(seconds: 20) { (try? onB().contains(missed)) ?? false }, serve.text)
-    XCTAssertTrue(serve.text.contains("live sync: bee:"), serve.text)
+    XCTAssertTrue(Lab.waitUntil(seconds: 10) { serve.text.contains("live sync: bee:") }, serve.text)
   }
 }

@@ -390,7 +390,8 @@ final class NotebookLabTests: LabTestCase {
       Lab.waitUntil(seconds: 30) { (try? onC().contains { $0["title"] as? String == title }) == true },
       daemons.map(\.text).joined(separator: "\n"))
     print("live push through the hub: saved on b, listed on c \(Date().timeIntervalSince(saved)) s later")
-    XCTAssertTrue(daemons[0].text.contains("live sync: \(name("c")):"), daemons[0].text)
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 10) { daemons[0].text.contains("live sync: \(self.name("c")):") }, daemons[0].text)
   }
 
   func testFamilyReachesOnlyItsMembersAndUnshareStopsNewMemos() throws {
