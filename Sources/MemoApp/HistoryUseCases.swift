@@ -1,4 +1,6 @@
 import MemoCore
+import MemoNode
+import MemoProtocol
 import MemoStore
 
 /// One line of a line diff: kept, removed (only in the older text) or added (only in the
@@ -70,6 +72,17 @@ public struct MemoHistory: Sendable {
   public var revisions: [MemoRevision]
 }
 
+/// `history --from`: what a relay sent and what of it this device kept, then the history.
+public struct HistoryFetchReport: Sendable {
+  /// The device asked.
+  public var peer: TrustedPeer
+  /// Sealed revisions it sent.
+  public var received: Int
+  public var fetched: FetchedHistory
+  /// The memo's history here afterwards.
+  public var history: MemoHistory
+}
+
 /// `diff`: two revisions of a memo and the line diff of their bodies.
 public struct MemoDiff: Sendable {
   public var memo: MemoID
@@ -97,6 +110,44 @@ public struct HistoryUseCases {
     let store = try app.store()
     let id = try store.resolveAny(reference)
     return MemoHistory(memo: id, revisions: try store.history(of: id))
+  }
+
+  /// Asks the trusted device `peer` (a relay of the memo's notebook) for the sealed
+  /// revisions of the memo it kept, and keeps as history those that pass every check a
+  /// synced record passes and that the current revision here supersedes. Connects as
+  /// `ping` does (consent, waiting up to `timeout` seconds and telling `onState`).
+  public func fetch(
+    _ reference: String, from peer: String, timeout: Double, prompt: any Prompt,
+    onState: @escaping @Sendable (String) -> Void = { _ in }
+  ) throws -> HistoryFetchReport {
+    try app.requireUnlocked()
+    let store = try app.store()
+    let id = try store.resolveAny(reference)
+    guard let notebook = try store.history(of: id).last?.memo.notebook else {
+      throw MemoPeerError(
+        .notFound, "memo \(id.short) is in no notebook here, so no relay keeps its history",
+        hint: "`memo-peer history \(id.short)` lists what this device kept")
+    }
+    let (device, answer) = try app.network.withLink(to: peer, timeout: timeout, prompt: prompt, onState: onState) {
+      trusted, link, watch in
+      do throws(TransportError) {
+        // The answer's own time, from the connection on: what it took to find PEER does
+        // not shorten it.
+        let deadline = Deadline.after(seconds: max(timeout, 10))
+        return (trusted, try PeerHistoryFetch.run(over: link, memo: id, notebook: notebook, before: deadline))
+      } catch {
+        if watch.fired { throw LockWatch.lockedDuring("the history fetch") }
+        throw MemoPeerError(
+          .connection, "\(trusted.displayName) did not send the history of memo \(id.short): \(error.detail)",
+          hint: "ask a device that relays the memo's notebook (`memo-peer notebook show` names them); "
+            + "one of an older version does not serve history", diagnostics: error.description)
+      }
+    }
+    let fetched = try store.takeFetchedHistory(
+      answer.records, bindings: answer.bindings, of: id, in: notebook, from: device.deviceID, now: app.now)
+    return HistoryFetchReport(
+      peer: device, received: answer.records.count, fetched: fetched,
+      history: MemoHistory(memo: id, revisions: try store.history(of: id)))
   }
 
   /// Revision `number` of a memo.

@@ -71,6 +71,28 @@ public struct NetworkUseCases {
     _ reference: String, count: Int, interval: Double, timeout: Double, prompt: any Prompt,
     onState: @escaping @Sendable (String) -> Void = { _ in }, onPong: (TrustedPeer, Double) -> Void = { _, _ in }
   ) throws -> PingResult {
+    try withLink(to: reference, timeout: timeout, prompt: prompt, onState: onState) { peer, link, watch in
+      do throws(PeerPing.PingFailure) {
+        let times = try PeerPing.run(over: link, count: count, interval: interval) { _, milliseconds in
+          onPong(peer, milliseconds)
+        }
+        return PingResult(peer: peer, deviceID: link.peer.deviceID, milliseconds: times)
+      } catch {
+        if watch.fired { throw LockWatch.lockedDuring("the pings") }
+        throw MemoPeerError(
+          .connection, "\(peer.displayName) closed the connection after \(error.answered) of \(count) pings",
+          hint: "it may have removed this device from its trusted devices", diagnostics: error.error.description)
+      }
+    }
+  }
+
+  /// Connects to the trusted device `reference` names, as `ping` does (consent asked of
+  /// `prompt` when someone can answer, waiting up to `timeout` seconds and telling
+  /// `onState`), and runs `body` over the ready link while `memo-peer lock` is watched.
+  func withLink<Result>(
+    to reference: String, timeout: Double, prompt: any Prompt, onState: @escaping @Sendable (String) -> Void,
+    _ body: (TrustedPeer, PeerLink, LockWatch) throws -> Result
+  ) throws -> Result {
     let gate = try app.consent.gate()
     let trust = app.trustStore
     let peer = try trust.load().find(reference)
@@ -84,16 +106,6 @@ public struct NetworkUseCases {
     let link = try runBlocking {
       try await connector.connect(to: peer, timeout: timeout) { state in onState("\(name): \(state)") }
     }
-    do throws(PeerPing.PingFailure) {
-      let times = try PeerPing.run(over: link, count: count, interval: interval) { _, milliseconds in
-        onPong(peer, milliseconds)
-      }
-      return PingResult(peer: peer, deviceID: link.peer.deviceID, milliseconds: times)
-    } catch {
-      if watch.fired { throw LockWatch.lockedDuring("the pings") }
-      throw MemoPeerError(
-        .connection, "\(name) closed the connection after \(error.answered) of \(count) pings",
-        hint: "it may have removed this device from its trusted devices", diagnostics: error.error.description)
-    }
+    return try body(peer, link, watch)
   }
 }

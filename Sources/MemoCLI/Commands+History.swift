@@ -12,6 +12,9 @@ enum HistoryCommands {
   /// The options of `history`.
   enum HistoryOptions {
     static let json = SharedOptions.json.withHelp("print {schema, memo, revisions: [...]} as JSON")
+    static let from = ValueOption(
+      "from", value: "PEER", "first fetch the sealed history a relay of the memo's notebook kept")
+    static let timeout = SharedOptions.timeout.withHelp("with --from: how long to wait for PEER (default 30)")
   }
 
   static let history = Command(
@@ -24,18 +27,57 @@ enum HistoryCommands {
       like the memo, up to 100 revisions or 365 days per memo and 256 MiB in all
       (config.json "history"). `show ID --revision N` shows one, `diff` compares two,
       `restore` brings one back.
+
+      With --from PEER, first asks PEER (a trusted device that relays the memo's notebook)
+      for the sealed revisions it forwarded and kept: a laptop that was away while a memo
+      was edited several times gets the revisions only the relay still holds. Each is
+      checked as a synced one (signature, revocation, the notebook key); those that fail
+      are kept aside with PEER's name (`sync status` counts them). Waits for consent and
+      PEER as `ping` does (status 17 after --timeout).
       """,
-    options: [HistoryOptions.json],
+    options: [HistoryOptions.from, HistoryOptions.timeout, HistoryOptions.json],
     positionals: [memoID]
   ) { context in
     let app = try context.app()
-    let history = try app.history.history(context.arguments.positional(0) ?? "")
+    let reference = context.arguments.positional(0) ?? ""
     let names = try app.names()
-    if context.wantsJSON {
-      context.printJSON(HistoryJSON(history, names: names))
+    guard let peer = context.arguments[HistoryOptions.from] else {
+      if context.arguments[HistoryOptions.timeout] != nil {
+        throw ArgumentParser.usage("--timeout goes with --from PEER", suggestion: nil, command: "history")
+      }
+      let history = try app.history.history(reference)
+      if context.wantsJSON {
+        context.printJSON(HistoryJSON(history, names: names))
+        return
+      }
+      for entry in history.revisions { context.console.print(line(entry, names: names)) }
       return
     }
-    for entry in history.revisions { context.console.print(line(entry, names: names)) }
+    let timeout = try NetworkCommands.seconds(
+      context.arguments[HistoryOptions.timeout], default: 30, option: HistoryOptions.timeout)
+    let printer = LinePrinter()
+    let report = try app.history.fetch(
+      reference, from: peer, timeout: timeout, prompt: context.console,
+      onState: { printer.error("memo-peer: \($0)") })
+    if context.wantsJSON {
+      context.printJSON(HistoryJSON(report, names: names))
+      return
+    }
+    context.console.print(fetchSummary(report))
+    for entry in report.history.revisions { context.console.print(line(entry, names: names)) }
+  }
+
+  /// The first line of `history --from`: what the relay sent and what became of it.
+  static func fetchSummary(_ report: HistoryFetchReport) -> String {
+    let fetched = report.fetched
+    var notes: [String] = []
+    if fetched.known > 0 { notes.append("\(fetched.known) already here") }
+    if fetched.notSuperseded > 0 { notes.append("\(fetched.notSuperseded) newer than this device's: sync first") }
+    if fetched.missingKey > 0 { notes.append("\(fetched.missingKey) under a key this device lacks") }
+    if fetched.keptAside > 0 { notes.append("\(fetched.keptAside) kept aside: they failed their checks") }
+    let noun = fetched.added == 1 ? "revision" : "revisions"
+    return "fetched \(fetched.added) \(noun) from \(report.peer.displayName.terminalSafe)"
+      + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")
   }
 
   /// One line of `history`.

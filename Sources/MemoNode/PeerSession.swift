@@ -68,6 +68,10 @@ public enum PeerSession {
           guard let sync else { throw TransportError(.protocolViolation, "this node does not answer syncs") }
           try sync.answer(hello, over: channel, from: peer)
           actions += machine.handle(.synced(ok: true))
+        case .answerHistory(let notebook, let memo):
+          for frame in sync?.history(of: memo, in: notebook, for: peer) ?? HistoryFetch.answer([], bindings: []) {
+            try channel.send(frame)
+          }
         case .end(let error):
           if let error { throw error }
           return
@@ -108,13 +112,31 @@ public final class SyncAnswerer {
 
   func answer(_ hello: Frame, over channel: any FrameChannel, from peer: DeviceID) throws(TransportError) {
     try SyncSession.answer(
-      hello, over: channel, peer: peer,
-      store: {
-        if let opened { return opened }
-        let fresh = try store.open()
-        opened = fresh
-        return fresh
-      }, batch: batch, clock: clock, logger: store.logger)
+      hello, over: channel, peer: peer, store: openStore, batch: batch, clock: clock, logger: store.logger)
+  }
+
+  private func openStore() throws -> MemoStore {
+    if let opened { return opened }
+    let fresh = try store.open()
+    opened = fresh
+    return fresh
+  }
+
+  /// The `history-records` frames answering `peer`'s ask: what this relay kept of `memo`
+  /// when it shares `notebook` with `peer`, else nothing. A store that cannot answer
+  /// answers nothing (logged): the asker keeps what it has.
+  func history(of memo: MemoID, in notebook: NotebookID, for peer: DeviceID) -> [Frame] {
+    do {
+      let kept = try openStore().relayedHistoryRecords(of: memo, in: notebook, for: peer)
+      if !kept.records.isEmpty {
+        store.logger.info(
+          "history: sent \(kept.records.count, privacy: .public) sealed revisions to \(peer.short, privacy: .public)")
+      }
+      return HistoryFetch.answer(kept.records, bindings: kept.bindings)
+    } catch {
+      store.logger.error(error, while: "reading the relayed history a peer asked for")
+      return HistoryFetch.answer([], bindings: [])
+    }
   }
 }
 

@@ -50,6 +50,12 @@ public struct Frame: Equatable, Sendable {
     case syncDone = 35
     /// Sync: the answerer will not sync now (locked, another version, storage).
     case syncRefuse = 36
+    /// History: a member asks a relay for the sealed history it kept of one memo
+    /// (`HistoryFetch.Ask`, JSON).
+    case historyAsk = 40
+    /// History: up to 8 of those records (a sync-batch body whose position counts the
+    /// records still to come; `HistoryFetch`).
+    case historyRecords = 41
   }
 
   public let kind: Kind

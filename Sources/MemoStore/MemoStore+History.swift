@@ -99,7 +99,7 @@ extension MemoStore {
     try pruneHistory(of: memo, now: now, limits: historyLimits())
   }
 
-  private func addHistoryBytes(_ bytes: Int64) throws {
+  func addHistoryBytes(_ bytes: Int64) throws {
     try sql {
       try db.withCached(
         "INSERT INTO counters (name, value) VALUES ('history_bytes', max(?1, 0)) "
@@ -128,7 +128,7 @@ extension MemoStore {
     try sql {
       if let memo {
         try deleteHistory(
-          "memo = ?1 AND id NOT IN (SELECT id FROM memo_history WHERE memo = ?1 ORDER BY id DESC LIMIT ?2)",
+          "memo = ?1 AND id NOT IN (SELECT id FROM memo_history WHERE memo = ?1 ORDER BY revision DESC, id DESC LIMIT ?2)",
           [.text(memo.rawValue), .integer(Int64(max(limits.revisions, 0)))])
       }
       try deleteHistory("superseded < ?1", [.integer(now - Int64(max(limits.days, 0)) * day)])
@@ -219,7 +219,7 @@ extension MemoStore {
     var result: [MemoRevision] = try sql {
       let query = try db.prepare(
         "SELECT sealed_as, revision, dot_origin, dot_seq, clock, notebook, author, title, body, tags, created, "
-          + "updated, private, deleted, superseded FROM memo_history WHERE memo = ? ORDER BY id")
+          + "updated, private, deleted, superseded FROM memo_history WHERE memo = ? ORDER BY revision, id")
       try query.bind(1, memo.rawValue)
       var rows: [MemoRevision] = []
       while try query.step() {

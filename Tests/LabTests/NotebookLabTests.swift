@@ -223,7 +223,8 @@ final class NotebookLabTests: LabTestCase {
 
   /// b edits a memo three times and deletes another; c, which meets b only through the relay
   /// s, sees b named as the author of each revision, restores revision 1 and the deleted memo
-  /// from the trash, and both arrive back on b; `undo --device b` on c reverts b's later
+  /// from the trash, and both arrive back on b; a memo b edited while c was away is restored
+  /// from the history only the relay kept (`history --from`); `undo --device b` on c reverts b's later
   /// edit; `delete --purge` on c leaves no sealed record of that memo on s or on b.
   func testHistoryTrashUndoAndPurgeThroughTheHub() throws {
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant"]) }
@@ -258,6 +259,28 @@ final class NotebookLabTests: LabTestCase {
     }
     XCTAssertTrue(try ok("c", ["show", memo]).contains("edited on \(name("b"))"))
 
+    // c is away while b edits another memo three times: its sync brings the last revision
+    // only, and `history --from` the relay brings the three only the relay still holds,
+    // each signed by b; c restores the first, which reaches b like an edit.
+    let away = (0...3).map { canary("away\($0)") }
+    let awayMemo = try ok("b", ["new"], stdin: "\(away[0])\nfirst\n").trimmingCharacters(in: .whitespacesAndNewlines)
+    try sync("b", with: "a")
+    for index in 1...3 {
+      try ok("b", ["edit", awayMemo, "--stdin"], stdin: "\(away[index])\nedit \(index)\n")
+      try sync("b", with: "a")
+    }
+    try sync("c", with: "a")
+    XCTAssertEqual(try history("c", awayMemo).compactMap { $0["first_line"] as? String }, [away[3]])
+    let fetched = object(try ok("c", ["history", awayMemo, "--from", name("a"), "--json", "--timeout", "30"]))
+    XCTAssertEqual((fetched["fetched"] as? [String: Any])?["added"] as? Int, 3, "\(fetched)")
+    let kept = fetched["revisions"] as? [[String: Any]] ?? []
+    XCTAssertEqual(kept.compactMap { $0["first_line"] as? String }, away, "\(fetched)")
+    XCTAssertEqual(Set(kept.compactMap { ($0["author"] as? [String: Any])?["name"] as? String }), [name("b")])
+    XCTAssertTrue(
+      try ok("c", ["history", awayMemo, "--from", name("a")]).hasPrefix(
+        "fetched 0 revisions from \(name("a")) (3 already here)"))
+    try ok("c", ["restore", awayMemo, "--revision", "1"])
+
     // c restores revision 1, and the deleted memo from its trash; both reach b.
     try ok("c", ["restore", memo, "--revision", "1"])
     let trash = object(try ok("c", ["trash", "--json"]))["trash"] as? [[String: Any]] ?? []
@@ -268,6 +291,7 @@ final class NotebookLabTests: LabTestCase {
     let onB = try rows("b")
     XCTAssertEqual(onB.first { $0.id.rawValue == memo }?.title, text[0])
     XCTAssertEqual(onB.first { $0.id.rawValue == doomed }?.isDeleted, false)
+    XCTAssertEqual(onB.first { $0.id.rawValue == awayMemo }?.title, away[0], "restored from the relay's history")
 
     // b edits another memo; c undoes what b did since just before.
     Thread.sleep(forTimeInterval: 1.1)

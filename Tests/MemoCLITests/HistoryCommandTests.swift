@@ -14,6 +14,20 @@ final class HistoryCommandTests: XCTestCase {
     }
   }
 
+  /// `history --from` names a trusted device: another name is refused before anything
+  /// touches the network, and `--timeout` alone is a usage error.
+  func testHistoryFromRefusesAnUnknownDeviceAndATimeoutAlone() throws {
+    let cli = try CLIProcess()
+    let id = try cli.new("kept here", ["--title", "Plan"])
+    let unknown = try cli.run(["history", id, "--from", "nobody\u{1b}[2J"])
+    XCTAssertNotEqual(unknown.status, 0)
+    XCTAssertTrue(unknown.stderr.contains("nobody\\x1b[2J"), unknown.stderr)
+    XCTAssertFalse(unknown.output.contains("\u{1b}"), "the name is shown escaped")
+    let alone = try cli.run(["history", id, "--timeout", "3"])
+    XCTAssertEqual(alone.status, 2, alone.output)
+    XCTAssertTrue(alone.stderr.contains("--timeout goes with --from PEER"), alone.stderr)
+  }
+
   func testHistoryShowRevisionDiffAndRestore() throws {
     let cli = try CLIProcess()
     let id = try cli.new("first line\nsecond", ["--title", "Plan"])

@@ -65,6 +65,24 @@ final class PeerSessionTests: XCTestCase {
       "unexpected-frame")
   }
 
+  /// A history ask for a notebook the daemon does not relay gets one empty answer (it says
+  /// no more than that), and the session goes on.
+  func testAHistoryAskTheDaemonCannotServeGetsAnEmptyAnswer() throws {
+    let (a, b) = try trustingPair()
+    let notebook = try XCTUnwrap(NotebookID("00112233445566778899aabbccddeeff"))
+    let memo = MemoID()
+    let (step, pong) = try talk(a, to: b) { channel -> (HistoryExchange.Step, Frame?) in
+      _ = try PeerSession.greet(channel, identity: a.identity)
+      var exchange = HistoryExchange(notebook: notebook, memo: memo)
+      try channel.send(exchange.ask)
+      let step = exchange.receive(try channel.receive())
+      try channel.send(Frame(.ping, payload: [1]))
+      return (step, try channel.receive())
+    }.get()
+    XCTAssertEqual(step, .done(records: [], bindings: []))
+    XCTAssertEqual(pong, Frame(.pong, payload: [1]))
+  }
+
   func testAnythingButAValidHelloFirstIsAProtocolViolation() throws {
     let a = try TestNode()
     let b = try TestNode()

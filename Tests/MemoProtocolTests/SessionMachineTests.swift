@@ -36,6 +36,9 @@ final class SessionMachineTests: XCTestCase {
     var deliveries: [DeliveryMessage.Deliver] = []
     var refusedDeliveries: [SyncViolation] = []
     var syncs: [Frame] = []
+    /// The history asks handed to the store ("notebook memo"), and the records it answers.
+    var historyAsks: [String] = []
+    var history: [SyncRecord] = []
     var ended: Ended?
     /// What the store does with a delivery.
     var store: (DeliveryMessage.Deliver) -> DeliveryExchange.Stored = { _ in .stored(place: "inbox", duplicate: false) }
@@ -67,6 +70,12 @@ final class SessionMachineTests: XCTestCase {
         case .answerSync(let frame):
           syncs.append(frame)
           pending += machine.handle(.synced(ok: true))
+        case .answerHistory(let notebook, let memo):
+          historyAsks.append("\(notebook.rawValue) \(memo.rawValue)")
+          for frame in HistoryFetch.answer(history, bindings: []) {
+            sent.append(frame)
+            outbox.append(frame)
+          }
         case .end(let error):
           XCTAssertNil(ended, "ends once")
           ended = error.map(Ended.failed) ?? .clean
@@ -229,5 +238,105 @@ final class SessionMachineTests: XCTestCase {
     server.feed([hello, Frame(.ping, payload: [7])], bytewise: true)
     XCTAssertEqual(server.syncs, [hello])
     XCTAssertEqual(server.sent.last, Frame(.pong, payload: [7]))
+  }
+
+  // MARK: - History from a relay
+
+  /// A `history-ask` is handed to the store and answered in frames of 8 records counting
+  /// down; the client's exchange takes them, a byte at a time, and the session goes on.
+  func testAHistoryAskIsAnsweredInFramesTheClientCountsDown() {
+    var (_, server) = greeted()
+    let memo = MemoID()
+    server.history = (1...19).map { record(memo, seq: UInt64($0)) }
+    var exchange = HistoryExchange(notebook: SyncMachineTests.notebook, memo: memo)
+    server.feed([exchange.ask, Frame(.ping, payload: [7])], bytewise: true)
+    XCTAssertEqual(server.historyAsks, ["\(SyncMachineTests.notebook.rawValue) \(memo.rawValue)"])
+    var frames = server.take()
+    XCTAssertEqual(frames.removeLast(), Frame(.pong, payload: [7]), "the session goes on after the answer")
+    XCTAssertEqual(frames.count, 3)
+    var steps = frames.map { exchange.receive($0) }
+    XCTAssertEqual(steps.removeLast(), .done(records: server.history, bindings: []))
+    XCTAssertEqual(steps, [.more, .more])
+    XCTAssertNil(server.ended)
+  }
+
+  /// Nothing kept (or an asker the relay does not serve): one empty frame, and done.
+  func testAnEmptyAnswerIsOneFrame() {
+    let memo = MemoID()
+    let frames = HistoryFetch.answer([], bindings: [])
+    XCTAssertEqual(frames.count, 1)
+    var exchange = HistoryExchange(notebook: SyncMachineTests.notebook, memo: memo)
+    XCTAssertEqual(exchange.receive(frames[0]), .done(records: [], bindings: []))
+    XCTAssertTrue(exchange.isFinished)
+  }
+
+  /// A malformed ask, or one of another version, ends the session with its reason.
+  func testAMalformedHistoryAskEndsTheSession() {
+    for (payload, reason) in [
+      (Array("{\"version\": 1, \"notebook\": \"x\", \"memo\": \"y\"}".utf8), "malformed"),
+      (Array("not json".utf8), "malformed"),
+      (
+        PeerMessage.encode(["version": "2", "notebook": SyncMachineTests.notebook.rawValue, "memo": MemoID().rawValue]),
+        "malformed"
+      ),
+    ] {
+      var (_, server) = greeted()
+      server.feed([Frame(.historyAsk, payload: payload)], bytewise: false)
+      XCTAssertEqual(server.historyAsks, [])
+      XCTAssertEqual(
+        server.sent.last.flatMap { PeerMessage.decode(PeerMessage.Goodbye.self, from: $0.payload) }?.reason, reason)
+      XCTAssertNotNil(server.ended?.error)
+    }
+    var (_, server) = greeted()
+    var ask = HistoryFetch.Ask(notebook: SyncMachineTests.notebook, memo: MemoID())
+    ask.version = 2
+    server.feed([frame(.historyAsk, ask)], bytewise: false)
+    XCTAssertEqual(
+      server.sent.last.flatMap { PeerMessage.decode(PeerMessage.Goodbye.self, from: $0.payload) }?.reason,
+      HistoryFetch.unsupportedVersionReason)
+    XCTAssertNotNil(server.ended?.error)
+  }
+
+  /// A lying relay: counts that do not add up, records of another memo or notebook, too
+  /// many to a frame or in all, another frame kind, a goodbye from an older peer, a close,
+  /// and frames after the answer. Each fails the whole fetch.
+  func testALyingRelaysAnswerIsRefusedWhole() {
+    let memo = MemoID()
+    let records = (1...10).map { record(memo, seq: UInt64($0)) }
+    func batch(_ position: UInt64, _ records: [SyncRecord]) -> Frame {
+      Frame(.historyRecords, payload: SyncRecordBatch.encode(.init(position: position, records: records)))
+    }
+    func failed(_ frames: [Frame?]) -> Bool {
+      var exchange = HistoryExchange(notebook: SyncMachineTests.notebook, memo: memo)
+      for frame in frames {
+        if case .failed = exchange.receive(frame) { return true }
+      }
+      return false
+    }
+    let otherMemo = record(MemoID(), seq: 1)
+    var otherNotebook = record(memo, seq: 1)
+    otherNotebook.notebook = NotebookID(String(repeating: "e", count: 32))!
+    XCTAssertTrue(
+      failed([batch(5, Array(records.prefix(8))), batch(0, Array(records.suffix(2)))]), "5 announced, 2 sent")
+    XCTAssertTrue(failed([batch(2, Array(records.prefix(8))), batch(1, Array(records.suffix(2)))]), "no count down")
+    XCTAssertTrue(failed([batch(3, [])]), "an empty frame that announces more")
+    XCTAssertTrue(failed([batch(1, [records[0]]), batch(0, [])]), "an empty frame after the first")
+    XCTAssertTrue(failed([batch(0, records)]), "10 records in one frame")
+    XCTAssertTrue(failed([batch(UInt64(HistoryFetch.maximumRecords), [records[0]])]), "more than 256 in all")
+    XCTAssertTrue(failed([batch(UInt64.max, [records[0]])]), "a count that overflows")
+    XCTAssertTrue(failed([batch(0, [otherMemo])]), "another memo")
+    XCTAssertTrue(failed([batch(0, [otherNotebook])]), "another notebook")
+    XCTAssertTrue(failed([Frame(.historyRecords, payload: [3, 0, 1])]), "not a sync-batch")
+    XCTAssertTrue(failed([Frame(.pong, payload: [])]), "another frame")
+    XCTAssertTrue(failed([SessionMachine.goodbye("unexpected-frame")]), "an older peer")
+    XCTAssertTrue(failed([nil]), "a close")
+    XCTAssertTrue(failed([batch(0, [records[0]]), batch(0, [records[1]])]), "a frame after the answer")
+    XCTAssertFalse(failed([batch(2, Array(records.prefix(8))), batch(0, Array(records[8...]))]), "an honest answer")
+  }
+
+  func record(_ memo: MemoID, seq: UInt64) -> SyncRecord {
+    var record = SyncMachineTests.record(SyncMachineTests.answererReplica, seq)
+    record.memo = memo
+    return record
   }
 }

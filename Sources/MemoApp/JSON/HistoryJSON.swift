@@ -41,15 +41,45 @@ public struct RevisionJSON: Encodable, Sendable {
   }
 }
 
-/// `history --json`, `GET /api/memos/ID/history`.
+/// `history --json`, `GET /api/memos/ID/history`; with `--from`, what the relay sent.
 public struct HistoryJSON: Encodable, Sendable {
   public let schema = JSONOutput.schema
   public let memo: String
   public let revisions: [RevisionJSON]
+  public let fetched: FetchedJSON?
+
+  /// `history --from PEER --json`: what the relay sent and what became of it.
+  public struct FetchedJSON: Encodable, Sendable {
+    public let from: AuthorJSON?
+    public let received: Int
+    public let added: Int
+    public let known: Int
+    public let notSuperseded: Int
+    public let missingKey: Int
+    public let keptAside: Int
+
+    enum CodingKeys: String, CodingKey {
+      case from, received, added, known
+      case notSuperseded = "not_superseded"
+      case missingKey = "missing_key"
+      case keptAside = "kept_aside"
+    }
+  }
 
   public init(_ history: MemoHistory, names: Names?) {
     memo = history.memo.rawValue
     revisions = history.revisions.map { RevisionJSON($0, names: names) }
+    fetched = nil
+  }
+
+  public init(_ report: HistoryFetchReport, names: Names?) {
+    memo = report.history.memo.rawValue
+    revisions = report.history.revisions.map { RevisionJSON($0, names: names) }
+    let result = report.fetched
+    fetched = FetchedJSON(
+      from: AuthorJSON(report.peer.deviceID, names: names), received: report.received, added: result.added,
+      known: result.known, notSuperseded: result.notSuperseded, missingKey: result.missingKey,
+      keptAside: result.keptAside)
   }
 }
 

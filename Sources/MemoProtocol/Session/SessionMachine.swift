@@ -3,9 +3,10 @@ import MemoCore
 /// A trusted session from both ends (docs/PROTOCOL.md, "A trusted session"), as a value-type
 /// state machine: both sides send `hello` at once and check the other's; then the client
 /// asks and the server answers. The server's side dispatches each frame (`ping` → `pong`,
-/// `deliver` → store it and answer, `sync-hello` → a `SyncMachine`, `goodbye` → the end,
-/// anything else → `goodbye {"reason": "unexpected-frame"}` and the end). The client's side
-/// is driven by what it asks (`ping`, `deliver`: `PingExchange`, `DeliveryExchange`).
+/// `deliver` → store it and answer, `sync-hello` → a `SyncMachine`, `history-ask` → the
+/// relayed history of one memo, `goodbye` → the end, anything else → `goodbye {"reason":
+/// "unexpected-frame"}` and the end). The client's side is driven by what it asks (`ping`,
+/// `deliver`, `history-ask`: `PingExchange`, `DeliveryExchange`, `HistoryExchange`).
 ///
 /// No I/O: the drivers (MemoNode's `PeerSession`) carry frames and do the store work, so the
 /// session is tested client against server on one thread, a byte at a time.
@@ -38,6 +39,9 @@ public struct SessionMachine: Sendable {
     /// Server: run the sync this `sync-hello` opens (a `SyncMachine` of its own) and
     /// answer `.synced`.
     case answerSync(Frame)
+    /// Server: send the sealed history this device kept of `memo` in `notebook` when it
+    /// relays that notebook for the peer (`HistoryFetch.answer`; none otherwise).
+    case answerHistory(notebook: NotebookID, memo: MemoID)
     /// Server: store these entries of a `deliver-batch` (each already checked), all in one
     /// transaction, and answer `.deliveredBatch` with one result per entry, in order.
     case deliverBatch([DeliveryMessage.Deliver])
@@ -217,6 +221,19 @@ public struct SessionMachine: Sendable {
     case .syncHello:
       phase = .awaitingStore
       return [.answerSync(frame)]
+    case .historyAsk:
+      switch HistoryFetch.request(frame.payload) {
+      case .answer(let notebook, let memo): return [.answerHistory(notebook: notebook, memo: memo)]
+      case .unsupportedVersion(let version):
+        return [.send(Self.goodbye(HistoryFetch.unsupportedVersionReason))]
+          + end(
+            TransportError(
+              .protocolViolation,
+              "the peer asked for history of version \(version), this node speaks \(HistoryFetch.version)"))
+      case .malformed:
+        return [.send(Self.goodbye("malformed"))]
+          + end(TransportError(.protocolViolation, "a history-ask that is not one"))
+      }
     default:
       return unexpected(frame)
     }

@@ -164,6 +164,7 @@ extension FuzzTargets {
       "batch-receipt": batchReceiptSeeds(),
       "membership-log": membershipLogSeeds(),
       "signed-statements": signedStatementSeeds(),
+      "history-fetch": historyFetchSeeds(),
     ]
   }
 

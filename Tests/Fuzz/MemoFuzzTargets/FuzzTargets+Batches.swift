@@ -2,8 +2,8 @@ import MemoCore
 import MemoCrypto
 import MemoProtocol
 
-/// Batched delivery (delivery version 2) on both sides, and a notebook's membership log fed
-/// a few ops in a row.
+/// Batched delivery (delivery version 2) on both sides, a notebook's membership log fed
+/// a few ops in a row, and a relay's answer to `history --from`.
 extension FuzzTargets {
   /// A `deliver-batch` payload as the receiver reads it before any store: every entry it
   /// sends to the store passed every rule of a single `deliver`, ids are unique, the memo's
@@ -223,4 +223,69 @@ struct LenientOpVerifier: OpVerifier {
   func verify(_ signature: [UInt8], message: [UInt8], publicKey: [UInt8]) -> Bool { true }
   func sha256(_ bytes: [UInt8]) -> [UInt8]? { real.sha256(bytes) }
   func notebookID(creator: DeviceID, nonce: [UInt8]) -> NotebookID? { real.notebookID(creator: creator, nonce: nonce) }
+}
+
+// MARK: - History from a relay
+
+extension FuzzTargets {
+  static let historyNotebook = NotebookID(String(repeating: "c", count: 32))!
+  static let historyMemo = MemoID(canonical: "8e0f3d4a-1b2c-4d5e-8f90-123456789abc")!
+
+  /// The first byte chooses: even, the rest is a `history-ask` as the relay reads it (an
+  /// ask taken names valid ids and re-encodes to an ask of the same); odd, the rest is a
+  /// stream of frames the asker reads as the relay's answer, as `HistoryExchange` takes
+  /// them: an answer believed holds only records of the memo and notebook asked for, no
+  /// more than 256, and nothing is believed after it.
+  static func historyFetch(_ data: [UInt8]) {
+    guard let selector = data.first else { return }
+    let payload = Array(data.dropFirst())
+    guard selector & 1 == 1 else {
+      if case .answer(let notebook, let memo) = HistoryFetch.request(payload) {
+        let again = HistoryFetch.ask(notebook: notebook, memo: memo)
+        precondition(
+          HistoryFetch.request(again.payload) == .answer(notebook: notebook, memo: memo),
+          "an ask that does not round-trip")
+      }
+      return
+    }
+    var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
+    guard let frames = try? decoder.push(payload) else { return }
+    var exchange = HistoryExchange(notebook: historyNotebook, memo: historyMemo)
+    var done = false
+    for frame in frames {
+      let step = exchange.receive(frame)
+      if done {
+        guard case .failed = step else { preconditionFailure("a frame believed after the answer") }
+        continue
+      }
+      switch step {
+      case .more: continue
+      case .failed: done = true
+      case .done(let records, let bindings):
+        done = true
+        precondition(records.count <= HistoryFetch.maximumRecords, "more records than an answer may hold")
+        precondition(bindings.count <= frames.count * SyncRecordBatch.maximumBindings, "bindings beyond the frames'")
+        precondition(
+          records.allSatisfy { $0.memo == historyMemo && $0.notebook == historyNotebook },
+          "a record of another memo or notebook believed")
+      }
+    }
+  }
+
+  /// An honest answer of 11 records in two frames (with an odd selector), and an ask
+  /// (with an even one).
+  static func historyFetchSeeds() -> [[UInt8]] {
+    let replica = ReplicaID(String(repeating: "a", count: 32))!
+    let records = (1...11).map { seq in
+      SyncRecord(
+        notebook: historyNotebook, memo: historyMemo, dot: Dot(origin: replica, seq: UInt64(seq)),
+        clock: VersionVector([replica: UInt64(seq)]), keyID: String(repeating: "d", count: 32),
+        sealed: [UInt8](repeating: UInt8(seq), count: 48), signature: [UInt8](repeating: 9, count: 64))
+    }
+    return [
+      [1] + HistoryFetch.answer(records, bindings: []).flatMap { $0.encoded() },
+      [1] + HistoryFetch.answer([], bindings: []).flatMap { $0.encoded() },
+      [0] + HistoryFetch.ask(notebook: historyNotebook, memo: historyMemo).payload,
+    ]
+  }
 }

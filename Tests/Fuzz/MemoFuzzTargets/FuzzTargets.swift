@@ -37,6 +37,7 @@ public enum FuzzTargets {
     "deliver-batch": deliverBatch,
     "batch-receipt": batchReceipt,
     "signed-statements": signedStatements,
+    "history-fetch": historyFetch,
   ]
 
   public static var names: [String] { all.keys.sorted() }
