@@ -120,22 +120,24 @@ extension MemoStore {
     }
   }
 
-  /// The last position in this replica's change feed: it moves with every revision stored
-  /// here (made here, synced, delivered or relayed) and with nothing else, so `serve`'s live
-  /// push compares it to tell a change worth sending from a write that was only progress.
   /// A mark that moves whenever something the web page shows changed: a revision stored
-  /// (the feed: memos, conflicts, history) or the inbox (an arrival, an accept, a drop).
+  /// (the feed: memos, conflicts, history), the inbox (an arrival, an accept, a drop), a
+  /// purge (which removes rows without a revision) or history let go (the trash emptied).
   /// Counts only, never content, so the page may ask for it while the node is locked.
   public func changeMark() throws -> String {
     try sql {
       let read = try db.prepare(
         "SELECT (SELECT value FROM counters WHERE name = 'feed'), (SELECT count(*) FROM inbox), "
-          + "(SELECT coalesce(max(rowid), 0) FROM inbox)")
+          + "(SELECT coalesce(max(rowid), 0) FROM inbox), (SELECT count(*) FROM purges), "
+          + "(SELECT coalesce((SELECT value FROM counters WHERE name = 'history_bytes'), 0))")
       guard try read.step() else { return "0" }
-      return "\(read.int64(0)).\(read.int64(1)).\(read.int64(2))"
+      return (0..<5).map { String(read.int64(Int32($0))) }.joined(separator: ".")
     }
   }
 
+  /// The last position in this replica's change feed: it moves with every revision stored
+  /// here (made here, synced, delivered or relayed) and with nothing else, so `serve`'s live
+  /// push compares it to tell a change worth sending from a write that was only progress.
   public func feedEnd() throws -> UInt64 {
     try sql {
       let read = try db.prepare("SELECT value FROM counters WHERE name = 'feed'")

@@ -19,4 +19,20 @@ final class ChangeMarkTests: XCTestCase {
     let later = try reader.changeMark()
     XCTAssertEqual(try reader.changeMark(), later, "nothing more written")
   }
+
+  /// A purge and an emptied trash change what the page shows without storing a revision:
+  /// the mark moves with both, so an open page drops a purged memo at once.
+  func testThePurgeAndTheEmptiedTrashMoveTheMark() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let kept = try store.create(MemoDraft(title: "kept", body: "x", tags: []), now: 1)
+    let doomed = try store.create(MemoDraft(title: "doomed", body: "y", tags: []), now: 1)
+    try store.delete(kept.id, now: 2)
+    let beforeEmpty = try store.changeMark()
+    XCTAssertEqual(try store.emptyTrash(), 1)
+    let beforePurge = try store.changeMark()
+    XCTAssertNotEqual(beforePurge, beforeEmpty, "the trash emptied")
+    _ = try store.purge(doomed.id, now: 3)
+    XCTAssertNotEqual(try store.changeMark(), beforePurge, "a purge")
+  }
 }
