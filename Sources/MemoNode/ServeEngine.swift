@@ -144,6 +144,13 @@ public actor ServeEngine {
   /// synced to disk, which on a busy disk takes milliseconds or more.
   var feedSettleChecks: [Double] = []
   static let feedSettleDelays = [0.005, 0.02, 0.1]
+  /// When a write in one of the node's folders last woke a step. A burst of writes (a sync
+  /// storing 10,000 records, by this daemon or another process) wakes at most one step per
+  /// `folderWakeInterval`: each step reads the lock state, the trust store and the consent
+  /// log, and one per WAL write (hundreds a second) took a third of a core from the sync
+  /// itself. The first write after a quiet spell still wakes at once.
+  var lastFolderWake: ContinuousClock.Instant?
+  static let folderWakeInterval: Duration = .milliseconds(50)
   /// Live sync (ServeEngine+LiveSync.swift): the links being dialled or up, and their rules.
   var liveLinks: [DeviceID: LiveLink] = [:]
   var liveLinkPlan = LiveLinkPlan()
@@ -242,6 +249,13 @@ public actor ServeEngine {
     let wake =
       (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: settle ?? Self.tick) }) ?? FolderChangeWatch.Wake()
     if !feedSettleChecks.isEmpty { feedSettleChecks.removeFirst() }
+    if !wake.folders.isEmpty, !wake.poked, !wake.network {
+      if let last = lastFolderWake, ContinuousClock.now < last + Self.folderWakeInterval {
+        // What is written meanwhile is read as one wake by the next step.
+        try? await Task.sleep(until: last + Self.folderWakeInterval, clock: .continuous)
+      }
+      lastFolderWake = ContinuousClock.now
+    }
     // inotify tells of the write before SQLite has published it (the WAL index is updated
     // after the WAL's fsync): while live sync runs, the feed is read again 5, 20 and 100 ms
     // after every write in the store's folder.

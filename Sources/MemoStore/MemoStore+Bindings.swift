@@ -2,6 +2,7 @@ import Dispatch
 import MemoCore
 import MemoCrypto
 import MemoProtocol
+import Synchronization
 
 /// Which device each replica belongs to (docs/design/sync-v3.md, section 2), the legacy
 /// ceilings, and what was kept aside. A binding is stored only after `ReplicaBindings.verify`
@@ -152,9 +153,16 @@ extension MemoStore {
   /// time (about 0.1 ms each, 256 to a batch), run on every core at once: they read only
   /// their own record and key.
   func authorships(of records: [SyncRecord], refused: [ReplicaID: String]) throws -> [Authorship] {
-    var results: [Authorship?] = []
-    var checks: [(index: Int, signature: [UInt8], message: [UInt8], key: [UInt8], device: DeviceID)] = []
-    results.reserveCapacity(records.count)
+    let pending = try signatureChecks(of: records, refused: refused)
+    return pending.settled(Self.verifyConcurrently(pending.checks))
+  }
+
+  /// The look-ups of `authorships` (the replica's binding, a revoked device's cut, the
+  /// legacy ceiling) without the signature checks they leave to make, so a caller can run
+  /// those while it does other work (`SyncSink`).
+  func signatureChecks(of records: [SyncRecord], refused: [ReplicaID: String]) throws -> SignatureChecks {
+    var pending = SignatureChecks()
+    pending.results.reserveCapacity(records.count)
     // A batch holds the revisions of a few replicas: each is looked up once.
     var signers: [ReplicaID: (key: [UInt8], device: DeviceID)?] = [:]
     // What revoked devices signed beyond their cut counts for nothing (PROTOCOL.md,
@@ -162,7 +170,7 @@ extension MemoStore {
     let revoked = try revokedCuts()
     for (index, record) in records.enumerated() {
       if let reason = refused[record.dot.origin] {
-        results.append(.refused(reason))
+        pending.results.append(.refused(reason))
       } else if let signature = record.signature {
         let origin = record.dot.origin
         let signer: (key: [UInt8], device: DeviceID)?
@@ -174,27 +182,42 @@ extension MemoStore {
         }
         if let (key, device) = signer {
           if let cut = revoked[device], record.dot.seq > cut[origin] ?? 0 {
-            results.append(.refused("a revision signed by \(device.short) after it was revoked"))
+            pending.results.append(.refused("a revision signed by \(device.short) after it was revoked"))
             continue
           }
-          checks.append((index, signature, record.signedMessage, key, device))
-          results.append(nil)
+          pending.checks.append((signature, record.signedMessage, key))
+          pending.checked.append((index, device))
+          pending.results.append(nil)
         } else {
-          results.append(.refused("a signed revision of a replica bound to no device here"))
+          pending.results.append(.refused("a signed revision of a replica bound to no device here"))
         }
       } else if record.dot.seq <= (try legacyCeiling(of: record.dot.origin)) {
-        results.append(.author(nil))
+        pending.results.append(.author(nil))
       } else {
-        results.append(.refused("an unsigned revision beyond what this device had seen before signing"))
+        pending.results.append(.refused("an unsigned revision beyond what this device had seen before signing"))
       }
     }
-    let verified = Self.verifyConcurrently(checks.map { ($0.signature, $0.message, $0.key) })
-    for (check, valid) in zip(checks, verified) {
-      results[check.index] =
-        valid
-        ? .author(check.device) : .refused("a revision whose signature does not match the device that owns its replica")
+    return pending
+  }
+
+  /// What the look-ups settled, and the signature checks left: (signature, message, key),
+  /// with the record each is for and the device it would prove.
+  struct SignatureChecks {
+    var results: [Authorship?] = []
+    var checks: [([UInt8], [UInt8], [UInt8])] = []
+    var checked: [(index: Int, device: DeviceID)] = []
+
+    /// Every record's authorship, given whether each check verified (in `checks`' order).
+    func settled(_ valid: [Bool]) -> [Authorship] {
+      var results = self.results
+      for (check, valid) in zip(checked, valid) {
+        results[check.index] =
+          valid
+          ? .author(check.device)
+          : .refused("a revision whose signature does not match the device that owns its replica")
+      }
+      return results.map { $0 ?? .refused("not checked") }
     }
-    return results.map { $0 ?? .refused("not checked") }
   }
 
   /// Whether each (signature, message, public key) verifies, checked in parallel for more
@@ -210,6 +233,29 @@ extension MemoStore {
       }
     }
     return valid
+  }
+
+  /// Signature checks running on other threads while the caller goes on (`SyncSink`
+  /// applies a batch meanwhile): what `wait` returns is `verifyConcurrently`'s answer.
+  final class BackgroundVerification: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let valid = Mutex<[Bool]>([])
+
+    init(_ checks: [([UInt8], [UInt8], [UInt8])]) {
+      DispatchQueue.global().async { [self] in
+        let result = MemoStore.verifyConcurrently(checks)
+        valid.withLock { $0 = result }
+        done.signal()
+      }
+    }
+
+    /// Whether each check verified, in order; blocks until all are done.
+    func wait() -> [Bool] {
+      done.wait()
+      // For the next caller too.
+      done.signal()
+      return valid.withLock { $0 }
+    }
   }
 
   // MARK: - Quarantine

@@ -13,15 +13,17 @@ import MemoProtocol
 /// its notebook incomplete for the rest of the session: nothing more of it is applied, and
 /// neither its cursor nor its knowledge moves, so it comes again.
 ///
-/// Who wrote a record is settled before anything of it is believed (sync version 3): the
+/// Who wrote a record is settled before anything of it commits (sync version 3): the
 /// batch's replica bindings are taken (within the peer's quota of new replicas), every
-/// signature is checked under the key its replica is bound to, and a record that fails, or
-/// does not open, is kept aside (`quarantine`, still sealed, with the reason and this peer's
-/// name) while the rest of the batch goes on: a forgery never stops the impersonated
-/// device's syncs. Then every record is checked, whatever the role (`SyncRules`: numbers,
-/// the receiver's own replica, the replica cap; a member also checks the opened revision's
-/// shape), and a batch that breaks a rule, or a limit (conflict copies, held removals,
-/// relayed heads), throws `SyncViolation` with nothing of it committed.
+/// signature is checked under the key its replica is bound to (on other threads, while the
+/// batch is stored in a transaction that commits only once every check held; `apply`),
+/// and a record that fails, or does not open, is kept aside (`quarantine`, still sealed,
+/// with the reason and this peer's name) while the rest of the batch goes on: a forgery
+/// never stops the impersonated device's syncs. Then every record is checked, whatever the
+/// role (`SyncRules`: numbers, the receiver's own replica, the replica cap; a member also
+/// checks the opened revision's shape), and a batch that breaks a rule, or a limit
+/// (conflict copies, held removals, relayed heads), throws `SyncViolation` with nothing of
+/// it committed.
 ///
 /// Deletes that would turn a live memo into a deleted one, and edits that would empty a
 /// memo that had a body, are held (`sync_held`) rather than applied; at the end the
@@ -77,7 +79,30 @@ public final class SyncSink {
 
   /// Applies one batch; returns the position to acknowledge. Throws `SyncViolation` (and
   /// commits nothing of the batch) when a record breaks a rule or a limit.
+  ///
+  /// The signatures are checked on other threads while this one stores the batch as if
+  /// each held (the checks and the store's work take about as long, and the sender leaves
+  /// a core idle); nothing commits before every check is in. When one fails, the
+  /// transaction is rolled back and the batch applied again knowing which (the forgery
+  /// kept aside, the rest stored): a forged record never counts, whatever it is.
   public func apply(_ batch: SyncRecordBatch.Batch, now: Timestamp) throws -> UInt64 {
+    var started: MemoStore.BackgroundVerification?
+    do {
+      return try apply(batch, now: now, verified: nil) { started = $0 }
+    } catch {
+      // Rules broken in an optimistic pass may be a forgery's doing: settled with the checks.
+      guard let valid = started?.wait(), valid.contains(false) else { throw error }
+      return try apply(batch, now: now, verified: valid) { _ in }
+    }
+  }
+
+  /// A failed signature check in the optimistic pass: the batch is applied again.
+  private struct ForgeryFound: Error {}
+
+  private func apply(
+    _ batch: SyncRecordBatch.Batch, now: Timestamp, verified: [Bool]?,
+    started: (MemoStore.BackgroundVerification) -> Void
+  ) throws -> UInt64 {
     // Counted on copies, kept only when the batch commits.
     var budget = self.budget
     var held = self.held
@@ -86,7 +111,19 @@ public final class SyncSink {
     var liveChange = self.liveChange
     try store.batch {
       let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
-      let authorships = try store.authorships(of: batch.records, refused: refused)
+      let pending = try store.signatureChecks(of: batch.records, refused: refused)
+      var verification: MemoStore.BackgroundVerification?
+      let authorships: [MemoStore.Authorship]
+      if let verified {
+        authorships = pending.settled(verified)
+      } else if pending.checks.count > 8 {
+        let background = MemoStore.BackgroundVerification(pending.checks)
+        started(background)
+        verification = background
+        authorships = pending.settled(Array(repeating: true, count: pending.checks.count))
+      } else {
+        authorships = pending.settled(MemoStore.verifyConcurrently(pending.checks))
+      }
       for (record, authorship) in zip(batch.records, authorships) {
         guard let role = plan.receiving[record.notebook], !incomplete.contains(record.notebook),
           !purged.contains(record.memo)
@@ -135,6 +172,7 @@ public final class SyncSink {
         }
       }
       try moveCursors(to: batch.position, except: incomplete, now: now)
+      if let verification, verification.wait().contains(false) { throw ForgeryFound() }
     }
     self.budget = budget
     self.held = held

@@ -203,6 +203,37 @@ final class SyncHostileStoreTests: XCTestCase {
     try b.delete(memo.id, now: 4)
   }
 
+  /// A batch large enough that its signatures are checked while it is stored (more than
+  /// 8), with one forged edit of a memo here among 20: nothing commits until every check
+  /// is in, so the forged edit is kept aside, the memo keeps its text, and the other 19
+  /// are stored.
+  func testAForgeryAmongManyIsKeptAsideAndTheRestOfTheBatchStored() throws {
+    let b = try store()
+    let receiving = try sink(b, guard: nil)
+    let first = fresh(0, origin: made, seq: 1)
+    _ = try receiving.apply(.init(position: 1, revisions: [first]), now: 2)
+    let memo = try b.memo(first.memo)
+    var revisions = (1...19).map { fresh($0, origin: made, seq: UInt64($0 + 1)) }
+    revisions.insert(edit(memo, origin: made, seq: 21, body: "forged edit"), at: 10)
+    let records = try revisions.map { revision in
+      var revision = revision
+      revision.notebook = receiving.notebook
+      return try b.sealRecord(revision)
+    }
+    var (signed, bindings) = receiving.author.signed(records)
+    signed[10].signature?[0] ^= 1
+    _ = try receiving.sink.apply(SyncRecordBatch.Batch(position: 2, bindings: bindings, records: signed), now: 3)
+    XCTAssertEqual(receiving.outcome.quarantined, 1)
+    XCTAssertEqual(receiving.outcome.applied, 20)
+    XCTAssertEqual(try b.memo(first.memo).body, "junk")
+    XCTAssertEqual(try b.count(), 20)
+    // The same batch with every signature right stores the edit too.
+    let honest = try sink(b, guard: nil)
+    let (resigned, rebindings) = honest.author.signed(records)
+    _ = try honest.sink.apply(SyncRecordBatch.Batch(position: 3, bindings: rebindings, records: resigned), now: 4)
+    XCTAssertEqual(try b.memo(first.memo).body, "forged edit")
+  }
+
   /// A revision counter of Int64.max (which made a later edit trap) is refused before
   /// anything is stored, whichever way it arrives.
   func testAnImpossibleRevisionNumberIsRefusedAndLaterEditsStillWork() throws {
