@@ -32,8 +32,8 @@ enum HistoryCommands {
       for the sealed revisions it forwarded and kept: a laptop that was away while a memo
       was edited several times gets the revisions only the relay still holds. Each is
       checked as a synced one (signature, revocation, the notebook key); those that fail
-      are kept aside with PEER's name (`sync status` counts them). Waits for consent and
-      PEER as `ping` does (status 17 after --timeout).
+      are kept aside, still sealed, with PEER's name, and the first line counts them. Waits
+      for consent and PEER as `ping` does (status 17 after --timeout).
       """,
     options: [HistoryOptions.from, HistoryOptions.timeout, HistoryOptions.json],
     positionals: [memoID]
