@@ -10,6 +10,7 @@ const state = {
   query: '',
   tag: '',
   memo: null,         // GET /api/memos/{id}
+  opening: null,      // the id of the memo being opened, until it is loaded
   draft: null,        // the editor's fields while editing
   inbox: null,
   conflicts: null,
@@ -161,15 +162,20 @@ async function refreshStatus() {
 /// up nothing is drawn.
 async function showArrivals() {
   await refreshData();
-  if (state.view === 'memo' && state.memo) {
+  if (state.view === 'memo' && state.memo && !state.opening) {
+    const id = state.memo.id;
+    let fresh = null;
     try {
-      state.memo = (await api('GET', '/api/memos/' + encodeURIComponent(state.memo.id))).memo;
-    } catch (error) { state.memo = null; }
+      fresh = (await api('GET', '/api/memos/' + encodeURIComponent(id))).memo;
+    } catch (error) { fresh = null; }
+    // The person may have opened another memo while this loaded: only the memo asked
+    // for is replaced, never the one they opened since.
+    if (state.view === 'memo' && state.memo?.id === id) state.memo = fresh;
   }
   if (state.view === 'inbox') await loadInbox();
   if (state.view === 'conflicts') await loadConflicts();
   if (state.view === 'memos') showResults();
-  else if (state.view !== 'edit') render();
+  else if (state.view !== 'edit' && !(state.view === 'memo' && state.opening)) render();
 }
 
 /// Whether the editor holds text the person typed and has not saved.
@@ -405,9 +411,16 @@ async function tagChosen(event) {
 }
 
 async function openMemo(id) {
-  await go('memo', async () => {
-    state.memo = (await api('GET', '/api/memos/' + encodeURIComponent(id))).memo;
-  });
+  // Until it is loaded, the memo shown before is not the open one: an arrival meanwhile
+  // must neither reload nor redraw it (showArrivals).
+  state.opening = id;
+  try {
+    await go('memo', async () => {
+      state.memo = (await api('GET', '/api/memos/' + encodeURIComponent(id))).memo;
+    });
+  } finally {
+    if (state.opening === id) state.opening = null;
+  }
 }
 
 function listed(id) {
