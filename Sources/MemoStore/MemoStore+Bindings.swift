@@ -282,6 +282,14 @@ extension MemoStore {
     }
   }
 
+  /// Keeps one received record that failed its checks aside, sealed as it came (as a
+  /// one-record sync-batch), with the reason and `peer`'s name.
+  func quarantine(_ record: SyncRecord, from peer: DeviceID, reason: String, now: Timestamp) throws {
+    try quarantine(
+      SyncRecordBatch.encode(.init(position: 0, records: [record])), from: peer, notebook: record.notebook,
+      reason: reason, now: now)
+  }
+
   /// Records kept aside from one peer at most.
   static let maximumQuarantined = 4096
 

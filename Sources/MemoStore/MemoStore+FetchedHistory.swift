@@ -85,7 +85,7 @@ extension MemoStore {
         switch authorship {
         case .author(let device): author = device
         case .refused(let reason):
-          try keepAside(record, "history: " + reason, from: peer, now: now)
+          try quarantine(record, from: peer, reason: "history: " + reason, now: now)
           result.keptAside += 1
           continue
         }
@@ -98,7 +98,7 @@ extension MemoStore {
           try SyncRules.checkShape(opened)
           revision = opened
         } catch let violation as SyncViolation {
-          try keepAside(record, "history: " + violation.detail, from: peer, now: now)
+          try quarantine(record, from: peer, reason: "history: " + violation.detail, now: now)
           result.keptAside += 1
           continue
         }
@@ -108,12 +108,6 @@ extension MemoStore {
       if result.added > 0 { try pruneHistory(of: memo, now: Self.wallClock(), limits: historyLimits()) }
       return result
     }
-  }
-
-  private func keepAside(_ record: SyncRecord, _ reason: String, from peer: DeviceID, now: Timestamp) throws {
-    try quarantine(
-      SyncRecordBatch.encode(.init(position: 0, records: [record])), from: peer, notebook: record.notebook,
-      reason: reason, now: now)
   }
 
   private func isInHistory(_ memo: MemoID, _ dot: Dot) throws -> Bool {
@@ -129,8 +123,7 @@ extension MemoStore {
   /// (bound to the memo's id and the revision number). Runs inside the caller's transaction.
   private func keepAsHistory(_ memo: Memo, author: DeviceID?) throws {
     guard let dot = memo.dot else { return }
-    // The row's sealed title, body and tags (positions 1–3 of `row(for:feed:)`).
-    let row = try row(for: memo, feed: 0)
+    let sealed = try sealedFields(of: memo)
     let added = try sql {
       let insert = try db.prepare(
         "INSERT OR IGNORE INTO memo_history (memo, sealed_as, revision, dot_origin, dot_seq, clock, notebook, "
@@ -140,8 +133,9 @@ extension MemoStore {
       try insert.bind([
         .text(memo.id.rawValue), .integer(memo.revision), .text(dot.origin.rawValue),
         .integer(Int64(bitPattern: dot.seq)), .blob(memo.clock.encoded()),
-        memo.notebook.map { .text($0.rawValue) } ?? .null, author.map { .device($0) } ?? .null, row[1], row[2],
-        row[3], .integer(memo.created), .integer(memo.updated), .integer(memo.isPrivate ? 1 : 0),
+        memo.notebook.map { .text($0.rawValue) } ?? .null, author.map { .device($0) } ?? .null,
+        .blob(sealed.title), .blob(sealed.body), .blob(sealed.tags), .integer(memo.created), .integer(memo.updated),
+        .integer(memo.isPrivate ? 1 : 0),
         .integer(memo.isDeleted ? 1 : 0), .integer(Self.wallClock()),
       ])
       return try insert.step() ? insert.int64(0) : 0

@@ -370,11 +370,9 @@ extension MemoStore {
   func row(for memo: Memo, feed: UInt64) throws -> [SQLiteValue] {
     let listingTitle: SQLiteValue =
       memo.isPrivate || memo.isDeleted ? .null : .blob(try sealListingTitle(of: memo))
+    let sealed = try sealedFields(of: memo)
     return [
-      .text(memo.id.rawValue),
-      .blob(try seal(.title, of: memo, Array(memo.title.utf8))),
-      .blob(try seal(.body, of: memo, Array(memo.body.utf8))),
-      .blob(try seal(.tags, of: memo, TagList.encode(memo.tags))),
+      .text(memo.id.rawValue), .blob(sealed.title), .blob(sealed.body), .blob(sealed.tags),
       .integer(memo.created), .integer(memo.updated), .integer(memo.isPrivate ? 1 : 0),
       .integer(memo.revision), .text(memo.origin), .integer(memo.isDeleted ? 1 : 0),
       memo.dot.map { .text($0.origin.rawValue) } ?? .null,
@@ -385,6 +383,15 @@ extension MemoStore {
       memo.record?.signature.map { .blob($0) } ?? .null, memo.record?.author.map { .device($0) } ?? .null,
       listingTitle,
     ]
+  }
+
+  /// A memo's title, body and tags sealed under the device key, each bound to the memo's
+  /// id and revision: a row's sealed columns, and those of a revision kept as history.
+  func sealedFields(of memo: Memo) throws -> (title: [UInt8], body: [UInt8], tags: [UInt8]) {
+    (
+      try seal(.title, of: memo, Array(memo.title.utf8)), try seal(.body, of: memo, Array(memo.body.utf8)),
+      try seal(.tags, of: memo, TagList.encode(memo.tags))
+    )
   }
 
   func loadRow(_ id: MemoID) throws -> Memo? {

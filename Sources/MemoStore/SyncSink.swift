@@ -186,9 +186,7 @@ public final class SyncSink {
   private func keepAside(
     _ record: SyncRecord, _ reason: String, now: Timestamp, in outcome: inout SyncMessage.Outcome
   ) throws {
-    try store.quarantine(
-      SyncRecordBatch.encode(.init(position: 0, records: [record])), from: peer, notebook: record.notebook,
-      reason: reason, now: now)
+    try store.quarantine(record, from: peer, reason: reason, now: now)
     outcome.quarantined += 1
   }
 
