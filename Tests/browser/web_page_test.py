@@ -350,7 +350,7 @@ def scenario(driver, link, control_url):
     go_tab(driver, "memos")
     click(driver, f".memo-item[data-id='{memo_id}']")
     wait(driver, lambda: present(driver, "#memo-author"), "the memo")
-    assert "edited on this device" in find(driver, "#memo-author").text
+    wait(driver, lambda: "edited on this device" in find(driver, "#memo-author").text, "the memo's author")
     click(driver, "#history-button")
     wait(driver, lambda: len(present(driver, "#history-list li")) == 2, "the two revisions")
     first = find(driver, "#history-list li[data-revision='1']")
@@ -449,8 +449,10 @@ def scenario(driver, link, control_url):
     wait(driver, lambda: present(driver, ".conflict-item"), "the conflicts")
     click(driver, ".conflict-item")
     wait(driver, lambda: present(driver, "#version-a") and present(driver, "#version-b"), "the two versions")
-    assert fixtures["conflict_body_a"] in find(driver, "#version-a").text
-    assert fixtures["conflict_body_b"] in find(driver, "#version-b").text
+    # Read inside a wait: a change mark that moves (the inbox memo just accepted) may redraw
+    # the view between finding an element and reading its text.
+    wait(driver, lambda: fixtures["conflict_body_a"] in find(driver, "#version-a").text, "version A's text")
+    wait(driver, lambda: fixtures["conflict_body_b"] in find(driver, "#version-b").text, "version B's text")
     shot(driver, "conflict")
     click(driver, "#keep-both")
     wait(driver, lambda: "Resolved" in message(driver), "the resolution")
