@@ -45,9 +45,29 @@ public struct NotebookUseCases {
     try app.store().createNotebook(named: name, now: app.now)
   }
 
-  /// Names are this device's own: a rename reaches no other device.
+  /// A member's rename is signed into the notebook's log: every member takes the new name
+  /// (made unique on each device); a relay never learns it.
   public func rename(_ name: String, to newName: String) throws -> Notebook {
-    try app.store().renameNotebook(name, to: newName)
+    try app.store().renameNotebook(name, to: newName, now: app.now)
+  }
+
+  /// The notebooks shared with this device that a person has not accepted yet
+  /// (`includingDeclined`: the declined ones too).
+  public func invitations(includingDeclined: Bool = false) throws -> [NotebookInvitation] {
+    try app.store().invitations(includingDeclined: includingDeclined)
+  }
+
+  /// A person takes an invitation: the notebook syncs from the next sync on, in the role
+  /// its log gives this device.
+  public func accept(_ reference: String) throws -> Notebook {
+    try app.requireUnlocked()
+    return try app.store().acceptInvitation(reference, now: app.now)
+  }
+
+  /// A person declines an invitation: nothing of the notebook moves, and it is not offered
+  /// again unless a member shares it with this device anew.
+  public func decline(_ reference: String) throws -> NotebookInvitation {
+    try app.store().declineInvitation(reference, now: app.now)
   }
 
   /// Deletes a notebook; one with memos only with `moveTo` (they move there first).

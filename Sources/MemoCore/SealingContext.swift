@@ -78,6 +78,13 @@ public enum SealingContext {
       + clock.encoded()
   }
 
+  /// A notebook's name sealed under one of its key generations in a `rename` op (sync
+  /// version 3), bound to the notebook and the key: a name cannot be moved to another
+  /// notebook's log.
+  public static func notebookName(notebook: NotebookID, keyID: String) -> [UInt8] {
+    make(["notebook-name", notebook.rawValue, keyID])
+  }
+
   private static func make(_ parts: [String]) -> [UInt8] {
     var bytes = Array("memo-peer/1".utf8)
     for part in parts {

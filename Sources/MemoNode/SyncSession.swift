@@ -35,8 +35,9 @@ public enum SyncSession {
     public var sent = SyncMessage.Outcome()
     /// Revisions this replica sent.
     public var sentRevisions = 0
-    /// Notebooks the peer offered that this device declined, and why.
-    public var declined: [NotebookID: NotebookOffers.DeclineReason] = [:]
+    /// What taking the peer's membership ops did: invitations new in this session (waiting
+    /// for a person: `notebook invitations`), ops refused and kept aside.
+    public var ops = OpsIntake()
     /// Revocations the peer passed on that this device applied.
     public var revoked: [RevocationNote] = []
   }
@@ -56,10 +57,10 @@ public enum SyncSession {
   ) throws -> Report {
     let work = SyncStoreWork(
       .asker(store, deleteGuard: deleteGuard), peer: peer, batch: batch, clock: clock, logger: .disabled)
+    let (entries, keys) = try store.helloNotebooks(for: peer, now: clock())
     let hello = SyncMessage.Hello(
-      replica: store.replicaID, knowledge: VersionVector(), cursor: nil, pending: nil,
-      notebooks: try store.offers(for: peer), revocations: try store.revocationsToSend(),
-      purges: try store.purgesToSend(for: peer))
+      replica: store.replicaID, knowledge: VersionVector(), cursor: nil, pending: nil, notebooks: entries, keys: keys,
+      revocations: try store.revocationsToSend(), purges: try store.purgesToSend(for: peer))
     var machine = SyncMachine(role: .asker)
     let ending: SyncMachine.Ending
     do throws(TransportError) {
@@ -72,9 +73,10 @@ public enum SyncSession {
     case .completed(let summary):
       return Report(
         received: summary.received, sent: summary.sent, sentRevisions: summary.sentRecords,
-        declined: work.plan?.declined ?? [:], revoked: work.plan?.revoked ?? [])
+        ops: work.plan?.ops ?? OpsIntake(), revoked: work.taken.revoked)
     case .refusedPeer(let violation): throw badData(peerName, violation)
     case .refusedByPeer(let reason): throw refusal(peerName, reason)
+    case .refusedVersion(let version): throw versionRefusal(peerName, peerVersion: version)
     case .storeFailed: throw work.storeError ?? MemoPeerError(.connection, "the sync failed on this device's store")
     case .closed, .unavailable: throw failure(peerName, TransportError(.closed, "closed during sync"))
     }
@@ -119,6 +121,11 @@ public enum SyncSession {
         "sync with \(who, privacy: .public): refused its data: \(violation.reason.rawValue, privacy: .public) (\(violation.detail, privacy: .public))"
       )
       throw TransportError(.protocolViolation, "refused the peer's sync data: \(violation.reason.rawValue)")
+    case .refusedVersion(let version):
+      logger.warning(
+        "sync with \(who, privacy: .public): it speaks sync version \(version.map(String.init) ?? "1 or 2", privacy: .public), this node \(SyncMessage.version, privacy: .public)"
+      )
+      throw TransportError(.protocolViolation, "the peer refused this node's sync version")
     case .refusedByPeer(let reason):
       let code = reason?.rawValue ?? "unknown"
       logger.warning("sync with \(who, privacy: .public): it refused this node's data: \(code, privacy: .public)")
@@ -174,13 +181,25 @@ public enum SyncSession {
 
   /// This side refused what `peerName` sent: which device sent what kind of bad data.
   static func badData(_ peerName: String, _ violation: SyncViolation) -> MemoPeerError {
-    guard violation.reason != .version else { return refusal(peerName, .version) }
+    guard violation.reason != .version else { return versionRefusal(peerName, peerVersion: violation.peerVersion) }
     return MemoPeerError(
       .protocolViolation,
       "\(peerName) sent \(violation.reason.badData); the sync stopped and nothing of that batch was stored",
       hint: "memo-peer on \(peerName) may be damaged or outdated: update it there (`memo-peer doctor` there); "
         + "this device's memos are unchanged",
       diagnostics: violation.detail)
+  }
+
+  /// Two devices that speak different sync versions, named both where the peer said its
+  /// own (peers from before version 3 do not: theirs is 1 or 2).
+  static func versionRefusal(_ peerName: String, peerVersion: Int?) -> MemoPeerError {
+    let theirs = peerVersion.map { "sync version \($0)" } ?? "an older sync version (1 or 2)"
+    let newer = (peerVersion ?? 0) > SyncMessage.version
+    return MemoPeerError(
+      .connection,
+      "\(peerName) runs a memo-peer that speaks \(theirs); this one speaks sync version \(SyncMessage.version) "
+        + "(signed membership)",
+      hint: newer ? "update memo-peer on this device" : "update memo-peer on \(peerName)")
   }
 
   /// Why the peer refused, for a person: it will not sync now (locked, version, storage), or
@@ -192,10 +211,7 @@ public enum SyncSession {
         .locked, "\(peerName) is locked: its memos cannot be synced until it is unlocked there",
         hint: "run `memo-peer unlock` on \(peerName), then sync again")
     case .version:
-      return MemoPeerError(
-        .connection,
-        "\(peerName) runs a memo-peer that speaks another sync version (this one speaks \(SyncMessage.version): notebooks)",
-        hint: "update memo-peer on \(peerName) (and on this device, if it is the older one)")
+      return versionRefusal(peerName, peerVersion: nil)
     case .storage:
       return MemoPeerError(
         .connection, "\(peerName) could not open its memo store for the sync",

@@ -2,8 +2,8 @@ import MemoCore
 import MemoProtocol
 import MemoStore
 
-/// The store work of one sync session, as `SyncMachine` asks for it: the plan from the
-/// peer's offers, the receiving direction (`SyncSink`: each batch in one transaction with
+/// The store work of one sync session, as `SyncMachine` asks for it: the hellos and the ops
+/// of the notebooks' logs, the plan from what the logs then say, the receiving direction (`SyncSink`: each batch in one transaction with
 /// the peer's feed position, the guard at `sync-done`) and the sending one (`SyncSource`:
 /// batches read from this replica's feed). A rule the store finds broken comes back to the
 /// machine as `.refused`; any other failure as `.failed`, with the error kept for the
@@ -25,7 +25,10 @@ final class SyncStoreWork {
   let logger: Logger
   private var store: MemoStore?
   private(set) var plan: SyncPlan?
+  /// What the peer's hello carried that was taken first (revocations applied).
+  private(set) var taken = HelloTaken()
   private var peerHello: SyncMessage.Hello?
+  private var peerEntries: [CheckedEntry] = []
   private var sink: SyncSink?
   private var source: SyncSource?
   /// The failure behind the last `.failed`.
@@ -60,9 +63,15 @@ final class SyncStoreWork {
     -> SyncMachine.Event
   {
     switch action {
-    case .plan(let hello, let offers):
+    case .plan(let hello, let entries, let ops):
       peerHello = hello
-      return try makePlan(offers, open: open)
+      peerEntries = entries
+      return try makePlan(ops, open: open)
+    case .takeOps(let ops):
+      guard let store else { throw Self.outOfOrder }
+      plan = try store.plan(with: peer, entries: peerEntries, ops: ops, purges: try purges(), now: clock())
+      source = try makeSource()
+      return .opsTaken
     case .prepareReceiving:
       let (store, plan) = try session()
       guard let peerHello else { throw Self.outOfOrder }
@@ -98,15 +107,16 @@ final class SyncStoreWork {
     }
   }
 
-  /// The asker plans from the answerer's final list; the answerer opens its store (refusing
-  /// with `locked` or `storage` when it cannot), plans, and answers with its own hello.
-  private func makePlan(_ offers: [CheckedOffer], open: () throws -> MemoStore) throws -> SyncMachine.Event {
+  /// The asker takes the answerer's hello and ops, plans, and answers with the ops the
+  /// answerer lacks; the answerer opens its store (refusing with `locked` or `storage` when
+  /// it cannot), takes the asker's hello and answers with its own and the ops the asker
+  /// lacks (it plans once the asker's ops are in: `.takeOps`).
+  private func makePlan(_ ops: [SyncOps.Notebook]?, open: () throws -> MemoStore) throws -> SyncMachine.Event {
     switch side {
     case .asker(let store, _):
-      plan = try store.plan(
-        with: peer, offers: offers, revocations: try revocations(), purges: try purges(), restrictSending: true,
-        now: clock())
-      return .planned(reply: nil)
+      taken = try takeHello(store)
+      plan = try store.plan(with: peer, entries: peerEntries, ops: ops ?? [], purges: try purges(), now: clock())
+      return .planned(reply: nil, ops: try store.opsLacking(for: peer, entries: peerEntries))
     case .answerer:
       let opened: MemoStore
       do {
@@ -117,17 +127,26 @@ final class SyncStoreWork {
       }
       guard opened.canReadContent else { return .unavailable(.locked) }
       store = opened
-      plan = try opened.plan(
-        with: peer, offers: offers, revocations: try revocations(), purges: try purges(), restrictSending: false,
-        now: clock())
-      let source = try makeSource()
-      self.source = source
+      taken = try takeHello(opened)
+      let (entries, keys) = try opened.helloNotebooks(for: peer, now: clock())
+      let estimate = try SyncSource(
+        store: opened, plan: try opened.sending(to: peer, entries: peerEntries), maximumRevisions: batch.revisions,
+        maximumBytes: batch.bytes
+      ).estimate()
       return .planned(
         reply: SyncMessage.Hello(
-          replica: opened.replicaID, knowledge: VersionVector(), cursor: nil, pending: UInt64(try source.estimate()),
-          notebooks: try opened.offers(for: peer), revocations: try opened.revocationsToSend(),
-          purges: try opened.purgesToSend(for: peer)))
+          replica: opened.replicaID, knowledge: VersionVector(), cursor: nil, pending: UInt64(estimate),
+          notebooks: entries, keys: keys, revocations: try opened.revocationsToSend(),
+          purges: try opened.purgesToSend(for: peer)),
+        ops: try opened.opsLacking(for: peer, entries: peerEntries))
     }
+  }
+
+  /// The revocations and keys of the peer's hello, before anything else of the session.
+  private func takeHello(_ store: MemoStore) throws -> HelloTaken {
+    try store.takeHello(
+      from: peer, revocations: try revocations(), keys: try NotebookEntries.checkedKeys(peerHello?.keys ?? []),
+      now: clock())
   }
 
   /// The revocations and purges of the peer's hello (their form was checked when it was

@@ -50,6 +50,9 @@ public struct Frame: Equatable, Sendable {
     case syncDone = 35
     /// Sync: the answerer will not sync now (locked, another version, storage).
     case syncRefuse = 36
+    /// Sync version 3: the membership-log ops the peer lacks, per notebook (`SyncOps`,
+    /// binary), after the hellos.
+    case syncOps = 37
     /// History: a member asks a relay for the sealed history it kept of one memo
     /// (`HistoryFetch.Ask`, JSON).
     case historyAsk = 40

@@ -140,6 +140,9 @@ extension MemoStore {
     /// Signed by this device (nil: unsigned, within the legacy ceiling).
     case author(DeviceID?)
     case refused(String)
+    /// Signed by a device the notebook's log here says nothing of yet (the op that shares
+    /// it has not arrived): the record comes again once it has.
+    case waiting
   }
 
   /// A signed record must verify under the key its replica is bound to; an unsigned one
@@ -168,6 +171,8 @@ extension MemoStore {
     // What revoked devices signed beyond their cut counts for nothing (PROTOCOL.md,
     // "Revocations"), and is refused before its signature costs a check.
     let revoked = try revokedCuts()
+    // Who may write in each notebook, by its log (read once per notebook and batch).
+    var states: [NotebookID: MembershipState?] = [:]
     for (index, record) in records.enumerated() {
       if let reason = refused[record.dot.origin] {
         pending.results.append(.refused(reason))
@@ -185,6 +190,18 @@ extension MemoStore {
             pending.results.append(.refused("a revision signed by \(device.short) after it was revoked"))
             continue
           }
+          if states[record.notebook] == nil { states[record.notebook] = .some(try membershipState(record.notebook)) }
+          if let state = states[record.notebook] ?? nil {
+            switch Self.writer(device, of: record, in: state) {
+            case .member: break
+            case .unknown:
+              pending.results.append(.waiting)
+              continue
+            case .refused(let reason):
+              pending.results.append(.refused(reason))
+              continue
+            }
+          }
           pending.checks.append((signature, record.signedMessage, key))
           pending.checked.append((index, device))
           pending.results.append(nil)
@@ -198,6 +215,29 @@ extension MemoStore {
       }
     }
     return pending
+  }
+
+  enum Writer: Equatable {
+    case member
+    /// The log says nothing of the device yet.
+    case unknown
+    case refused(String)
+  }
+
+  /// Whether `device` may have written `record` by its notebook's log: a member, or a
+  /// device removed from it up to its cut (what it wrote before it was removed). A relay
+  /// never writes; a device removed writes nothing beyond its cut.
+  static func writer(_ device: DeviceID, of record: SyncRecord, in state: MembershipState) -> Writer {
+    switch state.members[device] {
+    case .member?: return .member
+    case .relay?: return .refused("a revision signed by \(device.short), a relay of the notebook (relays never write)")
+    case nil:
+      guard let cut = state.cuts[device] else { return .unknown }
+      guard record.dot.seq <= cut[record.dot.origin] ?? 0 else {
+        return .refused("a revision signed by \(device.short) after it was removed from the notebook")
+      }
+      return .member
+    }
   }
 
   /// What the look-ups settled, and the signature checks left: (signature, message, key),

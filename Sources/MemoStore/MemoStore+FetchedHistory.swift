@@ -88,6 +88,10 @@ extension MemoStore {
           try quarantine(record, from: peer, reason: "history: " + reason, now: now)
           result.keptAside += 1
           continue
+        case .waiting:
+          // Written by a device the log here does not know yet: a sync brings the log first.
+          result.missingKey += 1
+          continue
         }
         let revision: SyncRevision
         do {

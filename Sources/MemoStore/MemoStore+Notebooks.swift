@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 /// A notebook with what `notebook list` and `notebook show` count.
 public struct NotebookSummary: Sendable, Equatable {
@@ -128,22 +129,35 @@ extension MemoStore {
         .invalidInput, "this device relays \(found.notebook.displayName) and cannot read or write its memos",
         hint: "write in a notebook of yours (`memo-peer notebook list`)")
     }
+    if let state = try membershipState(id), let me = ownDeviceID(), state.members[me] != .member {
+      throw MemoPeerError(
+        .invalidInput,
+        "this device is no longer a member of \(found.notebook.displayName): what it writes there would reach nobody",
+        hint: "write in another notebook (`memo-peer notebook list`), or ask a member to share it again")
+    }
     return found.notebook
   }
 
+  /// Makes a notebook of this device's: its id derived from this device's ID and a random
+  /// nonce (nobody else can sign its genesis), its log started with the genesis, a first key
+  /// generation and its name (docs/PROTOCOL.md, "Notebook membership log").
   public func createNotebook(named name: String, now: Timestamp) throws -> Notebook {
     try NotebookNames.validate(name)
     _ = try sealer()
+    let device = try deviceID()
     return try batch {
       try refuseTakenName(name, except: nil)
+      let nonce: [UInt8]
       let id: NotebookID
-      do { id = try NotebookID(Hex.encode(SystemRandom.bytes(16))).unwrapOrThrow() } catch let error as MemoPeerError {
-        throw error
+      do {
+        nonce = try SystemRandom.bytes(SyncDerivations.nonceSize)
+        id = try SyncDerivations.notebookID(creator: device, nonce: nonce)
       } catch {
         throw MemoPeerError(.crypto, "could not draw random bytes for a notebook id", diagnostics: "\(error)")
       }
       try insertNotebook(id, name: name, role: .member, now: now)
-      try makeNotebookKey(id, now: now)
+      try setNotebookColumn(id, "nonce", .blob(nonce))
+      try signGenesis(id, nonce: nonce, name: name, now: now)
       return try notebook(id).unwrapOrThrow().notebook
     }
   }
@@ -169,14 +183,25 @@ extension MemoStore {
     try notebooks().contains { $0.name?.lowercased() == name.lowercased() && $0.id != id }
   }
 
-  public func renameNotebook(_ reference: String, to name: String) throws -> Notebook {
+  /// Renames a notebook. A member with the notebook's current key signs the new name into
+  /// its log (sealed: relays cannot read it), so every member takes it; a relayed notebook
+  /// has no name to give.
+  public func renameNotebook(_ reference: String, to name: String, now: Timestamp) throws -> Notebook {
     try NotebookNames.validate(name)
     return try batch {
       let notebook = try findNotebook(reference)
       try refuseTakenName(name, except: notebook.id)
+      guard notebook.role == .member else {
+        throw MemoPeerError(
+          .invalidInput, "this device relays \(notebook.displayName) and cannot read or name it",
+          hint: "rename it on a member of the notebook")
+      }
       let update = try db.prepare("UPDATE notebooks SET name = ? WHERE id = ?")
       try update.bind([.text(name), .text(notebook.id.rawValue)])
       _ = try update.step()
+      if try membershipState(notebook.id)?.members[try thisDevice()] == .member {
+        try signRename(notebook.id, to: name, now: now)
+      }
       var renamed = notebook
       renamed.name = name
       return renamed
@@ -221,13 +246,14 @@ extension MemoStore {
         "UPDATE notebooks SET deleted = 1, name = NULL WHERE id = ?1", "DELETE FROM notebook_keys WHERE notebook = ?1",
         "DELETE FROM notebook_members WHERE notebook = ?1", "DELETE FROM relayed WHERE notebook = ?1",
         "DELETE FROM notebook_knowledge WHERE notebook = ?1", "DELETE FROM sync_cursors WHERE notebook = ?1",
-        "DELETE FROM sync_peer_knowledge WHERE notebook = ?1",
+        "DELETE FROM sync_peer_knowledge WHERE notebook = ?1", "DELETE FROM notebook_ops WHERE notebook = ?1",
       ] {
         let change = try db.prepare(statement)
         try change.bind(1, notebook.id.rawValue)
         _ = try change.step()
       }
       notebookKeys.rings[notebook.id] = nil
+      membership.forget(notebook.id)
       return (notebook, moved)
     }
   }
@@ -339,46 +365,117 @@ extension MemoStore {
     }
   }
 
-  /// Shares `notebook` with a trusted device, as a member (it gets the key at the next sync)
-  /// or a relay (sealed revisions only). A device that relays a notebook can give it to
-  /// another relay, never to a member: it has no key to give. Returns false when the device
-  /// already had that role.
+  /// Shares `notebook` with a trusted device, as a member (it gets every key generation,
+  /// sealed to its public key in the log, as soon as a member knows that key) or a relay
+  /// (sealed revisions only): an op this device signs, so only a member may. A notebook from
+  /// before version 3 goes only to devices it was shared with then (`legacy_members`): a
+  /// device new to it could not tell its genesis from a forged one. Returns false when the
+  /// device already had that role.
   @discardableResult
   public func share(_ notebook: NotebookID, with device: DeviceID, as role: NotebookRole, now: Timestamp) throws -> Bool
   {
-    try batch {
+    try ensureMembershipLogs(now: now)
+    return try batch {
       guard let found = try self.notebook(notebook), !found.isDeleted else {
         throw MemoPeerError(.notFound, "notebook \(notebook.short) is not on this device")
       }
-      if role == .member && found.notebook.role == .relay {
+      let state = try requireMember(found.notebook, toDo: "share it")
+      guard device != (try thisDevice()) else {
+        throw MemoPeerError(.invalidInput, "a notebook is not shared with the device that holds it")
+      }
+      let wanted: NotebookOp.Role = role == .member ? .member : .relay
+      if state.members[device] == wanted { return false }
+      if let log = try membershipLog(notebook), Self.isLegacy(log), state.members[device] == nil,
+        try !legacyMembers(of: notebook).contains(device)
+      {
         throw MemoPeerError(
           .invalidInput,
-          "this device relays \(found.notebook.displayName) without its key, so it cannot give it to a member",
-          hint: "share it from a device that is a member, or share it here `--as relay`")
+          "\(found.notebook.displayName) was made before sync version 3; it goes only to the devices it was shared with then",
+          hint: "make a new notebook and move the memos into it: `memo-peer notebook new NAME`, "
+            + "`memo-peer notebook delete \(found.notebook.name ?? notebook.short) --move-to NAME` "
+            + "(make NAME the default first if this one is), then share NAME")
       }
-      let wanted = NotebookMember.Role(rawValue: role.rawValue) ?? .relay
-      if try members(of: notebook).contains(where: { $0.device == device && $0.role == wanted }) { return false }
-      try setMember(notebook, device, role: wanted, now: now)
+      try appendOwnOp(notebook, now: now) { log, signer in try log.share(device, as: wanted, signer: signer) }
+      try materialize(notebook, now: now)
+      try grantMissingKeys(notebook, now: now)
       return true
     }
   }
 
-  /// Stops sharing `notebook` with `device`. A device that had the key makes this device
-  /// rotate it: records sealed from now on use a new generation the device never gets. It
-  /// keeps what it already received.
+  /// Stops sharing `notebook` with `device`: an unshare this device signs, cut at what it
+  /// has seen of the device's replicas (its later revisions in this notebook are refused
+  /// everywhere), and — for a member — a new key generation sealed to the members left, so
+  /// records sealed from now on use a key the device never gets. It keeps what it already
+  /// received.
   public func unshare(_ notebook: NotebookID, from device: DeviceID, now: Timestamp) throws -> UnshareResult {
-    try batch {
-      guard let found = try self.notebook(notebook), !found.isDeleted,
-        let member = try members(of: notebook).first(where: { $0.device == device })
-      else {
+    try ensureMembershipLogs(now: now)
+    return try batch {
+      guard let found = try self.notebook(notebook), !found.isDeleted else {
+        throw MemoPeerError(.notFound, "notebook \(notebook.short) is not on this device")
+      }
+      let state = try requireMember(found.notebook, toDo: "unshare it")
+      guard let role = state.members[device], device != (try thisDevice()) else {
         throw MemoPeerError(
           .notFound, "that notebook is not shared with that device",
           hint: "`memo-peer notebook show NAME` lists whom it is shared with")
       }
-      try setMember(notebook, device, role: .removed, now: now)
-      let rotate = member.role == .member && found.notebook.role == .member
-      if rotate { try makeNotebookKey(notebook, now: now) }
-      return UnshareResult(role: member.role, rotated: rotate)
+      try removeFromLog(notebook, device, cut: try cut(of: device), now: now)
+      try materialize(notebook, now: now)
+      try grantMissingKeys(notebook, now: now)
+      return UnshareResult(role: role == .member ? .member : .relay, rotated: role == .member)
+    }
+  }
+
+  /// Signs the unshare of `device` with `cut` (replica → last sequence accepted of it) and,
+  /// when it held the key, a new key generation. Runs inside the caller's transaction.
+  func removeFromLog(_ notebook: NotebookID, _ device: DeviceID, cut: [ReplicaID: UInt64], now: Timestamp) throws {
+    let wasMember = try membershipState(notebook)?.members[device] == .member
+    let entries = cut.map { NotebookOp.CutEntry(replica: $0.key, sequence: $0.value) }
+    try appendOwnOp(notebook, now: now) { log, signer in try log.unshare(device, cut: entries, signer: signer) }
+    if wasMember { try rotateKey(notebook, now: now) }
+  }
+
+  // MARK: - Schema 10
+
+  /// A new store's first notebook (`personal`, made empty by schema 6's migration) gets an
+  /// id derived from this device and a nonce, and a key whose id is derived from it, so its
+  /// genesis is signed as any new notebook's (`ensureMembershipLogs`) and devices new to it
+  /// can join it. Runs inside the migration's transaction, before anything is in it.
+  static func rootFirstNotebook(_ db: SQLiteConnection, contentSealer: AES256GCMKey, device: DeviceID) throws {
+    let read = try db.prepare("SELECT value FROM meta WHERE key = 'default_notebook'")
+    guard try read.step(), let old = NotebookID(String(decoding: read.blob(0), as: UTF8.self)) else { return }
+    let nonce: [UInt8]
+    let id: NotebookID
+    let material: SecureBytes
+    let keyID: String
+    do {
+      nonce = try SystemRandom.bytes(SyncDerivations.nonceSize)
+      id = try SyncDerivations.notebookID(creator: device, nonce: nonce)
+      material = try SecureBytes.random(count: AES256GCMKey.keySize)
+      keyID = Hex.encode(try SyncDerivations.keyID(of: material))
+    } catch {
+      throw MemoPeerError(.crypto, "could not make this store's first notebook", diagnostics: "\(error)")
+    }
+    var raw = material.withUnsafeBytes { Array($0) }
+    defer { SecureBytes.wipe(&raw) }
+    let sealed = try contentSealer.seal(
+      raw, associatedData: SealingContext.notebookKey(notebook: id, keyID: keyID, generation: 1))
+    let now = Timestamp((Date().timeIntervalSince1970 * 1000).rounded())
+    for (statement, values) in [
+      (
+        "UPDATE notebooks SET id = ?, nonce = ?, current_key = ? WHERE id = ?",
+        [SQLiteValue.text(id.rawValue), .blob(nonce), .text(keyID), .text(old.rawValue)]
+      ),
+      ("DELETE FROM notebook_keys WHERE notebook = ?", [.text(old.rawValue)]),
+      (
+        "INSERT INTO notebook_keys (notebook, key_id, generation, key, created) VALUES (?, ?, 1, ?, ?)",
+        [.text(id.rawValue), .text(keyID), .blob(sealed), .integer(now)]
+      ),
+      ("UPDATE meta SET value = ? WHERE key = 'default_notebook'", [.blob(Array(id.rawValue.utf8))]),
+    ] {
+      let change = try db.prepare(statement)
+      try change.bind(values)
+      _ = try change.step()
     }
   }
 

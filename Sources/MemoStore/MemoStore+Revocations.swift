@@ -276,7 +276,7 @@ extension MemoStore {
 
   /// What this device has seen of `device`'s replicas: per replica bound to it here, the
   /// highest sequence stored, held or relayed.
-  private func cut(of device: DeviceID) throws -> [ReplicaID: UInt64] {
+  func cut(of device: DeviceID) throws -> [ReplicaID: UInt64] {
     try sql {
       let read = try db.prepare(
         """
@@ -304,12 +304,21 @@ extension MemoStore {
   {
     var unshared: [NotebookID] = []
     var rotated: [NotebookID] = []
-    for (member, _) in try activeMemberships(of: device) {
-      let result = try unshare(member.notebook, from: device, now: now)
-      unshared.append(member.notebook)
-      if result.rotated { rotated.append(member.notebook) }
-    }
     let lowered = try revokedCuts()[device].map { RevocationRules.lowered($0, by: cut) } ?? cut
+    let me = try thisDevice()
+    // Every notebook this device may change loses the revoked device, with a new key where
+    // it held one; in one it only relays, the log waits for a member (the device is out of
+    // the trust store meanwhile, and what it signs beyond its cut is refused here anyway).
+    for notebook in try notebooks() {
+      guard let state = try membershipState(notebook.id), let role = state.members[device],
+        state.members[me] == .member
+      else { continue }
+      try removeFromLog(notebook.id, device, cut: lowered, now: now)
+      try materialize(notebook.id, now: now)
+      try grantMissingKeys(notebook.id, now: now)
+      unshared.append(notebook.id)
+      if role == .member { rotated.append(notebook.id) }
+    }
     try sql {
       let clear = try db.prepare("DELETE FROM revoked_cut WHERE device = ?")
       try clear.bind(1, device.compact)

@@ -31,9 +31,18 @@ extension MemoStore {
   /// This device's ID read from its public identity key, which needs no unlocking (nil
   /// when it cannot be read): for naming this device's own revisions "this device".
   public func ownDeviceID() -> DeviceID? {
-    (try? NodeSecrets(paths: paths, keys: keys).identityPublicKey()).flatMap { key in
+    if let known = ownDevice.withLock({ $0 }) { return known }
+    let read = (try? NodeSecrets(paths: paths, keys: keys).identityPublicKey()).flatMap { key in
       (try? SHA256.hash(key)).flatMap { DeviceID(bytes: $0) }
     }
+    ownDevice.withLock { $0 = read }
+    return read
+  }
+
+  /// This device's ID, or an error saying its identity key cannot be read.
+  func thisDevice() throws -> DeviceID {
+    if let known = ownDeviceID() { return known }
+    return try deviceID()
   }
 
   /// `memo` (with its dot, clock and notebook) as the record it travels as: its content

@@ -32,10 +32,14 @@ public final class MemoStore {
   let logger: Logger
   /// Notebook keys opened so far (sealed under the device key in `notebook_keys`).
   let notebookKeys = NotebookKeyCache()
+  /// Membership logs loaded so far, and what they say (`notebook_ops`).
+  let membership = MembershipCache()
   /// How the device key and the node's secrets are reached (the keyring).
   let keys: DeviceKeys
   /// The identity key, once something was signed (`signer()`).
   let signingKey = Mutex<Ed25519.SigningKey?>(nil)
+  /// This device's ID, once read from its public identity key (needs no unlocking).
+  let ownDevice = Mutex<DeviceID?>(nil)
   /// The replica id from before sync version 3, once read (`.some(nil)`: there is none).
   let legacyReplica = Mutex<ReplicaID??>(nil)
   /// The history bounds, once read from config.json (`historyLimits()`).
@@ -150,6 +154,10 @@ public final class MemoStore {
           try backfillNotebooks(db, contentSealer: contentSealer, migrated: !isNew, trusted: trusted)
         }
         if reached == Schema.signedVersion { try deriveReplicaID(db, paths: paths, keys: keys) }
+        if reached == Schema.membershipVersion, isNew, let contentSealer {
+          try rootFirstNotebook(
+            db, contentSealer: contentSealer, device: try identityDevice(paths: paths, keys: keys))
+        }
       }
       let replicaID = try prepareMeta(
         db, contentSealer: contentSealer, listingSealer: listingSealer, paths: paths,
@@ -157,6 +165,21 @@ public final class MemoStore {
       return MemoStore(
         paths: paths, db: db, contentSealer: contentSealer, listingSealer: listingSealer, lockState: lockState,
         replicaID: replicaID, keys: keys, logger: logger)
+    }
+  }
+
+  /// This device's ID from its public identity key (readable while locked).
+  static func identityDevice(paths: NodePaths, keys: DeviceKeys) throws -> DeviceID {
+    do {
+      guard let id = DeviceID(bytes: try SHA256.hash(try NodeSecrets(paths: paths, keys: keys).identityPublicKey()))
+      else {
+        throw MemoPeerError(.crypto, "the identity key's fingerprint is not a device ID")
+      }
+      return id
+    } catch let error as MemoPeerError {
+      throw error
+    } catch {
+      throw MemoPeerError(.crypto, "could not read this device's identity key", diagnostics: "\(error)")
     }
   }
 
@@ -171,18 +194,7 @@ public final class MemoStore {
   /// `legacy_replica_id`, the origin of the revisions made under it. Runs inside the
   /// migration's transaction.
   private static func deriveReplicaID(_ db: SQLiteConnection, paths: NodePaths, keys: DeviceKeys) throws {
-    let device: DeviceID
-    do {
-      guard let id = DeviceID(bytes: try SHA256.hash(try NodeSecrets(paths: paths, keys: keys).identityPublicKey()))
-      else {
-        throw MemoPeerError(.crypto, "the identity key's fingerprint is not a device ID")
-      }
-      device = id
-    } catch let error as MemoPeerError {
-      throw error
-    } catch {
-      throw MemoPeerError(.crypto, "could not read this device's identity key", diagnostics: "\(error)")
-    }
+    let device = try identityDevice(paths: paths, keys: keys)
     let nonce: [UInt8]
     let replica: ReplicaID
     do {
@@ -327,7 +339,14 @@ public final class MemoStore {
 
   /// Runs several store operations as one transaction: all of them land, or none.
   public func batch<R>(_ body: () throws -> R) throws -> R {
-    try sql { try db.transaction(body) }
+    do {
+      return try sql { try db.transaction(body) }
+    } catch {
+      // What the caches read inside a transaction that rolled back is not in the file.
+      membership.reset()
+      notebookKeys.rings = [:]
+      throw error
+    }
   }
 
   func sql<R>(_ body: () throws -> R) throws -> R {

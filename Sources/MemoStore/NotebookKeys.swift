@@ -25,14 +25,25 @@ struct NotebookKey {
 struct NotebookKeyring {
   let notebook: NotebookID
   private(set) var keys: [String: NotebookKey]
+  /// The generation the notebook's log makes current (`notebooks.current_key`), if held.
+  let preferred: String?
+  /// Whether the notebook has a membership log here: then only the log's current key
+  /// seals, and a member that has not received it yet cannot write.
+  let logged: Bool
 
-  init(notebook: NotebookID, keys: [NotebookKey]) {
+  init(notebook: NotebookID, keys: [NotebookKey], preferred: String? = nil, logged: Bool = false) {
     self.notebook = notebook
     self.keys = Dictionary(keys.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    self.preferred = preferred
+    self.logged = logged
   }
 
-  /// The generation new records are sealed with.
-  var current: NotebookKey? { keys.values.max(by: NotebookKey.isOlder) }
+  /// The generation new records are sealed with: the log's current one; for a notebook
+  /// without a log (from before version 3, before its genesis is signed), the newest held.
+  var current: NotebookKey? {
+    if let preferred, let key = keys[preferred] { return key }
+    return logged ? nil : keys.values.max(by: NotebookKey.isOlder)
+  }
 
   /// The newest generation number held (0 without any).
   var newestGeneration: Int64 { keys.values.map(\.generation).max() ?? 0 }
@@ -62,6 +73,12 @@ extension MemoStore {
     if let ring = notebookKeys.rings[notebook] { return ring }
     let sealer = try sealer()
     let ring = try sql {
+      let state = try db.prepare(
+        "SELECT current_key, EXISTS (SELECT 1 FROM notebook_ops WHERE notebook = ?1) FROM notebooks WHERE id = ?1")
+      try state.bind(1, notebook.rawValue)
+      let hasRow = try state.step()
+      let preferred = hasRow && !state.isNull(0) ? state.text(0) : nil
+      let logged = hasRow && state.int64(1) != 0
       let read = try db.prepare("SELECT key_id, generation, key FROM notebook_keys WHERE notebook = ?")
       try read.bind(1, notebook.rawValue)
       var keys: [NotebookKey] = []
@@ -81,7 +98,7 @@ extension MemoStore {
         defer { SecureBytes.wipe(&raw) }
         keys.append(try Self.notebookKey(id: id, generation: generation, raw: raw))
       }
-      return NotebookKeyring(notebook: notebook, keys: keys)
+      return NotebookKeyring(notebook: notebook, keys: keys, preferred: preferred, logged: logged)
     }
     notebookKeys.rings[notebook] = ring
     return ring
@@ -95,25 +112,6 @@ extension MemoStore {
     } catch {
       throw MemoPeerError(.crypto, "the cryptographic library failed to load a notebook key", diagnostics: "\(error)")
     }
-  }
-
-  /// Makes a new generation of `notebook`'s key from the CSPRNG, sealed under the device
-  /// key. Runs inside the caller's transaction.
-  @discardableResult
-  func makeNotebookKey(_ notebook: NotebookID, now: Timestamp) throws -> NotebookKey {
-    let generation = try keyring(notebook).newestGeneration + 1
-    let raw: SecureBytes
-    let id: String
-    do {
-      raw = try SecureBytes.random(count: AES256GCMKey.keySize)
-      id = Hex.encode(try SystemRandom.bytes(16))
-    } catch {
-      throw MemoPeerError(.crypto, "could not draw random bytes for a notebook key", diagnostics: "\(error)")
-    }
-    var plain = raw.withUnsafeBytes { Array($0) }
-    defer { SecureBytes.wipe(&plain) }
-    try storeNotebookKey(notebook, id: id, generation: generation, raw: plain, now: now)
-    return try keyring(notebook)[id].unwrapOrThrow()
   }
 
   /// Stores one key generation (made here or delivered by a member), sealed under the device
@@ -140,17 +138,6 @@ extension MemoStore {
     }
     notebookKeys.rings[notebook] = nil
   }
-
-  /// The key generations of `notebook` as they travel to a member (`sync-hello`). The key
-  /// bytes become base64 text here, inside the process only until the TLS connection sends
-  /// them.
-  func keyMaterial(_ notebook: NotebookID) throws -> [NotebookOffer.KeyMaterial] {
-    try keyring(notebook).keys.values.sorted(by: NotebookKey.isOlder).map { key in
-      NotebookOffer.KeyMaterial(
-        id: key.id, generation: key.generation,
-        key: key.material.withUnsafeBytes { Data($0).base64EncodedString() })
-    }
-  }
 }
 
 extension Optional {
@@ -158,5 +145,16 @@ extension Optional {
   func unwrapOrThrow() throws -> Wrapped {
     guard let self else { throw MemoPeerError(.storage, "a value just written could not be read back") }
     return self
+  }
+}
+
+extension MemoStore {
+  /// The current key of a notebook this device is a member of, as raw bytes in ordinary
+  /// memory, for test support only (MemoTestSupport's scripted peer seals records as a
+  /// member would): `@_spi(Testing)`, never called by the product.
+  @_spi(Testing) public func currentNotebookKeyForTesting(_ notebook: NotebookID) throws -> (id: String, key: [UInt8])?
+  {
+    guard let key = try keyring(notebook).current else { return nil }
+    return (key.id, key.material.withUnsafeBytes { Array($0) })
   }
 }

@@ -389,10 +389,64 @@ enum Schema {
     CREATE INDEX purges_by_notebook ON purges(notebook, received);
     CREATE INDEX purges_by_memo ON purges(memo);
     """,
+    // Version 10: the signed membership log on the wire (docs/PROTOCOL.md, "Sync, version 3").
+    // `notebook_ops` keeps every op of each notebook's log as it travels, in the order it was
+    // admitted (a causal order), with the peer it came from; `notebook_members` becomes what
+    // the log says, recomputed whenever it changes. `legacy_members` keeps the members of
+    // version 2 (the only authors whose legacy genesis of a notebook this device takes);
+    // `invitations` the notebooks whose log has this device in it and that a person has not
+    // accepted (or declined: `shares` holds the share ops seen then). A notebook remembers
+    // the nonce its id was derived from (`nonce`, null for one from before version 3), the
+    // key generation new records are sealed with (`current_key`, from the log) and the
+    // rename op whose name it took (`name_op`). `sync_added` counts the memos each peer
+    // added here by sync per day (docs/PROTOCOL.md, "Quotas").
+    """
+    CREATE TABLE notebook_ops (
+      notebook TEXT NOT NULL,
+      position INTEGER NOT NULL,
+      id BLOB NOT NULL,
+      author TEXT NOT NULL,
+      bytes BLOB NOT NULL,
+      received INTEGER NOT NULL,
+      via TEXT,
+      PRIMARY KEY (notebook, position)
+    ) WITHOUT ROWID;
+    CREATE UNIQUE INDEX notebook_ops_by_id ON notebook_ops(notebook, id);
+    CREATE TABLE legacy_members (
+      notebook TEXT NOT NULL,
+      device TEXT NOT NULL,
+      PRIMARY KEY (notebook, device)
+    ) WITHOUT ROWID;
+    INSERT INTO legacy_members (notebook, device)
+      SELECT notebook, device FROM notebook_members WHERE role = 'member';
+    CREATE TABLE invitations (
+      notebook TEXT PRIMARY KEY,
+      peer TEXT NOT NULL,
+      inviter TEXT,
+      role TEXT NOT NULL,
+      state TEXT NOT NULL,
+      received INTEGER NOT NULL,
+      shares BLOB
+    ) WITHOUT ROWID;
+    CREATE INDEX invitations_by_peer ON invitations(peer, state);
+    ALTER TABLE notebooks ADD COLUMN nonce BLOB;
+    ALTER TABLE notebooks ADD COLUMN current_key TEXT;
+    ALTER TABLE notebooks ADD COLUMN name_op BLOB;
+    CREATE TABLE sync_added (
+      peer TEXT NOT NULL,
+      day INTEGER NOT NULL,
+      memos INTEGER NOT NULL,
+      PRIMARY KEY (peer, day)
+    ) WITHOUT ROWID;
+    """,
   ]
 
   /// The version that brought sync version 3 (its migration derives the replica id).
   static let signedVersion = 8
+
+  /// The version that brought the membership log on the wire (a new store's first notebook
+  /// gets a derived id in its migration).
+  static let membershipVersion = 10
 
   /// Brings the database up to `currentVersion` (or `target`, for building fixtures).
   /// `fill(version)` runs inside the transaction that reaches `version`, for migrations that

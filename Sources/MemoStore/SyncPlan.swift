@@ -4,8 +4,9 @@ import MemoCrypto
 import MemoProtocol
 
 /// What one sync session moves between this device and a peer, notebook by notebook
-/// (docs/PROTOCOL.md, "Sync, version 2"): made from this device's membership table after it
-/// took the peer's offers.
+/// (docs/PROTOCOL.md, "Sync, version 3"): made after both sides' ops are in, from what the
+/// logs say. A notebook moves only when both devices are in its log (member or relay) and
+/// the peer listed it as one it syncs.
 public struct SyncPlan: Sendable, Equatable {
   /// One notebook this device sends: what the peer knows there, and the position in this
   /// replica's feed up to which the peer has everything of it.
@@ -24,49 +25,71 @@ public struct SyncPlan: Sendable, Equatable {
   /// The notebooks this device takes from the peer, with its own role in each (a member
   /// opens records, a relay keeps them sealed). Records of any other notebook are skipped.
   public var receiving: [NotebookID: NotebookRole]
-  /// The notebooks the peer said it sends: only their cursors move with its batches.
+  /// The notebooks the peer said it syncs: only their cursors move with its batches.
   public var announced: Set<NotebookID>
-  /// Offers this device declined, and why.
-  public var declined: [NotebookID: NotebookOffers.DeclineReason]
-  /// Notebooks this device joined in this session.
-  public var joined: [NotebookID: NotebookRole]
+  /// What taking the peer's ops did (new invitations among it).
+  public var ops = OpsIntake()
   /// Revocations the peer passed on that this device applied in this session.
   public var revoked: [RevocationNote] = []
   /// Purges the peer passed on that this device applied in this session.
   public var purged = 0
 
   public init(
-    sending: [NotebookID: Outgoing] = [:], receiving: [NotebookID: NotebookRole] = [:], announced: Set<NotebookID> = [],
-    declined: [NotebookID: NotebookOffers.DeclineReason] = [:], joined: [NotebookID: NotebookRole] = [:]
+    sending: [NotebookID: Outgoing] = [:], receiving: [NotebookID: NotebookRole] = [:], announced: Set<NotebookID> = []
   ) {
     self.sending = sending
     self.receiving = receiving
     self.announced = announced
-    self.declined = declined
-    self.joined = joined
   }
 }
 
+/// What a peer's hello carries that is taken before anything else of the session.
+public struct HelloTaken: Sendable, Equatable {
+  /// Revocations the peer passed on that this device applied.
+  public var revoked: [RevocationNote] = []
+  /// The peer is revoked here (now, or before): nothing of any notebook moves.
+  public var peerRevoked = false
+
+  public init() {}
+}
+
 extension MemoStore {
-  /// The notebooks this device shares with `peer`, as its `sync-hello` offers them: its own
-  /// role, the peer's, its knowledge and cursor in each, and — to a member, from a member —
-  /// the notebook's name and every key generation.
-  public func offers(for peer: DeviceID) throws -> [NotebookOffer] {
-    try activeMemberships(of: peer).map { member, notebook in
-      let given: NotebookRole = member.role == .member ? .member : .relay
-      let keys = notebook.role == .member && given == .member
-      let removed = try members(of: notebook.id, includingRemoved: true).filter { $0.role == .removed }.map {
-        NotebookOffer.Removal(device: $0.device, at: $0.added)
-      }
-      return NotebookOffer(
-        id: notebook.id, role: notebook.role, given: given, knowledge: try knowledge(of: notebook.id),
-        cursor: try syncCursor(for: peer, in: notebook.id), name: keys ? notebook.name : nil,
-        keys: keys ? try keyMaterial(notebook.id) : nil, removed: removed.isEmpty ? nil : removed)
+  /// The notebooks of this device's hello to `peer`, and the public keys it carries: each
+  /// notebook held here whose log has both devices in it (with its heads, this device's
+  /// knowledge and cursor), and each invitation whose log has the peer in it (heads only,
+  /// so the peer sends only the ops this device lacks). The keys: this device's own, then
+  /// those of every device in the listed notebooks known here (a relay thus gives a member
+  /// the key of a member it never met). Signs the genesis of notebooks from before version 3
+  /// first (`ensureMembershipLogs`).
+  public func helloNotebooks(for peer: DeviceID, now: Timestamp) throws -> (entries: [NotebookEntry], keys: [String]) {
+    try ensureMembershipLogs(now: now)
+    let me = try thisDevice()
+    guard try !revokedDevices().contains(peer) else { return ([], [try publicKeyText(me)].compactMap { $0 }) }
+    var entries: [NotebookEntry] = []
+    var devices: [DeviceID] = [me]
+    for (notebook, state) in try syncedNotebooks(with: peer, me: me) {
+      guard let log = try membershipLog(notebook) else { continue }
+      entries.append(
+        NotebookEntry(
+          id: notebook, heads: log.heads, held: true, knowledge: try knowledge(of: notebook),
+          cursor: try syncCursor(for: peer, in: notebook)))
+      devices += state.members.keys.sorted()
     }
+    for invitation in try invitations(includingDeclined: true) where entries.count < NotebookEntries.maximumEntries {
+      guard let log = try membershipLog(invitation.notebook), log.state.members[peer] != nil || invitation.peer == peer
+      else { continue }
+      entries.append(NotebookEntry(id: invitation.notebook, heads: log.heads, held: false))
+    }
+    var keys: [String] = []
+    var seen: Set<DeviceID> = []
+    for device in devices where keys.count < NotebookEntries.maximumKeys && seen.insert(device).inserted {
+      if let text = try publicKeyText(device) { keys.append(text) }
+    }
+    return (Array(entries.prefix(NotebookEntries.maximumEntries)), keys)
   }
 
-  /// This device's memberships with `peer` that sync: a role of member or relay, in a
-  /// notebook that is here and not deleted.
+  /// This device's memberships with `peer` that sync: a role of member or relay (as the
+  /// notebook's log makes it, `materialize`), in a notebook that is here and not deleted.
   func activeMemberships(of peer: DeviceID) throws -> [(NotebookMember, Notebook)] {
     try memberships(of: peer).compactMap { member in
       guard member.role != .removed, let found = try notebook(member.notebook), !found.isDeleted else { return nil }
@@ -74,114 +97,102 @@ extension MemoStore {
     }
   }
 
-  /// Takes the peer's offers in one transaction — joins notebooks new here, records new
-  /// members and relays, stores delivered key generations, stops sharing with devices the
-  /// peer unshared — and returns the session's plan. `restrictSending`: send
-  /// only notebooks the peer's offers list (the asker, who has the answerer's final list);
-  /// the answerer sends all it shares, since the asker may join from its answer.
-  ///
-  /// The peer's revocations are taken first (`takeRevocations`), so a device revoked
-  /// elsewhere gets nothing of this session, and is then dropped from the trust store; its
-  /// purges last (`takePurges`), so a memo purged elsewhere is gone before records move.
+  private func publicKeyText(_ device: DeviceID) throws -> String? {
+    try publicKey(of: device).map { Data($0).base64EncodedString() }
+  }
+
+  /// The notebooks held here that this device syncs with `peer`: both are in its log (as
+  /// member or relay), and this device still takes part (a member demoted to relay keeps
+  /// its memos but moves nothing).
+  private func syncedNotebooks(with peer: DeviceID, me: DeviceID) throws -> [(NotebookID, MembershipState)] {
+    try notebooks().compactMap { notebook in
+      guard let state = try membershipState(notebook.id), let mine = state.members[me], state.members[peer] != nil,
+        !(mine == .relay && notebook.role == .member)
+      else { return nil }
+      return (notebook.id, state)
+    }
+  }
+
+  /// The ops `peer` lacks of each notebook this device syncs with it, computed from the heads
+  /// its hello listed (every op when it listed none: it has not got the notebook yet), parents
+  /// first, within one `sync-ops` frame.
+  public func opsLacking(for peer: DeviceID, entries: [CheckedEntry]) throws -> [SyncOps.Notebook] {
+    let me = try thisDevice()
+    guard try !revokedDevices().contains(peer) else { return [] }
+    let heads = Dictionary(entries.map { ($0.id, $0.heads) }, uniquingKeysWith: { a, _ in a })
+    var budget = SyncOps.maximumBytes
+    var result: [SyncOps.Notebook] = []
+    for (notebook, _) in try syncedNotebooks(with: peer, me: me) {
+      guard let log = try membershipLog(notebook), budget > 0 else { continue }
+      let (ops, _) = log.missing(peerHeads: heads[notebook] ?? [], maximumBytes: budget)
+      guard !ops.isEmpty else { continue }
+      let encoded = ops.map(\.encoded)
+      budget -= encoded.reduce(0) { $0 + $1.count + 4 }
+      result.append(SyncOps.Notebook(id: notebook, ops: encoded))
+    }
+    return result
+  }
+
+  /// Takes what a peer's hello carries before anything else of the session: its
+  /// revocations (a device revoked elsewhere gets nothing of this session; it is then dropped
+  /// from the trust store) and the public keys it passes on (members can then seal keys to
+  /// devices they never met: `grantMissingKeys`).
+  public func takeHello(
+    from peer: DeviceID, revocations: [Revocation], keys: [[UInt8]], now: Timestamp
+  ) throws -> HelloTaken {
+    var taken = HelloTaken()
+    try batch {
+      taken.revoked = try takeRevocations(revocations, from: peer, now: now)
+      try learnKeys(keys, from: peer, now: now)
+      try grantMissingKeysEverywhere(now: now)
+    }
+    try untrustRevoked()
+    taken.peerRevoked = try revokedDevices().contains(peer)
+    return taken
+  }
+
+  /// Takes the peer's ops (`takeOps`) and makes the session's plan from what the logs say
+  /// then, in one transaction; the peer's purges last (a purge counts only from a member of a
+  /// notebook held here), so a memo purged elsewhere is gone before records move.
   public func plan(
-    with peer: DeviceID, offers: [CheckedOffer], revocations: [Revocation] = [], purges: [Purge] = [],
-    restrictSending: Bool, now: Timestamp
+    with peer: DeviceID, entries: [CheckedEntry], ops: [SyncOps.Notebook], purges: [Purge] = [], now: Timestamp
   ) throws -> SyncPlan {
+    let me = try thisDevice()
     let plan = try batch {
-      var plan = SyncPlan(announced: Set(offers.map(\.id)))
-      plan.revoked = try takeRevocations(revocations, from: peer, now: now)
-      for offer in offers {
-        let found = try notebook(offer.id)
-        let member = try memberships(of: peer).first { $0.notebook == offer.id }
-        let local = NotebookOffers.Local(
-          role: found?.notebook.role, isDeleted: found?.isDeleted ?? false, peerRole: member?.role)
-        let peerRole: NotebookMember.Role = offer.role == .member ? .member : .relay
-        switch NotebookOffers.decide(offer, local: local) {
-        case .decline(let reason):
-          plan.declined[offer.id] = reason
-        case .join(let role):
-          let name = role == .member ? try freeName(offer.name) : nil
-          try insertNotebook(offer.id, name: name, role: role, now: now)
-          try setMember(offer.id, peer, role: peerRole, now: now)
-          try importKeys(offer, from: peer, now: now)
-          plan.joined[offer.id] = role
-        case .accept(let offeredUpgrade):
-          // A member takes keys only from a peer it has as a member: a relay that offers the
-          // notebook back as a member with a key of its own choosing (issue 23) gives none,
-          // nor does a device it never recorded. A relay here takes them, as at a join, from
-          // a device that shares the notebook with it as a member for the first time, or
-          // from one it has as a member; never from one it has as a relay.
-          let keysFromPeer = member.map { $0.role == .member } ?? (found?.notebook.role == .relay)
-          let upgrade = offeredUpgrade && keysFromPeer
-          if member == nil { try setMember(offer.id, peer, role: peerRole, now: now) }
-          if upgrade {
-            try insertNotebook(offer.id, name: try freeName(offer.name), role: .member, now: now)
-          }
-          if keysFromPeer && (upgrade || found?.notebook.role == .member) {
-            try importKeys(offer, from: peer, now: now)
-          }
-          if upgrade { try openRelayedRecords(offer.id, now: now) }
-        }
-        if plan.declined[offer.id] == nil { try applyRemovals(offer, from: peer) }
+      var plan = SyncPlan(announced: Set(entries.filter(\.held).map(\.id)))
+      guard try !revokedDevices().contains(peer) else { return plan }
+      plan.ops = try takeOps(ops, from: peer, now: now)
+      try grantMissingKeysEverywhere(now: now)
+      for (notebook, state) in try syncedNotebooks(with: peer, me: me) {
+        guard let mine = state.members[me] else { continue }
+        plan.receiving[notebook] = mine == .member ? .member : .relay
       }
-      let byID = Dictionary(offers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-      for (_, notebook) in try activeMemberships(of: peer) {
-        plan.receiving[notebook.id] = notebook.role
-        let offer = byID[notebook.id]
-        if restrictSending && offer == nil { continue }
-        let start = offer?.cursor.flatMap { $0.replica == replicaID ? $0.position : nil } ?? 0
-        plan.sending[notebook.id] = SyncPlan.Outgoing(knowledge: offer?.knowledge ?? VersionVector(), start: start)
-      }
-      // After the offers: a purge counts only from a member of a notebook held here.
+      plan.sending = try sending(to: peer, entries: entries)
       plan.purged = try takePurges(purges, from: peer, now: now)
       return plan
     }
-    try untrustRevoked()
     if plan.purged > 0 { checkpointAfterPurge() }
     return plan
-  }
-
-  /// The name a notebook a member shares gets here: the member's name for it (or
-  /// `shared`), made unique among this device's notebooks.
-  private func freeName(_ offered: String?) throws -> String {
-    let taken = Set(try notebooks().compactMap { $0.name?.lowercased() })
-    return NotebookNames.available(offered ?? "shared") { taken.contains($0.lowercased()) }
-  }
-
-  /// Stores the key generations an offer delivers that are not here yet, oldest first, each
-  /// at most one past the newest held by then. A member that rotated k times since the last
-  /// sync offers k consecutive generations, which pass one by one; a generation a peer made
-  /// up (2^53) would make this device's next rotation one that every peer refuses, and its
-  /// syncs fail from then on (issue 23). A key refused here leaves what it sealed unopened
-  /// (kept aside), nothing else.
-  private func importKeys(_ offer: CheckedOffer, from peer: DeviceID, now: Timestamp) throws {
-    let held = try keyring(offer.id)
-    var newest = held.newestGeneration
-    let offered = offer.keys.sorted { ($0.generation, $0.id) < ($1.generation, $1.id) }
-    for key in offered where held[key.id] == nil && key.generation <= newest + 1 {
-      guard var raw = Data(base64Encoded: key.key).map(Array.init), raw.count == AES256GCMKey.keySize else { continue }
-      defer { SecureBytes.wipe(&raw) }
-      try storeNotebookKey(offer.id, id: key.id, generation: key.generation, raw: raw, now: now)
-      newest = max(newest, key.generation)
-    }
-  }
-
-  /// Stops sharing the notebook with the devices the peer unshared it from (an unshare on
-  /// one member reaches the other members and the relays), unless this device shared it
-  /// with one of them again after that; never with the peer itself.
-  private func applyRemovals(_ offer: CheckedOffer, from peer: DeviceID) throws {
-    let members = try self.members(of: offer.id, includingRemoved: true)
-    for removal in offer.removed where removal.device != peer {
-      let current = members.first { $0.device == removal.device }
-      if let current, current.role == .removed || current.added > removal.at { continue }
-      try setMember(offer.id, removal.device, role: .removed, now: removal.at)
-    }
   }
 
   /// A relayed notebook whose keys just arrived: its records become memos here (those the
   /// keys open), and every peer's cursor and this device's knowledge in it start over, so
   /// whatever could not be opened is sent again.
-  private func openRelayedRecords(_ notebook: NotebookID, now: Timestamp) throws {
+  /// The notebooks this device sends `peer` as the logs stand now: those it syncs with the
+  /// peer that the peer listed as synced (held), from the peer's cursor in this replica.
+  public func sending(to peer: DeviceID, entries: [CheckedEntry]) throws -> [NotebookID: SyncPlan.Outgoing] {
+    guard try !revokedDevices().contains(peer) else { return [:] }
+    let byID = Dictionary(entries.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    var sending: [NotebookID: SyncPlan.Outgoing] = [:]
+    for (notebook, _) in try syncedNotebooks(with: peer, me: try thisDevice()) {
+      guard let entry = byID[notebook], entry.held else { continue }
+      let start = entry.cursor.flatMap { $0.replica == replicaID ? $0.position : nil } ?? 0
+      sending[notebook] = SyncPlan.Outgoing(knowledge: entry.knowledge, start: start)
+    }
+    return sending
+  }
+
+  func openRelayedRecords(_ notebook: NotebookID, now: Timestamp) throws {
     let records = try sql {
       let query = try db.prepare(
         "SELECT memo, dot_origin, dot_seq, clock, key_id, sealed FROM relayed WHERE notebook = ? ORDER BY feed_seq")

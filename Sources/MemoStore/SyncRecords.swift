@@ -13,8 +13,9 @@ extension MemoStore {
     }
     guard let key = try keyring(notebook).current else {
       throw MemoPeerError(
-        .keyMissing, "notebook \(notebook.short) has no key on this device",
-        hint: "a member of the notebook can share it with this device again")
+        .keyMissing, "notebook \(notebook.short) has no current key on this device yet",
+        hint: "a member of the notebook seals it to this device at their next sync (through a relay too); "
+          + "`memo-peer sync` then try again")
     }
     var record = SyncRecord(
       notebook: notebook, memo: revision.memo, dot: revision.head.dot, clock: revision.head.clock, keyID: key.id,
@@ -33,7 +34,7 @@ extension MemoStore {
   enum OpenedRecord {
     case revision(SyncRevision)
     /// Sealed with a key generation this device does not hold (yet): a member that has it
-    /// delivers it at their next direct sync.
+    /// seals it to this device in the notebook's log, which reaches it at a later sync.
     case missingKey
   }
 

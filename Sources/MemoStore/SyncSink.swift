@@ -139,6 +139,11 @@ public final class SyncSink {
         case .refused(let reason):
           try keepAside(record, reason, now: now, in: &outcome)
           continue
+        case .waiting:
+          // Its author's share has not arrived here: nothing more of the notebook this
+          // session, and its cursor stays, so the record comes again.
+          incomplete.insert(record.notebook)
+          continue
         }
         try budget.admit(record.dot.origin)
         let result: ApplyResult

@@ -77,36 +77,37 @@ public func cutAfter(batches: Int, fromAsker: Bool = false) -> LinkFaults {
 public typealias TestDevice = (store: MemoStore, id: DeviceID)
 
 /// Shares `notebook` of the first device with every other, each in the role given (member
-/// by default), the way syncs establish it: each takes the owner's offers (joining the
-/// notebook, getting its keys when a member) and every pair of them shares it too. Members
-/// make it their default notebook, so tests of sync start from devices that share one.
+/// by default), the way it happens between devices: the first signs a share of each, each
+/// syncs with it once (the first learns its key from its hello and seals the notebook's keys
+/// to it), and a person on each accepts the invitation. Members make it their default
+/// notebook, so tests of sync start from devices that share one. Device IDs must be the
+/// stores' own (`deviceID()`): the log names devices by the keys that sign.
 public func shareNotebook(
   _ notebook: NotebookID, among devices: [TestDevice], roles: [NotebookRole]? = nil, now: Timestamp = 1
 ) throws {
   guard let owner = devices.first else { return }
   let roles = roles ?? Array(repeating: .member, count: devices.count)
-  for (index, device) in devices.enumerated().dropFirst() {
-    try owner.store.share(notebook, with: device.id, as: roles[index], now: now)
-    let offers = try NotebookOffers.check(try owner.store.offers(for: device.id))
-    _ = try device.store.plan(with: owner.id, offers: offers, restrictSending: false, now: now)
-    if roles[index] == .member { try device.store.setDefaultNotebook(notebook) }
+  // Devices that hold it already are left as they are.
+  let joining = try devices.enumerated().dropFirst().filter { _, device in
+    try !device.store.notebooks().contains { $0.id == notebook }
   }
-  for (i, first) in devices.enumerated().dropFirst() {
-    for (j, second) in devices.enumerated().dropFirst() where i != j {
-      // A relay can give a notebook only to another relay.
-      let role: NotebookRole = roles[i] == .relay ? .relay : roles[j]
-      try first.store.share(notebook, with: second.id, as: role, now: now)
-    }
+  for (index, device) in joining {
+    try owner.store.share(notebook, with: device.id, as: roles[index], now: now)
+  }
+  for (index, device) in joining {
+    _ = try runSync(device.store, as: device.id, with: SyncAnswerSide(paths: owner.store.paths, device: owner.id))
+      .report()
+    _ = try device.store.acceptInvitation(notebook.rawValue, now: now)
+    if roles[index] == .member { try device.store.setDefaultNotebook(notebook) }
   }
 }
 
 /// A sync between two nodes' stores in one test, as `memo-peer sync` would run it: `sink`
 /// asks `source` over an in-memory channel (the production session on both sides), after
-/// sharing the source's default notebook with the sink when they do not share it yet. Each
-/// node's device ID is derived from its data directory.
+/// sharing the source's default notebook with the sink when they do not share it yet.
 public func pullForTest(from source: MemoStore, into sink: MemoStore) throws {
-  let sourceID = TestDevices.id(named: source.paths.dataDirectory)
-  let sinkID = TestDevices.id(named: sink.paths.dataDirectory)
+  let sourceID = try source.deviceID()
+  let sinkID = try sink.deviceID()
   let notebook = try source.defaultNotebook().id
   if try !sink.notebooks().contains(where: { $0.id == notebook }) {
     try shareNotebook(notebook, among: [(source, sourceID), (sink, sinkID)])

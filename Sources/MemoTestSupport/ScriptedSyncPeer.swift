@@ -2,7 +2,7 @@ import Foundation
 import MemoCore
 import MemoCrypto
 import MemoProtocol
-import MemoStore
+@_spi(Testing) import MemoStore
 
 /// A trusted device that misbehaves on purpose, for tests (MemoNodeTests, the sync model's
 /// hostile replica, and the lab's `memo-peer-hostile`): it speaks the sync protocol as
@@ -39,14 +39,18 @@ public enum ScriptedSyncPeer {
 
     func sealer() -> AES256GCMKey? { try? AES256GCMKey(SecureBytes(copying: key)) }
 
-    /// The notebook `store` shares with `peer`, from the offer it would make that peer in a
-    /// `sync-hello`: its id and newest key generation.
-    public static func shared(by store: MemoStore, with peer: DeviceID) throws -> Notebook {
-      guard let offer = try store.offers(for: peer).first, let id = NotebookID(offer.id),
-        let newest = offer.keys?.max(by: { $0.generation < $1.generation }),
-        let raw = Data(base64Encoded: newest.key)
-      else { throw MemoPeerError(.notFound, "the store shares no notebook with a key with \(peer)") }
-      return Notebook(id: id, keyID: newest.id, key: Array(raw))
+    /// The notebook `store` shares with `peer` (its log has both in it), with its current key,
+    /// and `author` made a member of it by `store` (an op `store` signs): the records the
+    /// scripted peer sends are signed by `author`, so they pass the authorship checks (a
+    /// member wrote them) and every other check applies to what is inside.
+    public static func shared(by store: MemoStore, with peer: DeviceID, author: TestAuthor = .shared) throws -> Notebook
+    {
+      for membership in try store.memberships(of: peer) where membership.role != .removed {
+        guard let (keyID, key) = try store.currentNotebookKeyForTesting(membership.notebook) else { continue }
+        try store.share(membership.notebook, with: author.device, as: .member, now: 1)
+        return Notebook(id: membership.notebook, keyID: keyID, key: key)
+      }
+      throw MemoPeerError(.notFound, "the store shares no notebook with a key with \(peer)")
     }
 
     /// `revision` as a record of this notebook, sealed as a member seals it (whatever its
@@ -67,11 +71,9 @@ public enum ScriptedSyncPeer {
       return RecordContent.decode(content, of: record)
     }
 
-    /// This notebook as a `sync-hello` offers it to another member (no keys: the receiver
-    /// has them).
-    var offer: NotebookOffer {
-      NotebookOffer(id: id, role: .member, given: .member, knowledge: VersionVector(), cursor: nil)
-    }
+    /// This notebook as a `sync-hello` lists it (no heads: the scripted peer asks for every
+    /// op, and sends none).
+    var entry: NotebookEntry { NotebookEntry(id: id, heads: [], held: true, knowledge: VersionVector()) }
   }
 
   /// The asker's side: sends `hello` (a raw payload, so it may be anything), then, if the
@@ -86,6 +88,10 @@ public enum ScriptedSyncPeer {
     guard let first = try channel.receive() else { return .closed }
     guard first.kind == .syncHello, let answererHello = PeerMessage.decode(SyncMessage.Hello.self, from: first.payload)
     else { return .refused(SyncMessage.decodeRefuse(first.payload)) }
+    // Version 3: the answerer's ops come next, and the asker answers with its own (none).
+    guard let ops = try channel.receive() else { return .closed }
+    guard ops.kind == .syncOps else { return .refused(SyncMessage.decodeRefuse(ops.payload)) }
+    try channel.send(Frame(.syncOps, payload: SyncOps.encode([])))
     var answerer = Answerer(hello: answererHello, revisions: [], donePosition: 0)
     receiving: while true {
       guard let frame = try channel.receive() else { return .closed }
@@ -161,6 +167,12 @@ public enum ScriptedSyncPeer {
     let first = try channel.receiveRequired("sync-hello")
     let (hello, frames) = script(PeerMessage.decode(SyncMessage.Hello.self, from: first.payload))
     try channel.send(Frame(.syncHello, payload: hello))
+    // Version 3: no ops of its own; then the asker's ops (or its refusal of the hello).
+    try channel.send(Frame(.syncOps, payload: SyncOps.encode([])))
+    guard let ops = try channel.receive() else { return .closed }
+    guard ops.kind == .syncOps else {
+      return ops.kind == .syncRefuse ? .refused(SyncMessage.decodeRefuse(ops.payload)) : .closed
+    }
     let (last, finished) = try send(frames, over: channel)
     guard finished else { return last }
     while let frame = try channel.receive() {
@@ -192,7 +204,7 @@ public enum ScriptedSyncPeer {
   }
 
   /// A `sync-done` frame claiming `knowledge` (encoded as given, even beyond every limit):
-  /// in `notebook`, or at the top level (which version 2 leaves empty, and still checks).
+  /// in `notebook`, or at the top level (which versions 2 and 3 leave empty, and still check).
   public static func done(position: UInt64, knowledge: [String: UInt64], in notebook: Notebook? = nil) -> Frame {
     var done = SyncMessage.Done(position: position, knowledge: VersionVector())
     if let notebook { done.notebooks = [notebook.id.rawValue: knowledge] } else { done.knowledge = knowledge }
@@ -220,7 +232,7 @@ public enum ScriptedSyncPeer {
     let standIn = ReplicaID(String(repeating: "0", count: 32))!
     var hello = SyncMessage.Hello(
       replica: ReplicaID(replica) ?? standIn, knowledge: VersionVector(), cursor: cursor, pending: pending,
-      notebooks: notebook.map { [$0.offer] } ?? [])
+      notebooks: notebook.map { [$0.entry] } ?? [])
     hello.knowledge = knowledge
     let encoded = PeerMessage.encode(hello)
     guard ReplicaID(replica) == nil,
@@ -237,7 +249,7 @@ extension SyncMessage.Hello {
   /// sequence). For scripts that build on what the other side has seen.
   public var knowledgeInAll: [String: UInt64] {
     var all = knowledge
-    for offer in notebooks ?? [] { all.merge(offer.knowledge, uniquingKeysWith: max) }
+    for entry in notebooks ?? [] { all.merge(entry.knowledge ?? [:], uniquingKeysWith: max) }
     return all
   }
 }

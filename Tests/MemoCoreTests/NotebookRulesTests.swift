@@ -3,8 +3,8 @@ import MemoCore
 import MemoProtocol
 import XCTest
 
-/// The pure rules of notebooks: ids and names, what an offer may hold, whether a device
-/// joins, accepts or declines one, and the record codec a relay stores.
+/// The pure rules of notebooks: ids and names, what a hello may say of a notebook, and the
+/// record codec a relay stores.
 final class NotebookRulesTests: XCTestCase {
   let notebook = NotebookID("00112233445566778899aabbccddeeff")!
   let keyID = "ffeeddccbbaa99887766554433221100"
@@ -25,76 +25,53 @@ final class NotebookRulesTests: XCTestCase {
     XCTAssertEqual(NotebookNames.available("personal") { ["personal", "personal (2)"].contains($0) }, "personal (3)")
   }
 
-  func offer(
-    role: NotebookRole = .member, given: NotebookRole = .member, keys: [NotebookOffer.KeyMaterial]? = nil,
-    id: String? = nil
-  ) -> NotebookOffer {
-    NotebookOffer(
-      id: NotebookID(id ?? notebook.rawValue)!, role: role, given: given, knowledge: VersionVector([replica: 3]),
-      cursor: FeedPosition(replica: replica, position: 9), name: "family", keys: keys)
+  let head = OpID(bytes: Array(repeating: 0x5A, count: 32))!
+
+  func entry(held: Bool = true) -> NotebookEntry {
+    NotebookEntry(
+      id: notebook, heads: [head], held: held, knowledge: VersionVector([replica: 3]),
+      cursor: FeedPosition(replica: replica, position: 9))
   }
 
-  var key: NotebookOffer.KeyMaterial {
-    NotebookOffer.KeyMaterial(id: keyID, generation: 1, key: Data(repeating: 7, count: 32).base64EncodedString())
-  }
-
-  func testAnOfferIsCheckedFieldByField() throws {
-    let good = try XCTUnwrap(try NotebookOffers.check([offer(keys: [key])]))
-    XCTAssertEqual(good.first?.keys.map(\.id), [keyID])
-    XCTAssertEqual(good.first?.knowledge, VersionVector([replica: 3]))
-    var bad = offer(keys: [key])
+  /// A version-3 hello lists notebooks by id, log heads, and (held ones) knowledge and
+  /// cursor: no role, no name, no key — the log says those — and every field is checked.
+  func testANotebookEntryIsCheckedFieldByField() throws {
+    let good = try XCTUnwrap(try NotebookEntries.check([entry()]).first)
+    XCTAssertEqual(good.heads, [head])
+    XCTAssertEqual(good.knowledge, VersionVector([replica: 3]))
+    XCTAssertEqual(good.cursor?.position, 9)
+    let invited = try XCTUnwrap(try NotebookEntries.check([entry(held: false)]).first)
+    XCTAssertFalse(invited.held)
+    XCTAssertEqual(invited.knowledge, VersionVector(), "an invitation claims no knowledge")
+    var bad = entry()
     bad.id = "not an id"
-    XCTAssertNil(try? NotebookOffers.check([bad]))
-    bad = offer(keys: [NotebookOffer.KeyMaterial(id: keyID, generation: 1, key: "c2hvcnQ=")])
-    XCTAssertNil(try? NotebookOffers.check([bad]), "a key of 5 bytes")
-    bad = offer(keys: [NotebookOffer.KeyMaterial(id: "x", generation: 1, key: key.key)])
-    XCTAssertNil(try? NotebookOffers.check([bad]), "a key id that is not one")
-    bad = offer(keys: [NotebookOffer.KeyMaterial(id: keyID, generation: 0, key: key.key)])
-    XCTAssertNil(try? NotebookOffers.check([bad]), "generation 0")
-    XCTAssertNil(try? NotebookOffers.check([offer(given: .relay, keys: [key])]), "keys never go to a relay")
-    XCTAssertNil(try? NotebookOffers.check([offer(role: .relay, keys: [key])]), "a relay has no keys to give")
-    bad = offer()
-    bad.role = "owner"
-    XCTAssertNil(try? NotebookOffers.check([bad]))
-    bad = offer()
+    XCTAssertNil(try? NotebookEntries.check([bad]))
+    bad = entry()
+    bad.id = notebook.rawValue.uppercased()
+    XCTAssertNil(try? NotebookEntries.check([bad]), "one spelling of an id")
+    bad = entry()
+    bad.heads = [head.description.uppercased()]
+    XCTAssertNil(try? NotebookEntries.check([bad]), "a head in another spelling")
+    bad.heads = [String(head.description.dropLast(2))]
+    XCTAssertNil(try? NotebookEntries.check([bad]), "a head of 31 bytes")
+    bad.heads = [head.description, head.description]
+    XCTAssertNil(try? NotebookEntries.check([bad]), "a head twice")
+    bad.heads = Array(repeating: head.description, count: NotebookEntries.maximumHeads + 1)
+    XCTAssertNil(try? NotebookEntries.check([bad]), "more heads than allowed")
+    bad = entry()
     bad.knowledge = [replica.rawValue: UInt64.max]
-    XCTAssertNil(try? NotebookOffers.check([bad]), "a number beyond 2^53")
-    bad = offer()
-    bad.name = "bad\u{7}name"
-    XCTAssertNil(try? NotebookOffers.check([bad]))
-    bad = offer()
-    var nobody = NotebookOffer.Removal(device: DeviceID(bytes: Array(repeating: 9, count: 32))!, at: 1)
-    nobody.device = "nobody"
-    bad.removed = [nobody]
-    XCTAssertNil(try? NotebookOffers.check([bad]), "a removal names a device ID")
-    XCTAssertNil(try? NotebookOffers.check([offer(), offer()]), "the same notebook twice")
-    XCTAssertNil(try? NotebookOffers.check(Array(repeating: offer(), count: NotebookOffers.maximumOffers + 1)))
-  }
-
-  func testWhatADeviceDoesWithAnOffer() throws {
-    let member = try XCTUnwrap(try NotebookOffers.check([offer(keys: [key])]).first)
-    let relayed = try XCTUnwrap(try NotebookOffers.check([offer(given: .relay)]).first)
-    let keyless = try XCTUnwrap(try NotebookOffers.check([offer()]).first)
-    let unknown = NotebookOffers.Local(role: nil, peerRole: nil)
-    XCTAssertEqual(NotebookOffers.decide(member, local: unknown), .join(.member))
-    XCTAssertEqual(NotebookOffers.decide(relayed, local: unknown), .join(.relay))
-    XCTAssertEqual(NotebookOffers.decide(keyless, local: unknown), .decline(.noKey))
-    // Known here: another member or relay of it is accepted; a relay that gets the keys
-    // becomes a member.
-    XCTAssertEqual(
-      NotebookOffers.decide(relayed, local: .init(role: .member, peerRole: nil)), .accept(upgrade: false))
-    XCTAssertEqual(NotebookOffers.decide(member, local: .init(role: .relay, peerRole: .member)), .accept(upgrade: true))
-    // Never from a device this one unshared, nor a notebook deleted here.
-    XCTAssertEqual(NotebookOffers.decide(member, local: .init(role: .member, peerRole: .removed)), .decline(.unshared))
-    XCTAssertEqual(
-      NotebookOffers.decide(member, local: .init(role: .member, isDeleted: true, peerRole: .member)), .decline(.deleted)
-    )
-    // Two people's migrated `personal` notebooks share an id: never joined by an offer alone.
-    let migrated = try XCTUnwrap(try NotebookOffers.check([offer(keys: [key], id: NotebookID.migrated.rawValue)]).first)
-    XCTAssertEqual(NotebookOffers.decide(migrated, local: .init(role: .member, peerRole: nil)), .decline(.migrated))
-    XCTAssertEqual(
-      NotebookOffers.decide(migrated, local: .init(role: .member, peerRole: .member)), .accept(upgrade: false))
-    XCTAssertEqual(NotebookOffers.decide(migrated, local: unknown), .join(.member), "a device without one joins")
+    XCTAssertNil(try? NotebookEntries.check([bad]), "a number beyond 2^53")
+    bad = entry(held: false)
+    bad.knowledge = [replica.rawValue: 1]
+    XCTAssertNil(try? NotebookEntries.check([bad]), "knowledge of a notebook the sender does not hold")
+    XCTAssertNil(try? NotebookEntries.check([entry(), entry()]), "the same notebook twice")
+    XCTAssertNil(try? NotebookEntries.check(Array(repeating: entry(), count: NotebookEntries.maximumEntries + 1)))
+    // Keys: 32 bytes of base64 each, at most `maximumKeys`.
+    let key = Data(repeating: 7, count: 32).base64EncodedString()
+    XCTAssertEqual(try NotebookEntries.checkedKeys([key]), [Array(repeating: 7, count: 32)])
+    XCTAssertNil(try? NotebookEntries.checkedKeys(["c2hvcnQ="]), "a key of 5 bytes")
+    XCTAssertNil(try? NotebookEntries.checkedKeys(["not base64!"]))
+    XCTAssertNil(try? NotebookEntries.checkedKeys(Array(repeating: key, count: NotebookEntries.maximumKeys + 1)))
   }
 
   func record() -> SyncRecord {

@@ -43,18 +43,18 @@ final class SyncLimitsTests: XCTestCase {
   // Case 1: `pending` = 2^64-1 (it trapped in `Int(...)`).
   func testAHelloWithAnImpossiblePendingCountIsRefused() throws {
     assertRefused(.outOfRange) {
-      _ = try hello(#"{"version": 2, "replica": "\#(theirs)", "knowledge": {}, "pending": 18446744073709551615}"#)
+      _ = try hello(#"{"version": 3, "replica": "\#(theirs)", "knowledge": {}, "pending": 18446744073709551615}"#)
     }
     assertRefused(.outOfRange) {
-      _ = try hello(#"{"version": 2, "replica": "\#(theirs)", "knowledge": {}, "pending": 9007199254740993}"#)
+      _ = try hello(#"{"version": 3, "replica": "\#(theirs)", "knowledge": {}, "pending": 9007199254740993}"#)
     }
-    let fine = try hello(#"{"version": 2, "replica": "\#(theirs)", "knowledge": {}, "pending": 9007199254740992}"#)
+    let fine = try hello(#"{"version": 3, "replica": "\#(theirs)", "knowledge": {}, "pending": 9007199254740992}"#)
     XCTAssertEqual(fine.pending, SyncLimits.maximumSequence)
     assertRefused(.malformed) {
-      _ = try hello(#"{"version": 2, "replica": "\#(theirs)", "knowledge": {}, "pending": -1}"#)
+      _ = try hello(#"{"version": 3, "replica": "\#(theirs)", "knowledge": {}, "pending": -1}"#)
     }
     assertRefused(.version, { _ = try hello(#"{"version": 1, "replica": "x", "knowledge": {}}"#) })
-    assertRefused(.malformed, { _ = try hello(#"{"version": 2, "replica": "not a replica", "knowledge": {}}"#) })
+    assertRefused(.malformed, { _ = try hello(#"{"version": 3, "replica": "not a replica", "knowledge": {}}"#) })
     assertRefused(.malformed, { _ = try hello("[]") })
   }
 
@@ -62,7 +62,7 @@ final class SyncLimitsTests: XCTestCase {
   func testKnowledgeOutOfRangeOrTooWideIsRefused() throws {
     for value in ["9223372036854775807", "18446744073709551615"] {
       assertRefused(.outOfRange) {
-        _ = try hello(#"{"version": 2, "replica": "\#(theirs)", "knowledge": {"\#(third)": \#(value)}}"#)
+        _ = try hello(#"{"version": 3, "replica": "\#(theirs)", "knowledge": {"\#(third)": \#(value)}}"#)
       }
       assertRefused(.outOfRange) {
         _ = try SyncMessage.decodeDone(Array(#"{"position": 1, "knowledge": {"\#(third)": \#(value)}}"#.utf8))

@@ -166,6 +166,8 @@ final class HostileSessionTests: XCTestCase {
       _ = try? PeerSession.greet(channel, identity: identity)
       _ = try? channel.receive()
       try? channel.send(Frame(.syncHello, payload: ScriptedSyncPeer.hello(replica: made)))
+      try? channel.send(Frame(.syncOps, payload: SyncOps.encode([])))
+      _ = try? channel.receive()  // the asker's ops
       try? channel.send(Frame(.syncBatch, payload: SyncRecordBatch.encode(.init(position: 0, records: []))))
       try? channel.send(ScriptedSyncPeer.done(position: 0, knowledge: [:]))
       _ = try? channel.receive()  // the asker's acknowledgement of the position-only batch

@@ -120,19 +120,25 @@ final class SyncSessionTests: XCTestCase {
   func testAnAnswererOfAnotherSyncVersionOrWithoutAStoreIsReportedAsSuch() throws {
     let (a, b) = try trustingPair()
     let identity = b.identity
-    for (reason, message) in [
+    for (refusal, message) in [
+      // A peer of version 2 refuses without saying its own version; one of version 4 says.
       (
-        SyncMessage.RefuseReason.version,
-        "bee runs a memo-peer that speaks another sync version (this one speaks 2: notebooks)"
+        #"{"reason":"version"}"#,
+        "bee runs a memo-peer that speaks an older sync version (1 or 2); this one speaks sync version 3 "
+          + "(signed membership)"
       ),
-      (.storage, "bee could not open its memo store for the sync"),
+      (
+        #"{"reason":"version","version":4}"#,
+        "bee runs a memo-peer that speaks sync version 4; this one speaks sync version 3 (signed membership)"
+      ),
+      (#"{"reason":"storage"}"#, "bee could not open its memo store for the sync"),
     ] {
       let result = try sync(
         a, with: b,
         serve: { channel in
           _ = try? PeerSession.greet(channel, identity: identity)
           _ = try? channel.receive()
-          try? channel.send(Frame(.syncRefuse, payload: PeerMessage.encode(SyncMessage.Refuse(reason: reason))))
+          try? channel.send(Frame(.syncRefuse, payload: Array(refusal.utf8)))
         })
       XCTAssertEqual(result.error?.code, .connection)
       XCTAssertEqual(result.error?.message, message)
@@ -190,9 +196,9 @@ final class SyncSessionTests: XCTestCase {
   func testACorruptedBatchEndsTheSyncAndNothingOfItIsStored() throws {
     let (a, b) = try trustingPair()
     try create(b, (1...9).map { "memo \($0)" })
-    // b's frames: hello, sync-hello, then batches; the second batch's codec version byte
-    // (the first byte after the frame header) is changed on the way.
-    let result = try sync(a, with: b, faults: LinkFaults(fromSecond: .flip(frame: 3, byte: Frame.headerSize)))
+    // b's frames: hello, sync-hello, sync-ops, then batches; the second batch's codec
+    // version byte (the first byte after the frame header) is changed on the way.
+    let result = try sync(a, with: b, faults: LinkFaults(fromSecond: .flip(frame: 4, byte: Frame.headerSize)))
     XCTAssertEqual(result.error?.code, .protocolViolation)
     XCTAssertEqual(
       result.error?.message,

@@ -141,17 +141,32 @@ final class MembershipLogTests: XCTestCase {
   }
 
   /// The 4,097th op of a notebook is refused; a replay of one it holds is still a no-op.
-  func testANotebookHoldsAtMost4096Ops() throws {
+  func testANotebookHoldsAtMost4096OpsAndOneAuthorAQuarterOfThem() throws {
     let signer = UnsignedSigner(publicKey: alice.key.publicKey)
     let genesis = try XCTUnwrap(MembershipLog.genesis(nonce: F.nonce, signer: signer, verifier: AcceptingVerifier()))
     var log = MembershipLog(notebook: genesis.notebook, verifier: AcceptingVerifier())
     try log.insert(genesis)
+    // One author: at most 1,024 ops of its own (the genesis is one of them).
     var last = genesis
-    while log.count < MembershipLimits.opsPerNotebook {
+    while log.count < MembershipLimits.opsPerAuthor {
       last = try log.purge(F.memo, signer: signer)
       try log.insert(last)
     }
-    let overflow = try log.purge(F.memo, signer: signer)
+    XCTAssertThrowsError(try log.insert(try log.purge(F.memo, signer: signer))) {
+      XCTAssertEqual($0 as? MembershipLog.Refusal, .authorFull)
+    }
+    // Others fill the rest, up to 4,096 in all.
+    var author: UInt8 = 1
+    while log.count < MembershipLimits.opsPerNotebook {
+      let other = UnsignedSigner(publicKey: [UInt8](repeating: author, count: 32))
+      if log.count(by: try XCTUnwrap(F.crypto.device(of: other.publicKey))) == MembershipLimits.opsPerAuthor {
+        author += 1
+        continue
+      }
+      last = try log.purge(F.memo, signer: other)
+      try log.insert(last)
+    }
+    let overflow = try log.purge(F.memo, signer: UnsignedSigner(publicKey: [UInt8](repeating: 99, count: 32)))
     XCTAssertThrowsError(try log.insert(overflow)) { XCTAssertEqual($0 as? MembershipLog.Refusal, .full) }
     XCTAssertEqual(try log.insert(last), .alreadyKnown(try XCTUnwrap(F.crypto.id(of: last))))
     XCTAssertEqual(log.count, MembershipLimits.opsPerNotebook)

@@ -29,7 +29,12 @@ final class SyncMachineTests: XCTestCase {
     var finishedReceiving = false
     /// The store work answers: tests make one of them a refusal or a failure.
     var onPlan: SyncMachine.Event?
+    var onTakeOps: SyncMachine.Event?
     var onApply: ((SyncRecordBatch.Batch) -> SyncMachine.Event)?
+    /// The membership ops this side sends (what its store finds the peer lacks), and those
+    /// the peer's `sync-ops` brought, as the store was handed them.
+    var ops: [SyncOps.Notebook] = []
+    var opsReceived: [[SyncOps.Notebook]] = []
 
     init(_ role: SyncMachine.Role, replica: ReplicaID, feed: [SyncRecord]) {
       machine = SyncMachine(role: role)
@@ -64,8 +69,12 @@ final class SyncMachineTests: XCTestCase {
 
     mutating func answer(_ action: SyncMachine.Action) -> SyncMachine.Event {
       switch action {
-      case .plan:
-        return onPlan ?? .planned(reply: machine.role == .answerer ? hello : nil)
+      case .plan(_, _, let peerOps):
+        if let peerOps { opsReceived.append(peerOps) }
+        return onPlan ?? .planned(reply: machine.role == .answerer ? hello : nil, ops: ops)
+      case .takeOps(let peerOps):
+        opsReceived.append(peerOps)
+        return onTakeOps ?? .opsTaken
       case .prepareReceiving, .prepareSending:
         return .prepared(estimate: feed.count)
       case .apply(let batch):
@@ -201,11 +210,59 @@ final class SyncMachineTests: XCTestCase {
     var (asker, answerer) = sides(askerRecords: 1, answererRecords: 3)
     session(&asker, &answerer, pieces: .whole)
     assertCompleted(asker, answerer)
-    // Batches of two: the answerer sends hello, two batches, done, then acks the asker's one.
+    // Batches of two: the answerer sends hello and its ops, two batches, done, then acks the
+    // asker's one; the asker its hello, its ops (after the answerer's), then acks.
     XCTAssertEqual(
-      answerer.sent.map(\.kind), [.syncHello, .syncBatch, .syncBatch, .syncDone, .syncAck, .syncAck])
-    XCTAssertEqual(asker.sent.map(\.kind), [.syncHello, .syncAck, .syncAck, .syncAck, .syncBatch, .syncDone])
+      answerer.sent.map(\.kind), [.syncHello, .syncOps, .syncBatch, .syncBatch, .syncDone, .syncAck, .syncAck])
+    XCTAssertEqual(
+      asker.sent.map(\.kind), [.syncHello, .syncOps, .syncAck, .syncAck, .syncAck, .syncBatch, .syncDone])
     XCTAssertEqual(asker.progress.filter(\.receiving).map(\.done), [2, 3])
+  }
+
+  // MARK: - The membership ops (sync version 3)
+
+  static let opsNotebook = NotebookID(String(repeating: "e", count: 32))!
+
+  func testEachSidesOpsReachTheOthersStoreBeforeAnyRecordMoves() {
+    for pieces in [Pieces.whole, .bytes] {
+      var (asker, answerer) = sides(askerRecords: 3, answererRecords: 3)
+      asker.ops = [SyncOps.Notebook(id: Self.opsNotebook, ops: [[1, 2, 3]])]
+      answerer.ops = [SyncOps.Notebook(id: Self.opsNotebook, ops: [[4, 5], [6]])]
+      session(&asker, &answerer, pieces: pieces)
+      assertCompleted(asker, answerer)
+      XCTAssertEqual(asker.opsReceived, [answerer.ops], "the asker's plan gets the answerer's ops")
+      XCTAssertEqual(answerer.opsReceived, [asker.ops], "the answerer takes the asker's ops")
+      // Nothing of a record before the ops: each side's first frames are its hello and ops.
+      XCTAssertEqual(Array(answerer.sent.map(\.kind).prefix(2)), [.syncHello, .syncOps])
+      XCTAssertEqual(Array(asker.sent.map(\.kind).prefix(2)), [.syncHello, .syncOps])
+    }
+  }
+
+  func testOpsOutOfPlaceOrMalformedAreRefused() {
+    let ops = noOps
+    // The asker: ops before the hello, a batch instead of the ops, ops twice, ops that do
+    // not decode (another version, a notebook id that is not one, bytes after the end).
+    assertRefused(askerFed([ops], opening: false), .unexpectedFrame)
+    assertRefused(askerFed([answererHello, batch([], position: 1)], opening: false), .unexpectedFrame)
+    assertRefused(askerFed([answererHello, ops, ops], opening: false), .unexpectedFrame)
+    for payload in [[2, 0, 0, 0, 0], [1, 0, 0, 0, 1, 0, 0, 0, 1, 0x41], SyncOps.encode([]) + [0]] as [[UInt8]] {
+      assertRefused(askerFed([answererHello, Frame(.syncOps, payload: payload)], opening: false), .malformed)
+    }
+    // More notebooks than a hello may list, and more op bytes than a frame may carry.
+    var many = [1] + [0, 0, 1, 1] as [UInt8]
+    many += Array(repeating: 0, count: 8)
+    assertRefused(askerFed([answererHello, Frame(.syncOps, payload: many)], opening: false), .malformed)
+    // The answerer: a batch where the asker's ops belong, a second hello instead of them.
+    let hello = frame(
+      .syncHello, SyncMessage.Hello(replica: Self.askerReplica, knowledge: VersionVector(), cursor: nil, pending: nil))
+    assertRefused(answererFed([hello, batch([], position: 1)], opening: false), .unexpectedFrame)
+    assertRefused(answererFed([hello, hello], opening: false), .unexpectedFrame)
+    // What the store refuses of the ops ends the session, told to the peer.
+    let refused = answererFed([hello]) {
+      $0.onTakeOps = .refused(SyncViolation(.malformed, "the store's rule"))
+    }
+    assertRefused(refused, .malformed)
+    XCTAssertFalse(refused.sent.contains { $0.kind == .syncBatch }, "nothing sent after refused ops")
   }
 
   func testASenderKeepsAtMostAWindowOfBatchesUnacknowledged() {
@@ -213,8 +270,11 @@ final class SyncMachineTests: XCTestCase {
     answerer.batchSize = 1
     asker.run(asker.machine.ask(asker.hello))
     answerer.deliver(asker.take(), chunks: &dummy, pieces: .whole)
-    // Nobody acknowledges yet: the answerer stops after its hello and four batches.
-    XCTAssertEqual(answerer.sent.map(\.kind), [.syncHello] + Array(repeating: .syncBatch, count: SyncMachine.window))
+    asker.deliver(answerer.take(), chunks: &dummy, pieces: .whole)
+    answerer.deliver(asker.take(), chunks: &dummy, pieces: .whole)
+    // Nobody acknowledges yet: the answerer stops after its hello, its ops and four batches.
+    XCTAssertEqual(
+      answerer.sent.map(\.kind), [.syncHello, .syncOps] + Array(repeating: .syncBatch, count: SyncMachine.window))
     XCTAssertTrue(answerer.machine.needsFrame)
     session(&asker, &answerer, pieces: .whole)
     assertCompleted(asker, answerer)
@@ -271,23 +331,36 @@ final class SyncMachineTests: XCTestCase {
 
   // MARK: - A lying peer
 
-  /// The asker's machine after its hello, fed `frames` from a lying answerer.
-  func askerFed(_ frames: [Frame], pieces: Pieces = .whole) -> Side {
+  /// The asker's machine after its hello, fed `frames` from a lying answerer. A hello that
+  /// opens them is followed by an empty `sync-ops`, as a correct answerer's is (`opening`
+  /// false: exactly the frames given).
+  func askerFed(_ frames: [Frame], pieces: Pieces = .whole, opening: Bool = true) -> Side {
     var (asker, _) = sides()
     asker.run(asker.machine.ask(asker.hello))
     var random = SeededRandom(state: 7)
-    asker.deliver(frames, chunks: &random, pieces: pieces)
+    asker.deliver(opening ? withOps(frames) : frames, chunks: &random, pieces: pieces)
     return asker
   }
 
-  /// The answerer's machine fed `frames` from a lying asker.
-  func answererFed(_ frames: [Frame], answerer setup: (inout Side) -> Void = { _ in }) -> Side {
+  /// The answerer's machine fed `frames` from a lying asker (a hello that opens them is
+  /// followed by the asker's empty `sync-ops`, unless `opening` is false).
+  func answererFed(
+    _ frames: [Frame], opening: Bool = true, answerer setup: (inout Side) -> Void = { _ in }
+  ) -> Side {
     var (_, answerer) = sides()
     setup(&answerer)
     var random = SeededRandom(state: 7)
-    answerer.deliver(frames, chunks: &random, pieces: .whole)
+    answerer.deliver(opening ? withOps(frames) : frames, chunks: &random, pieces: .whole)
     return answerer
   }
+
+  /// `frames` with an empty `sync-ops` after a `sync-hello` that opens them.
+  func withOps(_ frames: [Frame]) -> [Frame] {
+    guard let first = frames.first, first.kind == .syncHello else { return frames }
+    return [first, noOps] + frames.dropFirst()
+  }
+
+  let noOps = Frame(.syncOps, payload: SyncOps.encode([]))
 
   func frame(_ kind: Frame.Kind, _ value: some Encodable) -> Frame { Frame(kind, payload: PeerMessage.encode(value)) }
 
@@ -315,29 +388,51 @@ final class SyncMachineTests: XCTestCase {
   }
 
   func testAHelloOfAnotherVersionIsRefusedAsSuch() {
-    var hello = SyncMessage.Hello(replica: Self.askerReplica, knowledge: VersionVector(), cursor: nil, pending: nil)
-    hello.version = 3
-    assertRefused(answererFed([frame(.syncHello, hello)]), .version)
+    for version in [1, 2, 4] {
+      var hello = SyncMessage.Hello(replica: Self.askerReplica, knowledge: VersionVector(), cursor: nil, pending: nil)
+      hello.version = version
+      let answerer = answererFed([frame(.syncHello, hello)])
+      assertRefused(answerer, .version)
+      guard case .refusedPeer(let violation) = answerer.ending else { continue }
+      XCTAssertEqual(violation.peerVersion, version, "the refusal knows the version the peer speaks")
+      // The refusal says which version this side speaks, so the other side names both.
+      let refusal = try? XCTUnwrap(answerer.sent.last)
+      XCTAssertEqual(refusal.flatMap { SyncMessage.refusingVersion($0.payload) }, SyncMessage.version)
+      let asker = askerFed(refusal.map { [$0] } ?? [])
+      XCTAssertEqual(asker.ending, .refusedVersion(peerVersion: SyncMessage.version))
+    }
+    // A refusal from a peer of version 2, which does not say its own version.
+    let old = askerFed([Frame(.syncRefuse, payload: Array(#"{"reason":"version"}"#.utf8))])
+    XCTAssertEqual(old.ending, .refusedVersion(peerVersion: nil))
   }
 
   func testMalformedMessagesAreRefusedAsMalformed() {
     assertRefused(answererFed([Frame(.syncHello, payload: Array("{not json".utf8))]), .malformed)
     assertRefused(
       answererFed([
-        Frame(.syncHello, payload: Array(#"{"version":2,"replica":"not-a-replica","knowledge":{}}"#.utf8))
+        Frame(.syncHello, payload: Array(#"{"version":3,"replica":"not-a-replica","knowledge":{}}"#.utf8))
       ]), .malformed)
     assertRefused(askerFed([answererHello, Frame(.syncBatch, payload: [2, 0, 0])]), .malformed)
     var bytes = SyncRecordBatch.encode(.init(position: 1, records: [Self.record(Self.answererReplica, 1)]))
     bytes.append(0)
     assertRefused(askerFed([answererHello, Frame(.syncBatch, payload: bytes)]), .malformed)
     assertRefused(askerFed([answererHello, Frame(.syncDone, payload: Array("[]".utf8))]), .malformed)
-    // Offers that break their rules refuse the whole hello.
-    var offered = SyncMessage.Hello(replica: Self.answererReplica, knowledge: VersionVector(), cursor: nil, pending: 0)
-    let offer = NotebookOffer(
-      id: Self.notebook, role: .relay, given: .relay, knowledge: VersionVector(), cursor: nil,
-      keys: [.init(id: Self.keyID, generation: 1, key: String(repeating: "A", count: 43) + "=")])
-    offered.notebooks = [offer]
-    assertRefused(askerFed([frame(.syncHello, offered)]), .malformed)
+    // Notebooks and keys that break their rules refuse the whole hello: an invitation that
+    // claims knowledge, a head that is not an op id, the same notebook twice, a key of 31
+    // bytes.
+    var invitation = NotebookEntry(id: Self.notebook, heads: [], held: false)
+    invitation.knowledge = [Self.askerReplica.rawValue: 1]
+    var badHead = NotebookEntry(id: Self.notebook, heads: [], held: true)
+    badHead.heads = [String(repeating: "Z", count: 64)]
+    let twice = NotebookEntry(id: Self.notebook, heads: [], held: true)
+    for notebooks in [[invitation], [badHead], [twice, twice]] {
+      var offered = SyncMessage.Hello(
+        replica: Self.answererReplica, knowledge: VersionVector(), cursor: nil, pending: 0, notebooks: notebooks)
+      assertRefused(askerFed([frame(.syncHello, offered)]), .malformed)
+      offered.notebooks = nil
+      offered.keys = [String(repeating: "A", count: 40) + "=="]
+      assertRefused(askerFed([frame(.syncHello, offered)]), .malformed)
+    }
     // A frame that breaks the framing itself: another frame version.
     var (asker, _) = sides()
     asker.run(asker.machine.ask(asker.hello))
@@ -421,8 +516,11 @@ final class SyncMachineTests: XCTestCase {
     outcome.applied = -1
     var (asker, answerer) = sides(askerRecords: 1, answererRecords: 0)
     asker.run(asker.machine.ask(asker.hello))
-    answerer.deliver(asker.take(), chunks: &dummy, pieces: .whole)
-    asker.deliver(answerer.take(), chunks: &dummy, pieces: .whole)
+    // Hellos and ops both ways, then the answerer's (empty) direction: the asker sends.
+    for _ in 0..<2 {
+      answerer.deliver(asker.take(), chunks: &dummy, pieces: .whole)
+      asker.deliver(answerer.take(), chunks: &dummy, pieces: .whole)
+    }
     _ = asker.take()
     asker.deliver(
       [frame(.syncAck, SyncMessage.Ack(position: 1)), frame(.syncAck, SyncMessage.Ack(position: 1, outcome: outcome))],
@@ -475,7 +573,9 @@ final class SyncMachineTests: XCTestCase {
     var (asker, answerer) = sides()
     asker.run(asker.machine.ask(asker.hello))
     answerer.deliver(asker.take(), chunks: &dummy, pieces: .whole)
-    asker.deliver(Array(answerer.take().prefix(2)), chunks: &dummy, pieces: .whole)
+    asker.deliver(answerer.take(), chunks: &dummy, pieces: .whole)
+    answerer.deliver(asker.take(), chunks: &dummy, pieces: .whole)
+    asker.deliver(Array(answerer.take().prefix(1)), chunks: &dummy, pieces: .whole)
     asker.run(asker.machine.handle(.closed))
     XCTAssertEqual(asker.ending, .closed)
     XCTAssertEqual(asker.received.count, 2, "what was committed stays")

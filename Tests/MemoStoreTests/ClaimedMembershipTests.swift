@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoCrypto
 import MemoNode
 import MemoProtocol
 import MemoTestSupport
@@ -7,44 +8,32 @@ import XCTest
 
 @testable import MemoStore
 
-/// Issue 23's first attack by a trusted device speaking the real offers: the relay that
-/// offers the notebook back as a member with a key of its own choosing. The member takes no
-/// key from it (keys come only from a device it has as a member), so the relay reads nothing
-/// new. (A device that claims a notebook by its id alone is still recorded: PROTOCOL.md's
-/// threat table marks it open.)
+/// Issue 23's attacks by a trusted device that speaks the real protocol (sync version 3):
+/// what it claims about a notebook counts for nothing; only ops signed by a member do.
 final class ClaimedMembershipTests: XCTestCase {
-  /// `sender`'s offer of `notebook` to `receiver`, rewritten to claim membership with `key`.
-  func claim(
-    _ notebook: NotebookID, from sender: HouseholdDevice, to receiver: HouseholdDevice,
-    key: NotebookOffer.KeyMaterial
-  ) throws -> [CheckedOffer] {
-    var offer =
-      try sender.store.offers(for: receiver.id).first { $0.id == notebook.rawValue }
-      ?? NotebookOffer(id: notebook, role: .member, given: .member, knowledge: VersionVector(), cursor: nil)
-    offer.role = NotebookRole.member.rawValue
-    offer.given = NotebookRole.member.rawValue
-    offer.name = "claimed"
-    offer.keys = [key]
-    return try NotebookOffers.check([offer])
+  /// An op signed by `device` on top of `store`'s log of `notebook` (whatever it says).
+  func forged(
+    _ body: NotebookOp.Body, in notebook: NotebookID, by device: HouseholdDevice, on store: MemoStore
+  ) throws -> NotebookOp {
+    let log = try XCTUnwrap(try store.membershipLog(notebook))
+    var op = NotebookOp(notebook: notebook, author: try device.store.signer().publicKey, parents: log.heads, body: body)
+    op.signature = try device.store.signer().signature(for: op.signedMessage)
+    return op
   }
 
-  func key(generation: Int64) -> NotebookOffer.KeyMaterial {
-    NotebookOffer.KeyMaterial(
-      id: String(repeating: "5", count: 32), generation: generation,
-      key: Data(repeating: 0x42, count: 32).base64EncodedString())
-  }
-
-  func testARelayOfferingTheNotebookBackAsAMemberWithItsOwnKeyGivesNone() throws {
+  func testARelaySigningItselfAMemberWithAKeyOfItsOwnGivesItNone() throws {
     let (b, _, _, _, s, notebook) = try Household.make().devices
-    let newest = try b.store.keyring(notebook).newestGeneration
-    let made = key(generation: newest + 1)
-    let plan = try b.store.plan(
-      with: s.id, offers: try claim(notebook, from: s, to: b, key: made), restrictSending: false, now: 5)
-    XCTAssertNil(try b.store.keyring(notebook)[made.id], "the relay's key is not taken")
-    XCTAssertEqual(try b.store.keyring(notebook).newestGeneration, newest)
-    XCTAssertEqual(plan.receiving[notebook], .member, "b goes on syncing the notebook with its relay")
-    let offers = try b.store.offers(for: s.id).filter { $0.id == notebook.rawValue }
-    XCTAssertEqual(offers.map(\.given), ["relay"], "and gives it no key")
-    XCTAssertEqual(offers.first?.keys, nil)
+    let before = try b.store.keyring(notebook).keys.keys.sorted()
+    let share = try forged(.share(device: s.id, role: .member), in: notebook, by: s, on: b.store)
+    let key = try forged(
+      .key(generation: 99, keyID: Array(repeating: 5, count: 16), sealed: []), in: notebook, by: s, on: b.store)
+    let intake = try b.store.batch {
+      try b.store.takeOps([SyncOps.Notebook(id: notebook, ops: [share.encoded, key.encoded])], from: s.id, now: 5)
+    }
+    XCTAssertEqual(intake.added, 0)
+    XCTAssertEqual(intake.refused, 2, "both kept aside, naming the relay")
+    XCTAssertEqual(try b.store.keyring(notebook).keys.keys.sorted(), before, "no key taken")
+    XCTAssertEqual(try b.store.membershipState(notebook)?.members[s.id], .relay, "s is still only a relay")
+    XCTAssertTrue(try b.store.quarantined().contains { $0.peer == s.id && $0.reason.hasPrefix("membership:") })
   }
 }

@@ -42,7 +42,8 @@ final class DeliveryBatchStoreTests: XCTestCase {
   }
 
   func testAFailureAnywhereInTheBatchLeavesNoneOfItAndTheRetryStoresItOnce() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     let names = ids(5)
     // A write that fails in the middle of the batch (as a full disk or a kill would stop it).
     try store.db.execute(
@@ -58,7 +59,8 @@ final class DeliveryBatchStoreTests: XCTestCase {
   }
 
   func testARetransmittedBatchIsAnsweredAsDuplicatesAndStoresNothingTwice() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     let first = ids(3)
     _ = try receive(store, first.map { deliver($0) })
     let fresh = MemoID().rawValue
@@ -79,7 +81,8 @@ final class DeliveryBatchStoreTests: XCTestCase {
   }
 
   func testARefusedEntryDoesNotRefuseTheRestOfTheBatch() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     let names = ids(4)
     let entries = [
       deliver(names[0]), deliver(names[1], body: "", title: ""), deliver(String(repeating: "x", count: 65)),
@@ -98,7 +101,8 @@ final class DeliveryBatchStoreTests: XCTestCase {
   }
 
   func testTheInboxAndDailyLimitsCountWhatTheBatchStoredBeforeEachEntry() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     _ = try receive(store, [deliver(MemoID().rawValue)])
     let limits = ReceiveLimits(maximumInboxPerPeer: 3, maximumAcceptedPerDay: 2)
     XCTAssertEqual(
@@ -117,7 +121,8 @@ final class DeliveryBatchStoreTests: XCTestCase {
   }
 
   func testASavepointUndoesOnlyItsOwnWrites() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     struct Injected: Error {}
     try store.batch {
       try store.db.execute("INSERT INTO meta (key, value) VALUES ('kept', x'01')")
@@ -132,7 +137,8 @@ final class DeliveryBatchStoreTests: XCTestCase {
   }
 
   func testTheSendersBatchOfStateChangesIsOneTransaction() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     let peer = TestDevices.id(named: "DEVICEB")
     let queued = try (0..<3).map { _ in
       try store.queueForDelivery(

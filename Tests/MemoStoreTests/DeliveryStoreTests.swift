@@ -34,7 +34,8 @@ final class DeliveryStoreTests: XCTestCase {
   }
 
   func testARetransmissionIsStoredOnceEvenAfterAcceptOrDrop() throws {
-    let receiver = try TemporaryNode().open()
+    let receiverNode = try TemporaryNode()
+    let receiver = try receiverNode.open()
     let ids = [MemoID().rawValue, MemoID().rawValue]
     for _ in 0..<3 {
       let outcome = try receiver.receiveDelivery(
@@ -69,7 +70,8 @@ final class DeliveryStoreTests: XCTestCase {
   }
 
   func testPoliciesAndLimits() throws {
-    let receiver = try TemporaryNode().open()
+    let receiverNode = try TemporaryNode()
+    let receiver = try receiverNode.open()
     let limits = ReceiveLimits(maximumSize: 1000, maximumInboxPerPeer: 1)
     func receive(_ policy: ReceivePolicy?, size: Int = 10, from sender: DeviceID = TestDevices.id(named: "A")) throws
       -> DeliveryOutcome
@@ -96,7 +98,8 @@ final class DeliveryStoreTests: XCTestCase {
     let pending = try sender.outboxEntries()
     XCTAssertEqual(pending.map(\.id), ["entry-1", "entry-2"])
     XCTAssertTrue(pending.allSatisfy { $0.state == .queued })
-    let receiver = try TemporaryNode().open()
+    let receiverNode = try TemporaryNode()
+    let receiver = try receiverNode.open()
     for entry in pending {
       let content = try sender.outboxContent(entry.id)
       XCTAssertEqual(

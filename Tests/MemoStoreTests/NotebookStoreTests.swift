@@ -79,21 +79,23 @@ final class NotebookStoreTests: XCTestCase {
   }
 
   func testNamesAreUniqueRegardlessOfCaseAndValidated() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     let family = try store.createNotebook(named: "Family", now: 1)
     assertMemoError(.invalidInput, try store.createNotebook(named: "family", now: 2))
     assertMemoError(.invalidInput, try store.createNotebook(named: " padded", now: 2))
     assertMemoError(.invalidInput, try store.createNotebook(named: "-x", now: 2))
     assertMemoError(.invalidInput, try store.createNotebook(named: "bell\u{7}", now: 2))
-    assertMemoError(.invalidInput, try store.renameNotebook("family", to: "PERSONAL"))
+    assertMemoError(.invalidInput, try store.renameNotebook("family", to: "PERSONAL", now: 2))
     XCTAssertEqual(try store.findNotebook("FAMILY").id, family.id)
     XCTAssertEqual(try store.findNotebook(String(family.id.rawValue.prefix(6))).id, family.id)
-    XCTAssertEqual(try store.renameNotebook("family", to: "kin").name, "kin")
+    XCTAssertEqual(try store.renameNotebook("family", to: "kin", now: 2).name, "kin")
     assertMemoError(.notFound, try store.findNotebook("family"))
   }
 
   func testMemosGoWhereTheyAreToldAndMoveAsANewRevision() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     let family = try store.createNotebook(named: "family", now: 1)
     let mine = try store.create(MemoDraft(title: "mine", body: "a"), now: 2)
     let ours = try store.create(MemoDraft(title: "ours", body: "b"), now: 3, in: family.id)
@@ -110,7 +112,8 @@ final class NotebookStoreTests: XCTestCase {
   }
 
   func testDeleteRefusesMemosAndTheDefaultUnlessMoved() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     let family = try store.createNotebook(named: "family", now: 1)
     let memo = try store.create(MemoDraft(title: "x", body: "y"), now: 2, in: family.id)
     assertMemoError(.invalidInput, try store.deleteNotebook("family", moveTo: nil, now: 3))
@@ -127,7 +130,8 @@ final class NotebookStoreTests: XCTestCase {
   /// Unsharing a member rotates the key (a new generation, the newest); unsharing a relay
   /// does not (it never had the key).
   func testUnshareRotatesTheKeyOnlyForAMember() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     let family = try store.createNotebook(named: "family", now: 1)
     let d = TestDevices.id(named: "d")
     let s = TestDevices.id(named: "s")
@@ -165,13 +169,15 @@ final class NotebookStoreTests: XCTestCase {
   }
 
   func testARelayedNotebookTakesNoMemosAndNoMemberShare() throws {
-    let store = try TemporaryNode().open()
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
     let relayed = try XCTUnwrap(NotebookID("00112233445566778899aabbccddeeff"))
     try store.insertNotebook(relayed, name: nil, role: .relay, now: 1)
     assertMemoError(.invalidInput, try store.create(MemoDraft(title: "x", body: "y"), now: 2, in: relayed))
-    assertMemoError(
-      .invalidInput, try store.share(relayed, with: TestDevices.id(named: "c"), as: .member, now: 2))
-    XCTAssertTrue(try store.share(relayed, with: TestDevices.id(named: "c"), as: .relay, now: 2))
+    // Only a member changes who is in a notebook (an op it signs): a relay gives it to nobody.
+    for role in [NotebookRole.member, .relay] {
+      assertMemoError(.invalidInput, try store.share(relayed, with: TestDevices.id(named: "c"), as: role, now: 2))
+    }
     XCTAssertEqual(try store.findNotebook("00112233").displayName, "notebook 00112233…")
   }
 }

@@ -52,37 +52,41 @@ final class NotebookSyncTests: XCTestCase {
     XCTAssertFalse(try holds(d.node, "mine alone"))
   }
 
-  /// A key generation a member made up (2^53) is not taken: before, the next rotation here
-  /// made generation 2^53 + 1, which every peer refuses, and every later sync of this
-  /// device failed. Consecutive generations (a member that rotated twice) still arrive.
-  func testAMadeUpKeyGenerationIsRefusedAndLaterRotationsStayValid() throws {
+  /// A key generation a member made up (2^53) counts for nothing: a key op's generation is
+  /// exactly one more than the highest before it in the log. Before, the next rotation here
+  /// made generation 2^53 + 1, which every peer refused, and every later sync of this device
+  /// failed. Consecutive generations (a member that rotated twice) still arrive.
+  func testAMadeUpKeyGenerationCountsForNothingAndLaterRotationsStayValid() throws {
     let b = try device()
     let c = try device()
     let notebook = try b.store.defaultNotebook().id
     try shareNotebook(notebook, among: [(b.store, b.node.device), (c.store, c.node.device)])
-    var sent = try b.store.offers(for: c.node.device)
-    let index = try XCTUnwrap(sent.firstIndex { $0.id == notebook.rawValue })
-    let madeUp = NotebookOffer.KeyMaterial(
-      id: String(repeating: "7", count: 32), generation: 1 << 53,
-      key: Data(repeating: 9, count: 32).base64EncodedString())
-    sent[index].keys = (sent[index].keys ?? []) + [madeUp]
-    let offers = try NotebookOffers.check(sent)
-    _ = try c.store.plan(with: b.node.device, offers: offers, restrictSending: false, now: 2)
-    XCTAssertNil(try c.store.keyring(notebook)[madeUp.id], "the made-up generation is not kept")
-
-    try c.store.batch { _ = try c.store.makeNotebookKey(notebook, now: 3) }
-    XCTAssertLessThan(try c.store.keyring(notebook).newestGeneration, 1 << 53)
-    XCTAssertNoThrow(try NotebookOffers.check(try c.store.offers(for: b.node.device)), "b takes c's offers")
-
-    // b rotates twice: both generations reach c in one sync.
-    try b.store.batch {
-      _ = try b.store.makeNotebookKey(notebook, now: 4)
-      _ = try b.store.makeNotebookKey(notebook, now: 5)
+    // c, a member, signs a key of generation 2^53 (sealed to nobody) into its log.
+    _ = try c.store.batch {
+      try c.store.appendOwnOp(notebook, now: 2) { log, signer in
+        var op = try log.rotateKey(keyID: Array(repeating: 7, count: 16), sealed: [:], signer: signer)
+        op.body = .key(generation: 1 << 53, keyID: Array(repeating: 7, count: 16), sealed: [])
+        op.signature = try signer.signature(for: op.signedMessage)
+        return op
+      }
     }
-    let rotated = try NotebookOffers.check(try b.store.offers(for: c.node.device))
-    _ = try c.store.plan(with: b.node.device, offers: rotated, restrictSending: false, now: 6)
+    try sync(b, with: c)
+    let state = try XCTUnwrap(try b.store.membershipState(notebook))
+    XCTAssertEqual(state.void.count, 1, "b holds c's op, which counts for nothing")
+    XCTAssertLessThan(state.generation, 1 << 53)
+    XCTAssertNil(try b.store.keyring(notebook)[String(repeating: "07", count: 16)])
+    // b rotates twice: both generations reach c in one sync, and both go on syncing.
+    try b.store.batch {
+      try b.store.rotateKey(notebook, now: 4)
+      try b.store.rotateKey(notebook, now: 5)
+    }
+    XCTAssertEqual(try b.store.membershipState(notebook)?.generation, state.generation + 2)
+    try sync(c, with: b)
     let held = Set(try c.store.keyring(notebook).keys.keys)
     XCTAssertTrue(Set(try b.store.keyring(notebook).keys.keys).isSubset(of: held), "every generation of b's arrived")
+    try c.store.create(MemoDraft(title: "t", body: "after the rotations"), now: 6)
+    try sync(b, with: c)
+    XCTAssertTrue(try bodies(b.store).contains("after the rotations"))
   }
 
   /// The family story in memory: d gets `family` only, and after the unshare nothing new
@@ -97,9 +101,14 @@ final class NotebookSyncTests: XCTestCase {
     try b.store.create(MemoDraft(title: "t", body: "family 1"), now: 1, in: family.id)
     try b.store.share(family.id, with: c.node.device, as: .member, now: 1)
     try b.store.share(family.id, with: d.node.device, as: .member, now: 1)
-    try sync(c, with: b)
-    try sync(d, with: b)
-    try c.store.share(family.id, with: d.node.device, as: .member, now: 2)
+    // Each gets an invitation, which a person accepts; the next sync brings the memos.
+    for member in [c, d] {
+      let report = try sync(member, with: b)
+      XCTAssertEqual(report.ops.invited, [family.id])
+      XCTAssertEqual(try bodies(member.store), [], "nothing before a person accepts")
+      XCTAssertEqual(try member.store.acceptInvitation("family", now: 1).id, family.id)
+      try sync(member, with: b)
+    }
     try sync(d, with: c)
     XCTAssertEqual(try bodies(d.store), ["family 1"])
     XCTAssertEqual(try d.store.notebooks().first { $0.id == family.id }?.name, "family")
@@ -111,6 +120,8 @@ final class NotebookSyncTests: XCTestCase {
     try b.store.create(MemoDraft(title: "t", body: "family 2, after"), now: 11, in: family.id)
     try sync(c, with: b)
     XCTAssertEqual(try c.store.keyring(family.id).keys.count, 2, "c has the new generation")
+    XCTAssertEqual(
+      try c.store.keyring(family.id).current?.id, try b.store.keyring(family.id).current?.id, "and seals with it")
     XCTAssertEqual(
       try c.store.members(of: family.id, includingRemoved: true).first { $0.device == d.node.device }?.role,
       .removed, "c learnt the unshare from b")
@@ -252,8 +263,15 @@ final class NotebookSyncTests: XCTestCase {
     try sync(a, with: b)
     XCTAssertEqual(try bodies(a.1), ["from the first", "from the second"])
     XCTAssertEqual(try a.1.allHeadRows(), try b.1.allHeadRows())
-    XCTAssertEqual(try a.1.keyring(.migrated).keys.count, 2, "each has both first keys")
+    // Each signed a genesis of the notebook from before version 3 and a first key of its log,
+    // and granted the other its old key: both hold the same four, and seal with the same one.
+    XCTAssertEqual(try a.1.keyring(.migrated).keys.count, 4, "both old keys and both keys of the log")
+    XCTAssertEqual(Set(try a.1.keyring(.migrated).keys.keys), Set(try b.1.keyring(.migrated).keys.keys))
+    XCTAssertEqual(try a.1.membershipState(.migrated)?.creators.count, 2)
     XCTAssertEqual(try a.1.keyring(.migrated).current?.id, try b.1.keyring(.migrated).current?.id)
+    try a.1.create(MemoDraft(title: "t", body: "after the upgrade"), now: 2)
+    try sync(b, with: a)
+    XCTAssertTrue(try bodies(b.1).contains("after the upgrade"))
   }
 
   /// A relay is held to the rules of any receiver, without opening a record: numbers and
@@ -265,6 +283,10 @@ final class NotebookSyncTests: XCTestCase {
     let s = try device()
     let personal = try b.store.defaultNotebook().id
     try shareNotebook(personal, among: [(b.store, b.node.device), (s.store, s.node.device)], roles: [.member, .relay])
+    // The records below are signed by a test author that b made a member; s learns so from
+    // b's log at the next sync.
+    try b.store.share(personal, with: TestAuthor.shared.device, as: .member, now: 1)
+    try sync(s, with: b)
     let made = ReplicaID(String(repeating: "e", count: 32))!
     let key = String(repeating: "c", count: 32)
     func record(_ origin: ReplicaID, _ seq: UInt64, clock: [ReplicaID: UInt64] = [:], memo: MemoID = MemoID())

@@ -24,6 +24,9 @@ final class RevisionSink {
   ) throws {
     self.store = store
     self.notebook = try notebook ?? store.defaultNotebook().id
+    // The made-up revisions' author writes as a member of the notebook (sync version 3 takes
+    // a record only from a member), so every other check applies to them.
+    try store.share(self.notebook, with: author.device, as: .member, now: 1)
     sink = try SyncSink(
       store: store, peer: peer, peerReplica: peerReplica, deleteGuard: deleteGuard,
       plan: SyncPlan(receiving: [self.notebook: .member], announced: [self.notebook]), maximumReplicas: maximumReplicas,

@@ -17,13 +17,12 @@ import XCTest
 /// the honest three sync with each other and must hold the same rows, with every edit an
 /// honest replica made still visible unless a person replaced it; nothing traps.
 ///
-/// What it does not send: a revision that copies a real dot with other content, a clock
-/// that claims another honest replica's future, or knowledge of honest replicas within what
-/// the receiver has seen (nor feed positions that skip rows it then claims to have sent).
-/// Without signatures on revisions nobody but the replica named can tell those from the
-/// real thing; that replica refuses them (`own-origin`, `future-clock`), and knowledge is
-/// capped at what the receiver itself has seen, so such a lie can hide only revisions below
-/// that (docs/PROTOCOL.md, "What the checks do not cover").
+/// What it does not send: a revision of an honest replica's (its signature would not verify:
+/// kept aside, which SyncHostileStoreTests and ForgedReplica tests show), a clock that
+/// claims another honest replica's future, or knowledge of honest replicas within what the
+/// receiver has seen (nor feed positions that skip rows it then claims to have sent):
+/// knowledge is capped at what the receiver itself has seen, so such a lie can hide only
+/// revisions below that (docs/PROTOCOL.md, "What the checks do not cover").
 ///
 /// Seeded and bounded (60 runs of 24 honest steps by default, `make model`; 20 under
 /// `MEMO_PEER_MODEL_RUNS=small`, `make check`): `MEMO_PEER_HOSTILE_MODEL_SEED` replays one
@@ -37,14 +36,19 @@ final class SyncHostileModelTests: XCTestCase {
     // what it sends is opened and checked inside, as from any member).
     let notebook = try honest[0].store.defaultNotebook().id
     try shareNotebook(notebook, among: (honest + [hostile]).map { ($0.store, $0.device) })
+    // What the hostile replica makes up is signed by a test author the first honest replica
+    // made a member; the others learn it from its log before the runs (which keep the logs).
+    let scripted = try ScriptedSyncPeer.Notebook.shared(by: honest[0].store, with: hostile.device)
+    for replica in honest.dropFirst() + [hostile] {
+      _ = try runSync(replica.store, as: replica.device, with: honest[0].node.answerer).report()
+    }
     var tally: [String: Int] = [:]
     for seed in seeds {
       for replica in honest + [hostile] { try replica.reset() }
       var run = ModelRun(seed: seed, replicas: honest)
       run.onlyTheseWrite = false
       var attacker = HostileReplica(
-        replica: hostile, random: SeededRandom(state: seed &* 0x9E37_79B9),
-        notebook: try ScriptedSyncPeer.Notebook.shared(by: honest[0].store, with: hostile.device))
+        replica: hostile, random: SeededRandom(state: seed &* 0x9E37_79B9), notebook: scripted)
       do {
         for _ in 0..<24 {
           try run.play(steps: 1)
@@ -253,6 +257,7 @@ struct HostileReplica {
     var planned: Mutation?
     let pendingAttack = random.below(4) == 0
     let replicaID = replica.store.replicaID
+    let hostileDevice = replica.device
     let paths = target.node.paths
     // The honest asker on a thread of its own, with a store connection of its own.
     let result = InMemorySession.run(
@@ -277,7 +282,7 @@ struct HostileReplica {
       second: { channel in
         let store = try MemoStore.open(paths: paths, use: .background)
         _ = try? SyncSession.ask(
-          channel, peer: TestDevices.id(named: "hostile"), peerName: "hostile", store: store, deleteGuard: nil,
+          channel, peer: hostileDevice, peerName: "hostile", store: store, deleteGuard: nil,
           batch: SyncSession.BatchLimits(revisions: 3), clock: { 5 })
       })
     random = copy.random

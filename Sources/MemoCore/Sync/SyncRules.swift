@@ -5,10 +5,13 @@
 public struct SyncViolation: Error, Equatable, Sendable, CustomStringConvertible {
   public let reason: SyncRefuseReason
   public let detail: String
+  /// For `version`: the version the peer speaks, when it said (a number within 1–1000).
+  public let peerVersion: Int?
 
-  public init(_ reason: SyncRefuseReason, _ detail: String) {
+  public init(_ reason: SyncRefuseReason, _ detail: String, peerVersion: Int? = nil) {
     self.reason = reason
     self.detail = detail
+    self.peerVersion = peerVersion.flatMap { (1...1000).contains($0) ? $0 : nil }
   }
 
   public var description: String { "\(reason.rawValue): \(detail)" }

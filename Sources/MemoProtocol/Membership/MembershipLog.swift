@@ -12,15 +12,18 @@ import MemoCore
 public struct MembershipLog: Sendable {
   public let notebook: NotebookID
   let verifier: any OpVerifier
-  /// Whether a device was a member of this notebook in this device's version-2 tables: the
-  /// only authors a legacy genesis (one without a nonce) is accepted from.
-  let isLegacyMember: @Sendable (DeviceID) -> Bool
+  /// Whether a device may sign a legacy genesis (one without a nonce) of this notebook:
+  /// in a store, a device that was a member of it in this device's version-2 tables. The
+  /// store sets it before taking a peer's ops (it may depend on what is in the log by then).
+  public var isLegacyMember: @Sendable (DeviceID) -> Bool
 
   /// The admitted ops in the order they arrived (a causal order: parents first).
   private(set) var entries: [Entry] = []
   private var index: [OpID: Int] = [:]
   /// Positions of the ops no other op names as a parent.
   private var headPositions: Set<Int> = []
+  /// Ops per author, for the per-author limit.
+  private var authorCounts: [DeviceID: Int] = [:]
 
   /// An admitted op with what the log derived from it once.
   struct Entry: Sendable {
@@ -57,6 +60,11 @@ public struct MembershipLog: Sendable {
     case legacyGenesisNotAllowed
     /// SHA-256 failed in the library: nothing is wrong with the op.
     case cryptography
+    /// Its author has no genesis and no share as a member in the op's causal past, so the op
+    /// can never count (`authorMayAct`): a store refuses it rather than keep it.
+    case notAMember
+    /// Its author already has `MembershipLimits.opsPerAuthor` ops in this log.
+    case authorFull
   }
 
   public enum Outcome: Equatable, Sendable {
@@ -111,6 +119,7 @@ public struct MembershipLog: Sendable {
     guard verifier.isValidPublicKey(op.author) else { throw .invalidAuthorKey }
     guard verifier.verify(op.signature, message: op.signedMessage, publicKey: op.author) else { throw .badSignature }
     guard let author = verifier.device(of: op.author) else { throw .cryptography }
+    guard authorCounts[author, default: 0] < MembershipLimits.opsPerAuthor else { throw .authorFull }
     if case .create(let nonce) = op.body {
       if nonce.isEmpty {
         guard isLegacyMember(author) else { throw .legacyGenesisNotAllowed }
@@ -121,6 +130,50 @@ public struct MembershipLog: Sendable {
     admit(op, id: id, author: author, size: bytes.count)
     return .added(id)
   }
+
+  /// Admits an op this device checked before (read back from its own store): decoded and
+  /// causally placed, its signature not verified again.
+  @discardableResult
+  public mutating func restore(bytes: [UInt8]) throws(Refusal) -> Outcome {
+    let op: NotebookOp
+    do { op = try NotebookOp.decode(bytes) } catch { throw .malformed(error) }
+    guard let digest = verifier.sha256(bytes), let id = OpID(bytes: digest),
+      let author = verifier.device(of: op.author)
+    else { throw .cryptography }
+    if index[id] != nil { return .alreadyKnown(id) }
+    guard op.notebook == notebook else { throw .wrongNotebook(op.notebook) }
+    let missing = op.parents.filter { index[$0] == nil }
+    guard missing.isEmpty else { throw .missingParents(missing) }
+    admit(op, id: id, author: author, size: bytes.count)
+    return .added(id)
+  }
+
+  /// Whether `op`'s author could ever count: it made a genesis, or a share of it as a
+  /// member is in the op's causal past (whose ops must all be here). An op for which this
+  /// is false is void whatever else arrives (authority is judged in its own past), so every
+  /// honest device may refuse it alike: a relay or a stranger cannot fill a log with ops
+  /// that count for nothing.
+  public func authorMayAct(_ op: NotebookOp) -> Bool {
+    if case .create = op.body { return true }
+    guard let author = verifier.device(of: op.author) else { return false }
+    var past = [UInt64](repeating: 0, count: entries.count / 64 + 1)
+    for parent in op.parents {
+      guard let position = index[parent] else { return false }
+      past[position >> 6] |= 1 << UInt64(position & 63)
+      for (word, bits) in entries[position].ancestors.enumerated() { past[word] |= bits }
+    }
+    for (position, entry) in entries.enumerated() where past[position >> 6] & (1 << UInt64(position & 63)) != 0 {
+      switch entry.op.body {
+      case .create where entry.author == author: return true
+      case .share(let device, .member) where device == author: return true
+      default: continue
+      }
+    }
+    return false
+  }
+
+  /// Ops of `author` in this log (every kind, counting or not).
+  public func count(by author: DeviceID) -> Int { authorCounts[author] ?? 0 }
 
   private mutating func admit(_ op: NotebookOp, id: OpID, author: DeviceID, size: Int) {
     let position = entries.count
@@ -136,6 +189,7 @@ public struct MembershipLog: Sendable {
       Entry(op: op, id: id, author: author, parents: parents, depth: depth, ancestors: ancestors, size: size))
     headPositions.insert(position)
     index[id] = position
+    authorCounts[author, default: 0] += 1
   }
 
   /// Positions in a causal order that is the same on every device holding the same ops:

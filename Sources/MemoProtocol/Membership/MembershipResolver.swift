@@ -40,17 +40,25 @@ struct MembershipResolver {
   private var unsharesOf: [DeviceID: [Int]] = [:]
   private var unshares: [Int] = []
   private var keyOps: [Int] = []
+  /// The key ids every key op of the log names, and whether the log has a legacy genesis:
+  /// a grant may give keys of a notebook from before version 3 (ids that no key op names).
+  private var loggedKeyIDs: Set<[UInt8]> = []
+  private var hasLegacyGenesis = false
 
   init(entries: [MembershipLog.Entry]) {
     self.entries = entries
     for (position, entry) in entries.enumerated() {
       switch entry.op.body {
-      case .create: sharesOf[entry.author, default: []].append(position)
+      case .create(let nonce):
+        sharesOf[entry.author, default: []].append(position)
+        if nonce.isEmpty { hasLegacyGenesis = true }
       case .share(let device, _): sharesOf[device, default: []].append(position)
       case .unshare(let device, _):
         unsharesOf[device, default: []].append(position)
         unshares.append(position)
-      case .key: keyOps.append(position)
+      case .key(_, let keyID, _):
+        keyOps.append(position)
+        loggedKeyIDs.insert(keyID)
       case .grant, .rename, .purge: break
       }
     }
@@ -133,7 +141,11 @@ struct MembershipResolver {
     case .grant(let device, let keys):
       guard role(of: device, before: entry, round) == .member else { return false }
       let known = keyIDs(within: past, valid)
-      return keys.allSatisfy { known.contains($0.keyID) }
+      // A key of the log only once the grant has seen it; in a notebook from before
+      // version 3 also a key from then, which no key op names (its id is not derived).
+      return keys.allSatisfy {
+        known.contains($0.keyID) || (hasLegacyGenesis && !loggedKeyIDs.contains($0.keyID))
+      }
     case .rename(let keyID, _):
       return keyIDs(within: past, valid).contains(keyID)
     }

@@ -132,6 +132,9 @@ public enum MembershipLimits {
   public static let sealedNameBytes = 29 + 4 * nameCharacters
   /// Ops one notebook's log holds.
   public static let opsPerNotebook = 4096
+  /// Ops one author may have in one notebook's log: a device that floods a log with ops
+  /// takes at most a quarter of it, and the members can still remove it.
+  public static let opsPerAuthor = 1024
   /// What one `sync-ops` answer carries for a notebook: ops, and encoded bytes.
   public static let opsPerFrame = 4096
   public static let frameBytes = 1024 * 1024

@@ -10,8 +10,10 @@ import MemoCore
 /// The session, after both hellos of a trusted connection:
 ///
 ///     asker                                   answerer
-///     sync-hello {offers}                 →
-///                                         ←   sync-hello {offers, pending} | sync-refuse
+///     sync-hello {notebooks, heads}       →
+///                                         ←   sync-hello {notebooks, heads, pending} | sync-refuse
+///                                         ←   sync-ops {the ops the asker lacks}
+///     sync-ops {the ops the answerer lacks} →
 ///     (answerer → asker)                  ←   sync-batch × n, at most `window` unacknowledged
 ///     sync-ack {position} per batch       →
 ///                                         ←   sync-done {position, knowledge}
@@ -22,7 +24,8 @@ import MemoCore
 /// most `window` batches unacknowledged), that each acknowledgement answers a batch and
 /// acknowledges no more than was sent, that a peer sends no more than a window's worth
 /// before it needs an answer, the decoding
-/// and range checks of every message (`SyncMessage`, `SyncRecordBatch`, `NotebookOffers`),
+/// and range checks of every message (`SyncMessage`, `SyncRecordBatch`, `NotebookEntries`,
+/// the shape of `SyncOps`),
 /// and how a session ends. What the driver decides: everything that needs the store (the
 /// plan, applying a batch, the guard at `sync-done`, reading the feed), whose rule
 /// violations come back as `.refused`.
@@ -78,6 +81,9 @@ public struct SyncMachine: Sendable {
     /// The peer ended the session with `sync-refuse` (nil: a reason this version does not
     /// know, or none).
     case refusedByPeer(SyncRefuseReason?)
+    /// The peer refused this side's sync version, saying the one it speaks (nil: a peer
+    /// from before version 3, which does not say).
+    case refusedVersion(peerVersion: Int?)
     /// This side (the answerer) cannot sync now and told the asker (`locked`, `storage`).
     case unavailable(SyncRefuseReason)
     /// This side's store failed; an answerer told the asker `storage`.
@@ -91,8 +97,12 @@ public struct SyncMachine: Sendable {
   public enum Event: Sendable, Equatable {
     case frame(Frame)
     case closed
-    /// The answer to `.plan`: the plan is made; an answerer replies with `reply`.
-    case planned(reply: SyncMessage.Hello?)
+    /// The answer to `.plan`: an answerer replies with `reply` and `ops` (what the asker
+    /// lacks); an asker took the answerer's ops, made its plan, and sends `ops` (what the
+    /// answerer lacks).
+    case planned(reply: SyncMessage.Hello?, ops: [SyncOps.Notebook])
+    /// The answer to `.takeOps` (the answerer): the asker's ops are in, the plan is made.
+    case opsTaken
     /// The answer to `.plan` on an answerer that cannot sync now (`locked`, `storage`).
     case unavailable(SyncRefuseReason)
     /// The answer to `.prepareReceiving` and `.prepareSending`: the sender's upper estimate
@@ -119,9 +129,13 @@ public struct SyncMachine: Sendable {
   /// the machine needs anything else.
   public enum Action: Sendable, Equatable {
     case send(Frame)
-    /// Take the peer's `sync-hello` and its checked offers, and make the session's plan
-    /// (an answerer first opens its store; `.unavailable` if it cannot).
-    case plan(SyncMessage.Hello, offers: [CheckedOffer])
+    /// The answerer (`ops` nil): open the store (`.unavailable` if it cannot), take the
+    /// asker's hello and answer with its own and the ops the asker lacks. The asker: take
+    /// the answerer's hello and ops, make the session's plan, and give the ops the answerer
+    /// lacks.
+    case plan(SyncMessage.Hello, entries: [CheckedEntry], ops: [SyncOps.Notebook]?)
+    /// The answerer: take the asker's ops and make the session's plan.
+    case takeOps([SyncOps.Notebook])
     /// Get ready to receive (the receiving direction's bookkeeping); answer `.prepared`
     /// with the peer's estimate (its hello's `pending`, on the asker).
     case prepareReceiving
@@ -146,6 +160,9 @@ public struct SyncMachine: Sendable {
     case notStarted
     /// Asker: its hello is out; answerer: waiting for the asker's hello.
     case awaitingHello
+    /// Hellos exchanged; waiting for the peer's `sync-ops` (the answerer's come right after
+    /// its hello, the asker's after it took them).
+    case awaitingOps
     case receiving
     case sending
     case finished
@@ -153,7 +170,7 @@ public struct SyncMachine: Sendable {
 
   /// The store work awaited: frames that arrive meanwhile wait in `inbox`.
   private enum Awaiting: Sendable, Equatable {
-    case plan, prepare
+    case plan, takeOps, prepare
     case apply(records: Int)
     case finish(position: UInt64)
     case read, record
@@ -170,6 +187,8 @@ public struct SyncMachine: Sendable {
   private var awaiting: Awaiting?
   private var inbox: [Incoming] = []
   private var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
+  /// The asker: the answerer's hello, kept until its ops arrive.
+  private var peerHello: (hello: SyncMessage.Hello, entries: [CheckedEntry])?
   /// Whether this side's receiving direction is behind it (then sending, or the end).
   private var receivedAll = false
   private var sentAll = false
@@ -253,10 +272,15 @@ public struct SyncMachine: Sendable {
 
   private mutating func process(_ item: Incoming) -> [Action] {
     guard case .frame(let frame) = item else { return finish(.closed) }
-    if frame.kind == .syncRefuse { return finish(.refusedByPeer(SyncMessage.decodeRefuse(frame.payload))) }
+    if frame.kind == .syncRefuse {
+      let reason = SyncMessage.decodeRefuse(frame.payload)
+      if reason == .version { return finish(.refusedVersion(peerVersion: SyncMessage.refusingVersion(frame.payload))) }
+      return finish(.refusedByPeer(reason))
+    }
     do throws(SyncViolation) {
       switch phase {
       case .awaitingHello: return try hello(frame)
+      case .awaitingOps: return try ops(frame)
       case .receiving: return try receivingFrame(frame)
       case .sending: return try sendingFrame(frame)
       case .notStarted, .finished:
@@ -270,9 +294,27 @@ public struct SyncMachine: Sendable {
   private mutating func hello(_ frame: Frame) throws(SyncViolation) -> [Action] {
     guard frame.kind == .syncHello else { throw SyncViolation(.unexpectedFrame, "\(frame.kind) for sync-hello") }
     let hello = try SyncMessage.decodeHello(frame.payload)
-    let offers = try NotebookOffers.check(hello.notebooks ?? [])
+    let entries = try NotebookEntries.check(hello.notebooks ?? [])
+    if role == .asker {
+      peerHello = (hello, entries)
+      phase = .awaitingOps
+      return []
+    }
     awaiting = .plan
-    return [.plan(hello, offers: offers)]
+    return [.plan(hello, entries: entries, ops: nil)]
+  }
+
+  private mutating func ops(_ frame: Frame) throws(SyncViolation) -> [Action] {
+    guard frame.kind == .syncOps else { throw SyncViolation(.unexpectedFrame, "\(frame.kind) for sync-ops") }
+    let ops = try SyncOps.decode(frame.payload)
+    if role == .answerer {
+      awaiting = .takeOps
+      return [.takeOps(ops)]
+    }
+    guard let (hello, entries) = peerHello else { throw SyncViolation(.unexpectedFrame, "sync-ops before sync-hello") }
+    peerHello = nil
+    awaiting = .plan
+    return [.plan(hello, entries: entries, ops: ops)]
   }
 
   private mutating func receivingFrame(_ frame: Frame) throws(SyncViolation) -> [Action] {
@@ -326,16 +368,21 @@ public struct SyncMachine: Sendable {
     case (_, .failed):
       if role == .answerer { return [.send(Self.refusal(.storage))] + finish(.storeFailed) }
       return finish(.storeFailed)
-    case (.plan, .refused(let violation)), (.apply, .refused(let violation)), (.finish, .refused(let violation)):
+    case (.plan, .refused(let violation)), (.takeOps, .refused(let violation)), (.apply, .refused(let violation)),
+      (.finish, .refused(let violation)):
       return refuse(violation)
     case (.plan, .unavailable(let reason)) where role == .answerer:
       return [.send(Self.refusal(reason))] + finish(.unavailable(reason))
-    case (.plan, .planned(let reply)):
+    case (.plan, .planned(let reply, let ops)):
+      let sendOps = Action.send(Frame(.syncOps, payload: SyncOps.encode(ops)))
       if role == .answerer {
         guard let reply else { return [.send(Self.refusal(.storage))] + finish(.storeFailed) }
-        return [.send(Self.frame(.syncHello, reply))] + beginSending()
+        phase = .awaitingOps
+        return [.send(Self.frame(.syncHello, reply)), sendOps]
       }
-      return beginReceiving()
+      return [sendOps] + beginReceiving()
+    case (.takeOps, .opsTaken):
+      return beginSending()
     case (.prepare, .prepared(let estimate)):
       self.estimate = max(0, estimate)
       return phase == .sending ? readNext() : []

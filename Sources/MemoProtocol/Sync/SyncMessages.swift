@@ -6,8 +6,10 @@ import MemoCore
 /// carries thousands of memos and JSON would cost more than the rest of the sync.
 public enum SyncMessage {
   /// Protocol version of the sync messages; a peer speaking another refuses with `version`.
-  /// Version 2 (notebooks): knowledge, cursors and records per notebook.
-  public static let version = 2
+  /// Version 2 (notebooks): knowledge, cursors and records per notebook. Version 3 (signed
+  /// membership): who is in a notebook and its keys come from its signed log (`sync-ops`),
+  /// never from a hello; records and replicas are signed.
+  public static let version = 3
 
   /// `sync-hello`: what the sender knows (per origin, the highest sequence it has seen
   /// all of) and where it stands in the other side's change feed.
@@ -21,10 +23,15 @@ public enum SyncMessage {
     public var cursor: FeedPosition?
     /// The answerer's upper estimate of the revisions it will send (for progress).
     public var pending: UInt64?
-    /// Version 2: the notebooks the sender shares with the receiver, each with the sender's
-    /// knowledge and cursor in it (the top-level `knowledge` and `cursor` stay empty, there
-    /// so that a version-1 peer decodes the hello and answers `version`).
-    public var notebooks: [NotebookOffer]?
+    /// The notebooks whose log has the receiver in it (and the sender's invitations), each
+    /// with the sender's log heads and, when it syncs them, its knowledge and cursor (the
+    /// top-level `knowledge` and `cursor` stay empty, there so that a version-1 peer decodes
+    /// the hello and answers `version`).
+    public var notebooks: [NotebookEntry]?
+    /// Version 3: public keys (base64, 32 bytes) of the sender and of the devices in the
+    /// notebooks it lists, so a member can seal keys to a device it never met: a relay
+    /// passes on the key of a member that only ever met the relay.
+    public var keys: [String]?
     /// Version 3: the revocations the sender applied or holds against itself (`Revocation`,
     /// base64), so that one device's `trust remove` reaches every device, relays included.
     public var revocations: [String]?
@@ -34,7 +41,8 @@ public enum SyncMessage {
 
     public init(
       replica: ReplicaID, knowledge: VersionVector, cursor: FeedPosition?, pending: UInt64?,
-      notebooks: [NotebookOffer]? = nil, revocations: [String]? = nil, purges: [String]? = nil
+      notebooks: [NotebookEntry]? = nil, keys: [String]? = nil, revocations: [String]? = nil,
+      purges: [String]? = nil
     ) {
       version = SyncMessage.version
       self.replica = replica
@@ -42,6 +50,7 @@ public enum SyncMessage {
       self.cursor = cursor
       self.pending = pending
       self.notebooks = notebooks
+      self.keys = keys.flatMap { $0.isEmpty ? nil : $0 }
       self.revocations = revocations.flatMap { $0.isEmpty ? nil : $0 }
       self.purges = purges.flatMap { $0.isEmpty ? nil : $0 }
     }
@@ -120,10 +129,16 @@ public enum SyncMessage {
     }
   }
 
-  /// `sync-refuse`: the answerer will not sync now, with a stable reason code.
+  /// `sync-refuse`: the answerer will not sync now, with a stable reason code. A refusal of
+  /// another version says which this side speaks (`version`, since version 3), so the
+  /// person is told both.
   public struct Refuse: Codable, Equatable, Sendable {
     public var reason: String
-    public init(reason: RefuseReason) { self.reason = reason.rawValue }
+    public var version: Int?
+    public init(reason: RefuseReason) {
+      self.reason = reason.rawValue
+      version = reason == .version ? SyncMessage.version : nil
+    }
   }
 
   /// Why a side ends a sync: the reasons live with the rules that raise them (MemoCore).
@@ -140,7 +155,9 @@ extension SyncMessage {
     // hello holds that this version would not decode.
     struct Versioned: Decodable { var version: Int }
     let versioned = try decode(Versioned.self, payload, "sync-hello")
-    guard versioned.version == version else { throw SyncViolation(.version, "sync version \(versioned.version)") }
+    guard versioned.version == version else {
+      throw SyncViolation(.version, "sync version \(versioned.version)", peerVersion: versioned.version)
+    }
     let hello = try decode(Hello.self, payload, "sync-hello")
     try SyncRules.check(hello)
     return hello
@@ -162,6 +179,12 @@ extension SyncMessage {
   /// The reason of a `sync-refuse`; nil for one this version does not know (or none).
   public static func decodeRefuse(_ payload: [UInt8]) -> RefuseReason? {
     PeerMessage.decode(Refuse.self, from: payload).flatMap { RefuseReason(rawValue: $0.reason) }
+  }
+
+  /// The sync version a `sync-refuse` of `version` says its sender speaks (nil: not said,
+  /// as before version 3, or out of range).
+  public static func refusingVersion(_ payload: [UInt8]) -> Int? {
+    PeerMessage.decode(Refuse.self, from: payload).flatMap(\.version).flatMap { (1...1000).contains($0) ? $0 : nil }
   }
 
   private static func decode<T: Decodable>(_ type: T.Type, _ payload: [UInt8], _ name: String) throws(SyncViolation)

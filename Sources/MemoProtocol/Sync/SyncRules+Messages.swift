@@ -13,6 +13,8 @@ extension SyncRules {
       try checkNumber(cursor.position, "the cursor")
     }
     if let pending = hello.pending { try checkNumber(pending, "pending") }
+    _ = try NotebookEntries.check(hello.notebooks ?? [])
+    _ = try NotebookEntries.checkedKeys(hello.keys ?? [])
     _ = try checkedRevocations(hello.revocations ?? [])
     _ = try checkedPurges(hello.purges ?? [])
   }

@@ -19,7 +19,7 @@ extension SyncRules {
   /// hello may offer, each knowledge checked as the top-level one.
   static func checkNotebooks(_ done: SyncMessage.Done) throws(SyncViolation) {
     let notebooks = done.notebooks ?? [:]
-    guard notebooks.count <= NotebookOffers.maximumOffers else {
+    guard notebooks.count <= NotebookEntries.maximumEntries else {
       throw SyncViolation(.malformed, "a sync-done naming \(notebooks.count) notebooks")
     }
     for (id, knowledge) in notebooks {

@@ -97,30 +97,24 @@ extension FuzzTargets {
             }))
       ],
       "record-content": [RecordContent.encode(live), RecordContent.encode(tombstone)],
-      "notebook-offers": [
+      "notebook-entries": [
         PeerMessage.encode(
           SyncMessage.Hello(
             replica: replica, knowledge: VersionVector(), cursor: nil, pending: 3,
             notebooks: [
-              NotebookOffer(
-                id: .migrated, role: .member, given: .member, knowledge: VersionVector([replica: 4, other: 2]),
-                cursor: FeedPosition(replica: other, position: 12), name: "personal",
-                keys: [
-                  NotebookOffer.KeyMaterial(
-                    id: String(repeating: "c", count: 32), generation: 1,
-                    key: "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=")
-                ],
-                removed: [
-                  NotebookOffer.Removal(device: DeviceID(bytes: Array(repeating: 0, count: 32))!, at: 1_700_000_000_000)
-                ]),
-              NotebookOffer(
-                id: NotebookID(String(repeating: "d", count: 32)) ?? .migrated, role: .member, given: .relay,
-                knowledge: VersionVector([replica: 4]), cursor: nil),
-            ])),
+              NotebookEntry(
+                id: .migrated, heads: [OpID(bytes: Array(repeating: 7, count: 32))!], held: true,
+                knowledge: VersionVector([replica: 4, other: 2]), cursor: FeedPosition(replica: other, position: 12)),
+              NotebookEntry(
+                id: NotebookID(String(repeating: "d", count: 32)) ?? .migrated,
+                heads: [OpID(bytes: Array(repeating: 8, count: 32))!], held: false),
+            ],
+            keys: ["AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="])),
         PeerMessage.encode(
           SyncMessage.Done(
             position: 12, knowledge: VersionVector(), notebooks: [.migrated: VersionVector([replica: 4, other: 3])])),
       ],
+      "sync-ops": syncOpsSeeds(),
       "txt-record": [
         (try? TXTRecordBytes.encode(["v": "1", "tag": "0011223344556677"])) ?? [],
         (try? TXTRecordBytes.encode(["v": "1", "pair": "1", "name": "laptop"])) ?? [],
@@ -185,6 +179,14 @@ extension FuzzTargets {
     var purge = Purge(authorKey: key.publicKey, notebook: notebook, memo: memo, made: 1_800_000_000_000, signature: [])
     purge.signature = (try? key.signature(for: purge.signedMessage)) ?? []
     return [[0] + revocation.encoded, [1] + purge.encoded]
+  }
+
+  /// A `sync-ops` frame carrying the ops of `notebookOpSeeds` in their log's order, and an
+  /// empty one.
+  static func syncOpsSeeds() -> [[UInt8]] {
+    let ops = notebookOpSeeds()
+    guard let notebook = ops.first.flatMap({ try? NotebookOp.decode($0) })?.notebook else { return [] }
+    return [SyncOps.encode([SyncOps.Notebook(id: notebook, ops: ops)]), SyncOps.encode([])]
   }
 
   static func notebookOpSeeds() -> [[UInt8]] {

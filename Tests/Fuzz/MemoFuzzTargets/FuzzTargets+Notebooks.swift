@@ -49,23 +49,35 @@ extension FuzzTargets {
     _ = try? SyncRules.checkShape(revision)
   }
 
-  /// The notebooks of a `sync-hello`: offers that pass their checks are in range, keys go
-  /// only member to member, and the decision on each is one of the documented ones.
-  static func notebookOffers(_ data: [UInt8]) {
-    guard let hello = try? SyncMessage.decodeHello(data), let offers = try? NotebookOffers.check(hello.notebooks ?? [])
+  /// The notebooks and keys of a version-3 `sync-hello`: entries that pass their checks are
+  /// in range (heads, knowledge, cursor), a notebook the sender does not hold claims no
+  /// knowledge, and every key is 32 bytes.
+  static func notebookEntries(_ data: [UInt8]) {
+    guard let hello = try? SyncMessage.decodeHello(data),
+      let entries = try? NotebookEntries.check(hello.notebooks ?? []),
+      let keys = try? NotebookEntries.checkedKeys(hello.keys ?? [])
     else { return }
-    precondition(offers.count <= NotebookOffers.maximumOffers)
-    for offer in offers {
-      precondition(offer.knowledge.entries.count <= SyncLimits.maximumReplicas)
-      precondition(offer.knowledge.entries.values.allSatisfy { $0 <= SyncLimits.maximumSequence })
-      precondition(offer.keys.isEmpty || (offer.role == .member && offer.given == .member), "a key to a relay")
-      for role in [nil, NotebookRole.member, .relay] {
-        for peerRole in [nil, NotebookMember.Role.member, .relay, .removed] {
-          let decision = NotebookOffers.decide(offer, local: .init(role: role, peerRole: peerRole))
-          if peerRole == .removed { precondition(decision == .decline(.unshared), "an unshared peer let in") }
-          if case .join(.member) = decision { precondition(!offer.keys.isEmpty, "joined as a member without a key") }
-        }
-      }
+    precondition(entries.count <= NotebookEntries.maximumEntries && keys.count <= NotebookEntries.maximumKeys)
+    precondition(keys.allSatisfy { $0.count == 32 })
+    for entry in entries {
+      precondition(entry.heads.count <= NotebookEntries.maximumHeads && Set(entry.heads).count == entry.heads.count)
+      precondition(entry.knowledge.entries.count <= SyncLimits.maximumReplicas)
+      precondition(entry.knowledge.entries.values.allSatisfy { $0 <= SyncLimits.maximumSequence })
+      precondition(entry.held || (entry.knowledge.entries.isEmpty && entry.cursor == nil), "knowledge of an invitation")
+    }
+  }
+
+  /// A `sync-ops` frame: what decodes is within its limits and re-encodes to the same bytes,
+  /// and its ops fed to a log are admitted or refused without trapping.
+  static func syncOps(_ data: [UInt8]) {
+    guard let notebooks = try? SyncOps.decode(data) else { return }
+    precondition(SyncOps.encode(notebooks) == data, "a sync-ops frame that does not round-trip")
+    precondition(notebooks.count <= SyncOps.maximumNotebooks)
+    for notebook in notebooks.prefix(2) {
+      precondition(notebook.ops.count <= MembershipLimits.opsPerFrame)
+      var log = MembershipLog(notebook: notebook.id, verifier: MembershipCrypto())
+      for op in notebook.ops.prefix(8) { _ = try? log.insert(bytes: op) }
+      _ = log.state
     }
   }
 
