@@ -146,7 +146,7 @@ enum NetworkCommands {
       pseudonym and a tag that change every rotation period. It answers syncs from trusted
       devices. While the background-sync consent scope is granted it also keeps a
       connection open with every trusted device it can reach (live sync: at most 16, a
-      keepalive after about 24 s of quiet) and syncs on it every change stored here (by the
+      keepalive after 30 s of quiet) and syncs on it every change stored here (by the
       CLI, the page, a delivery or a sync) as soon as it commits; `status` and `peers` say
       which devices are connected live. With --sync-every it also syncs on that schedule
       (without the grant it waits, and says so). With --web it also

@@ -6,37 +6,40 @@ import Synchronization
 
 /// One connection `serve` keeps open with a trusted device (live sync): a sync as soon as it
 /// is up (what either side missed while apart), another each time `push` is called (a
-/// revision was stored here), and a `ping` after 23–25 s (jittered) in which nothing came
-/// from that device on any channel (`PeerActivity`: its own link to us counts, so of a
-/// pair's two links one pings), which the peer must answer within 5 s: a peer that went
-/// away without a word (asleep, unplugged) is noticed within 30 s, and the link ends so
-/// that the daemon dials it again.
+/// revision was stored here), and the keepalive of `LiveKeepalive`: of a pair, the device
+/// with the lower ID pings after 30 s in which nothing came from the other on any channel
+/// (`PeerActivity`: the other's own link to us counts) and gives it 3 s to answer; the
+/// other only expects that traffic, and gives the pinger up after 33 s without a frame
+/// (it pings itself only while the pinger's link to it is not open). A peer that went away
+/// without a word (asleep, unplugged) is noticed within 33 s (36 s by a listener without the
+/// peer's link), and the link ends so that the daemon dials it again.
 ///
 /// One thread drives the channel (`drive`); any thread may `push` or `close`. The store is
 /// opened once per link, for the daemon, and kept for its later syncs.
 final class LiveLink: Sendable {
-  /// Seconds of quiet before a keepalive ping, and the most added at random to each wait
-  /// (so that a pair's two links do not keep pinging at the same moments).
-  static let keepaliveSeconds = 23.0
-  static let keepaliveJitter = 2.0
-  /// Seconds the peer has to answer it.
-  static let pongSeconds = 5.0
   /// The longest a sync on the link waits for the peer's next frame: a peer that vanished
   /// in the middle of a push is noticed as soon as a silent one is (not after the
   /// connection's idle limit of 120 s).
-  static let syncQuietSeconds = keepaliveSeconds + keepaliveJitter + pongSeconds
+  static let syncQuietSeconds = LiveKeepalive.expectSeconds
 
   let peer: TrustedPeer
+  /// Whether this side pings, and when.
+  let keepalive: LiveKeepalive
   private let signal = DispatchSemaphore(value: 0)
   /// `owed`: a sync is due (true at first: the link's first sync); `closing`: end the link;
   /// `synced`: a sync on it succeeded; `probe`: a keepalive is due now (`check`).
-  private let state = Mutex((owed: true, closing: false, synced: false, probe: false))
+  private let state: Mutex<(owed: Bool, closing: Bool, synced: Bool, probe: Bool)>
 
+  /// When the peer was last heard from, and the clock the link waits on.
   let activity: PeerActivity
 
-  init(peer: TrustedPeer, activity: PeerActivity) {
+  /// A link from `local` to `peer`. `syncFirst` false: no sync until `push` (for tests of
+  /// the keepalive alone).
+  init(peer: TrustedPeer, local: DeviceID, activity: PeerActivity, syncFirst: Bool = true) {
     self.peer = peer
     self.activity = activity
+    keepalive = LiveKeepalive(local: local, peer: peer.deviceID)
+    state = Mutex((owed: syncFirst, closing: false, synced: false, probe: false))
   }
 
   /// A revision was stored here: the link syncs once more (calls while one runs make one).
@@ -46,8 +49,8 @@ final class LiveLink: Sendable {
   }
 
   /// The link may have died without a word (this machine's address changed; the peer
-  /// dialled us afresh, so its end of the pair was replaced): it pings now rather than after
-  /// the usual quiet, and ends within `pongSeconds` if nothing answers.
+  /// dialled us afresh, so its end of the pair was replaced): it pings now, whichever side
+  /// of the pair pings when idle, and ends within `pongSeconds` if nothing answers.
   func check() {
     state.withLock { $0.probe = true }
     signal.signal()
@@ -98,13 +101,21 @@ final class LiveLink: Sendable {
           continue
         }
         if !probe {
-          let quiet = activity.silence(of: peer.deviceID)
-          let wait = max(Self.keepaliveSeconds - quiet, 0) + Double.random(in: 0..<Self.keepaliveJitter)
-          guard signal.wait(timeout: .now() + wait) == .timedOut else { continue }
-          guard activity.silence(of: peer.deviceID) >= Self.keepaliveSeconds else { continue }
+          switch keepalive.step(
+            silence: activity.silence(of: peer.deviceID), peerLinkOpen: activity.isServing(peer.deviceID))
+          {
+          case .wait(let seconds):
+            _ = activity.clock.wait(for: signal, seconds: seconds)
+            continue
+          case .silent:
+            throw MemoPeerError(
+              .connection,
+              "nothing came from the peer for \(Int(LiveKeepalive.expectSeconds)) s (its keepalive is overdue)")
+          case .ping: break
+          }
         }
         try channel.send(pings.next())
-        guard pings.answers(try channel.receive(before: .after(seconds: Self.pongSeconds))) else {
+        guard pings.answers(try Self.answer(on: channel)) else {
           throw MemoPeerError(.connection, "the peer did not answer the keepalive")
         }
         activity.record(peer.deviceID)
@@ -112,6 +123,15 @@ final class LiveLink: Sendable {
         channel.close()
         return .failed(PeerSync.memoPeerError(error))
       }
+    }
+  }
+
+  /// The peer's next frame within `pongSeconds`; nil when none came in time.
+  private static func answer(on channel: any FrameChannel) throws(TransportError) -> Frame? {
+    do {
+      return try channel.receive(before: .after(seconds: LiveKeepalive.pongSeconds))
+    } catch let error where error.kind == .idleTimeout {
+      return nil
     }
   }
 }

@@ -34,6 +34,9 @@ public enum PeerSession {
     receiver: DeliveryReceiver? = nil, sync: SyncAnswerer? = nil, activity: PeerActivity? = nil
   ) throws(TransportError) {
     guard let peer = channel.peer else { return }
+    // While it is open, the peer's live link to us is where its keepalives arrive.
+    activity?.serving(peer)
+    defer { activity?.ended(peer) }
     var machine = SessionMachine(role: .server, hello: hello(identity))
     var actions = machine.start()
     while true {
@@ -150,7 +153,8 @@ public struct DaemonResponder: Sendable {
   public let receiptDelay: Double
   public let receiveLimits: ReceiveLimits
   public let syncBatch: SyncSession.BatchLimits
-  /// Told of every frame a peer sends (the live links' keepalives read it).
+  /// Told of every frame a peer sends and of the sessions open (the live links' keepalives
+  /// read it).
   public let activity: PeerActivity?
   let clock: @Sendable () -> Timestamp
 

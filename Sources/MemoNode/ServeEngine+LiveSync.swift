@@ -14,7 +14,7 @@ extension ServeEngine {
   static let liveDialTimeout = 5.0
 
   func syncLive() {
-    guard let trusted, let connector else { return }
+    guard let trusted, let connector, let local = identity?.deviceID else { return }
     let now = clock()
     // The consent is read once a second, so that `status` says what live sync does (a
     // revoke closes every link within that second), and again before any change is pushed.
@@ -48,7 +48,7 @@ extension ServeEngine {
         liveLinkPlan.ended(device, synced: false, now: now, random: Double.random(in: 0..<1))
         continue
       }
-      let link = LiveLink(peer: peer, activity: activity)
+      let link = LiveLink(peer: peer, local: local, activity: activity)
       liveLinks[device] = link
       Task.detached { [self] in
         let ready: PeerLink

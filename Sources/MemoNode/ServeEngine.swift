@@ -71,14 +71,15 @@ public actor ServeEngine {
   /// Loads the identity (and discovery key); fails with `locked` while the node is locked.
   let loadIdentity: @Sendable () throws -> NodeIdentity
   /// Held only while unlocked (or unprotected), dropped when the node locks.
-  private var identity: NodeIdentity?
+  private(set) var identity: NodeIdentity?
   private(set) var trusted: TrustedDevices?
   /// The connections this daemon's deliveries, scheduled syncs and live links hold, closed
   /// on lock.
   let sessions = LiveSessions()
   /// Trusted devices that completed a handshake, for `status` and the widget.
   let contacts = TrustedContacts()
-  /// When each device was last heard from, on any channel: the live links' keepalives.
+  /// When each device was last heard from, on any channel, and whose links to us are open:
+  /// the live links' keepalives.
   let activity = PeerActivity()
   let channels: any ChannelFactory
   let advertiser: any ServiceAdvertiser

@@ -19,8 +19,9 @@ import XCTest
 /// memo made, each once, and the last text written to each memo kept, as the memo or as one
 /// of its conflict copies.
 ///
-/// Each run takes about 6 s (links broken before their first sync wait out a growing
-/// pause). 12 runs (`make model`); 1 under `MEMO_PEER_MODEL_RUNS=small` (`make check`);
+/// Each run takes about 7 s of wall-clock time but little CPU (links broken before their
+/// first sync wait out a growing pause). 18 runs (`make model`: about 2 minutes in one of
+/// its workers); 1 under `MEMO_PEER_MODEL_RUNS=small` (`make check`);
 /// `MEMO_PEER_LIVE_MODEL_SEED` replays one run, `MEMO_PEER_LIVE_MODEL_RUNS` changes the count.
 final class LiveSyncModelTests: XCTestCase {
   static let deviceCount = 5
@@ -28,7 +29,7 @@ final class LiveSyncModelTests: XCTestCase {
 
   func testFiveEnginesConvergeAfterDelayReorderingAndBrokenLinks() async throws {
     var faulted = 0
-    for seed in try ModelSeeds.seeds("MEMO_PEER_LIVE_MODEL", full: 12, small: 1) {
+    for seed in try ModelSeeds.seeds("MEMO_PEER_LIVE_MODEL", full: 18, small: 1) {
       let run = try LiveSyncModelRun(seed: seed)
       faulted += try await run.play()
     }
