@@ -136,7 +136,7 @@ public struct OutboxDelivery: Sendable {
         try store.setOutboxState(entry.id, .expired)
         continue
       }
-      if let recipient = entry.recipientID, !recipients.contains(recipient) { recipients.append(recipient) }
+      if let recipient = entry.recipient, !recipients.contains(recipient) { recipients.append(recipient) }
     }
     return recipients
   }
@@ -145,7 +145,7 @@ public struct OutboxDelivery: Sendable {
   public func markWaiting(_ recipient: DeviceID, _ reason: String, only: String? = nil) throws {
     let store = try self.store.open()
     for entry in try store.outboxEntries()
-    where entry.recipientID == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+    where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
       try store.setOutboxState(entry.id, .waiting(reason))
     }
   }
@@ -201,7 +201,7 @@ public struct OutboxDelivery: Sendable {
     var due: [String] = []
     var expired: [(id: String, state: OutboxState)] = []
     for entry in try store.outboxEntries()
-    where entry.recipientID == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+    where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
       if entry.hasExpired(at: now) { expired.append((entry.id, .expired)) } else { due.append(entry.id) }
     }
     try store.setOutboxStates(expired)
@@ -243,7 +243,7 @@ public struct OutboxDelivery: Sendable {
     var round = Round()
     let now = clock()
     for entry in try store.outboxEntries()
-    where entry.recipientID == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+    where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
       if entry.hasExpired(at: now) {
         try store.setOutboxState(entry.id, .expired)
         continue
