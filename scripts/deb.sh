@@ -90,11 +90,13 @@ Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: memo-peer
 Upstream-Contact: the memo-peer maintainers
 Comment: memo-peer's own code includes no third-party code. The binary links
- the Swift runtime, Foundation and libdispatch statically from the Swift
- toolchain, under the Apache License 2.0 with the Swift Runtime Library
- Exception (SPDX: Apache-2.0 WITH Swift-exception), and with Foundation its
- copy of ICU (swift-foundation-icu), under the Unicode License v3 (SPDX:
- Unicode-3.0).
+ statically, from the Swift toolchain, the Swift runtime and standard library,
+ libdispatch and FoundationEssentials (swift-foundation, with its
+ _FoundationCShims and _FoundationCollections), all under the Apache License
+ 2.0 with the Swift Runtime Library Exception (SPDX: Apache-2.0 WITH
+ Swift-exception). It links neither full Foundation nor ICU
+ (swift-foundation-icu). Every other library it uses, libstdc++ included, is
+ Debian's and linked dynamically (see Depends).
 
 Files: *
 Copyright: 2026 the memo-peer authors
@@ -117,7 +119,12 @@ License: Apache-2.0
  found in "/usr/share/common-licenses/Apache-2.0".
 EOF
 date_r=$(date -R -u -d "@$SOURCE_DATE_EPOCH")
-maintainer="memo-peer maintainers <maintainers@users.noreply.a-seed-b96e9b02.example>"
+# Debian Policy 5.6.2 wants the maintainer's name and an RFC 822 address. The project has
+# no mail address, so the name is the project's maintainers and the domain is in .invalid,
+# which RFC 2606 and RFC 6761 reserve for names that never resolve: it says that no mail
+# reaches anyone there (.example is for examples in documentation). lintian's
+# bogus-mail-host asks only for a well-formed domain of two labels or more, so it passes.
+maintainer="memo-peer maintainers <maintainers@memo-peer.invalid>"
 printf 'memo-peer (%s) unstable; urgency=medium\n\n  * Release %s; see CHANGELOG.md.gz.\n\n -- %s  %s\n' \
   "$version" "$version" "$maintainer" "$date_r" | gzip -9n >"$doc/changelog.gz"
 

@@ -41,9 +41,9 @@ public struct Names: Sendable {
   public func isOther(_ id: NotebookID?) -> Bool { id.flatMap { notebooks[$0] }.map { !$0.isDefault } ?? false }
 }
 
-/// Trusted devices' names by compact device ID, for outbox and inbox listings; a device no
-/// longer trusted, or any device while the node is locked (the trust store is sealed then),
-/// shows as the start of its ID.
+/// Trusted devices' names, for outbox and inbox listings; a device no longer trusted, or
+/// any device while the node is locked (the trust store is sealed then), shows as the start
+/// of its compact ID.
 public struct PeerNames: Sendable {
   private let names: [DeviceID: String]
 
@@ -55,8 +55,13 @@ public struct PeerNames: Sendable {
     names = Dictionary(peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
   }
 
-  /// The name for a device ID as an outbox or inbox row holds it (compact text).
-  public subscript(stored: String) -> String {
-    DeviceID(stored).flatMap { names[$0] } ?? String(stored.prefix(8)) + "…"
+  /// The name for an outbox entry's recipient or an inbox entry's sender (nil: a row that
+  /// names no device).
+  public subscript(device: DeviceID?) -> String {
+    guard let device else { return Self.noDevice }
+    return names[device] ?? String(device.compact.prefix(8)) + "…"
   }
+
+  /// What a row that names no device shows as.
+  public static let noDevice = "no device"
 }

@@ -51,7 +51,7 @@ enum DeliveryCommands {
     let printer = LinePrinter()
     let sent = try context.app().delivery.send(
       source == "-"
-        ? .text { try MemoCommands.stdinBody(context, allowEmpty: false) }
+        ? .text { try MemoCommands.stdinBody(context, for: .send, allowEmpty: false) }
         : .memo(source),
       to: reference, expiresAfter: expires, wait: wait, prompt: console,
       note: { printer.error("memo-peer: \($0)") })

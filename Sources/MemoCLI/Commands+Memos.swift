@@ -218,7 +218,7 @@ enum MemoCommands {
     // Without options, the editor; with --pin or --unpin alone, only the pin changes.
     let newBody: NewBody?
     if arguments.has(EditOptions.stdin) {
-      newBody = .read { try stdinBody(context, allowEmpty: arguments.has(EditOptions.allowEmpty)) }
+      newBody = .read { try stdinBody(context, for: .edit, allowEmpty: arguments.has(EditOptions.allowEmpty)) }
     } else if change.isEmpty && pin == nil {
       newBody = .edit {
         try EditorSession.edit($0, environment: context.environment, privacy: TerminalViewer.editorPrivacy())
@@ -466,20 +466,16 @@ enum MemoCommands {
     if context.console.stdinIsTerminal {
       return try EditorSession.edit(initial, environment: context.environment, privacy: TerminalViewer.editorPrivacy())
     }
-    return try stdinBody(context, allowEmpty: context.arguments.has(NewOptions.allowEmpty))
+    return try stdinBody(context, for: .new, allowEmpty: context.arguments.has(NewOptions.allowEmpty))
   }
 
-  /// A memo's body from stdin: empty (or only white space) is refused unless `allowEmpty`,
-  /// since it is far more often a mistake (`memo-peer new < missing-file`, a pipe whose
-  /// writer failed) than a wish.
-  static func stdinBody(_ context: CommandContext, allowEmpty: Bool) throws -> String {
-    let body = try MemoRules.decodeUTF8(try context.console.readStdin(.memoBody), source: "stdin")
-    guard allowEmpty || !body.trimmingWhitespace.isEmpty else {
-      throw MemoPeerError(
-        .invalidInput, "stdin is empty: there is no text to save",
-        hint:
-          "pipe the memo's text in (echo 'text' | memo-peer new), or pass --allow-empty for a memo without a body")
-    }
+  /// A memo's body from stdin for `command`: empty (or only white space) is refused, with
+  /// that command's hint, unless `allowEmpty`.
+  static func stdinBody(_ context: CommandContext, for command: Console.MemoBodyCommand, allowEmpty: Bool) throws
+    -> String
+  {
+    let body = try MemoRules.decodeUTF8(try context.console.readStdin(.memoBody(command)), source: "stdin")
+    guard allowEmpty || !body.trimmingWhitespace.isEmpty else { throw command.emptyInput }
     return body
   }
 }

@@ -84,8 +84,8 @@ final class Console {
 
   /// What stdin carries, for its limit's message and hint.
   enum StdinUse {
-    /// A memo's body (`new`, `edit --stdin`, `send -`): 64 KiB.
-    case memoBody
+    /// A memo's body, for the command that reads it: 64 KiB.
+    case memoBody(MemoBodyCommand)
     /// The text to search for (`search --stdin`): 4 KiB.
     case searchText
 
@@ -98,14 +98,54 @@ final class Console {
 
     var tooLarge: MemoPeerError {
       switch self {
-      case .memoBody:
+      case .memoBody(let command):
         MemoPeerError(
           .tooLarge, "the memo on stdin is larger than the limit of \(limit) bytes (64 KiB)",
-          hint: "split it into several memos")
+          hint: command.tooLargeHint)
       case .searchText:
         MemoPeerError(
           .tooLarge, "the search text on stdin is longer than the limit of \(limit) bytes (4 KiB)",
           hint: "search for a shorter part of it")
+      }
+    }
+  }
+
+  /// The commands that read a memo's body from stdin, each with its own words for input
+  /// that is too large or empty (only `new` and `edit` take `--allow-empty`).
+  enum MemoBodyCommand {
+    /// `new`, with stdin not a terminal.
+    case new
+    /// `edit ID --stdin`.
+    case edit
+    /// `send - --to PEER`.
+    case send
+
+    var tooLargeHint: String {
+      switch self {
+      case .new: "split it into several memos"
+      case .edit: "keep the body under the limit and put the rest in a memo of its own"
+      case .send: "split it into several memos and send each"
+      }
+    }
+
+    /// Empty stdin (or only white space), refused: far more often a mistake (`< missing-file`,
+    /// a pipe whose writer failed) than a wish.
+    var emptyInput: MemoPeerError {
+      switch self {
+      case .new:
+        MemoPeerError(
+          .invalidInput, "stdin is empty: there is no text to save",
+          hint: "pipe the memo's text in (echo 'text' | memo-peer new), "
+            + "or pass --allow-empty for a memo of a title alone")
+      case .edit:
+        MemoPeerError(
+          .invalidInput, "stdin is empty: there is no new body to save",
+          hint: "pipe the new body in (echo 'text' | memo-peer edit ID --stdin), "
+            + "or pass --allow-empty to empty the body")
+      case .send:
+        MemoPeerError(
+          .invalidInput, "stdin is empty: there is no text to send",
+          hint: "pipe the memo's text in (echo 'text' | memo-peer send - --to PEER), or send a saved memo by its id")
       }
     }
   }

@@ -122,12 +122,7 @@ public struct OutboxDelivery: Sendable {
   }
 
   /// What one round did for a peer.
-  public struct Round: Sendable, Equatable {
-    public var delivered = 0
-    public var pending = 0
-    /// Why the round stopped without delivering everything (nil: nothing left).
-    public var waitingFor: String?
-  }
+  public typealias Round = DeliverySender.Round
 
   /// Recipients with pending entries (expiring the overdue ones first).
   public func pendingRecipients() throws -> [DeviceID] {
@@ -141,7 +136,7 @@ public struct OutboxDelivery: Sendable {
         try store.setOutboxState(entry.id, .expired)
         continue
       }
-      if let recipient = entry.recipientID, !recipients.contains(recipient) { recipients.append(recipient) }
+      if let recipient = entry.recipient, !recipients.contains(recipient) { recipients.append(recipient) }
     }
     return recipients
   }
@@ -150,7 +145,7 @@ public struct OutboxDelivery: Sendable {
   public func markWaiting(_ recipient: DeviceID, _ reason: String, only: String? = nil) throws {
     let store = try self.store.open()
     for entry in try store.outboxEntries()
-    where entry.recipientID == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+    where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
       try store.setOutboxState(entry.id, .waiting(reason))
     }
   }
@@ -196,105 +191,51 @@ public struct OutboxDelivery: Sendable {
     return try sendOneByOne(over: link, to: recipient, only: only, store: store)
   }
 
-  /// Delivery version 2 (docs/PROTOCOL.md, "Batched delivery"): up to 256 entries and 1 MiB
-  /// per `deliver-batch`, with at most `batchWindow` batches sent ahead of their receipts (so
-  /// the sender reads and seals the next batch while the receiver stores this one). Each
-  /// batch's entries are marked `sending` in one transaction before it is sent and get their
-  /// fates from its one `batch-receipt` in another; an answer that is not a receipt for
-  /// exactly the oldest batch in flight marks nothing delivered (every entry in flight
-  /// waits, and its retransmission is recognised).
+  /// Delivery version 2 (docs/PROTOCOL.md, "Batched delivery"): the driver of a
+  /// `DeliverySender`, which decides the batches, the window and what each answer proves;
+  /// this lists the entries due (expiring the overdue ones), opens each memo, records the
+  /// states it is told to and carries the frames. A store that fails throws, leaving every
+  /// entry in flight `sending` (pending, offered again).
   func sendBatches(over link: PeerLink, to recipient: DeviceID, only: String?, store: MemoStore) throws -> Round {
-    var round = Round()
     let now = clock()
-    var pending: [OutboxEntry] = []
+    var due: [String] = []
     var expired: [(id: String, state: OutboxState)] = []
     for entry in try store.outboxEntries()
-    where entry.recipientID == recipient && entry.state.isPending && (only == nil || entry.id == only) {
-      if entry.hasExpired(at: now) { expired.append((entry.id, .expired)) } else { pending.append(entry) }
+    where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+      if entry.hasExpired(at: now) { expired.append((entry.id, .expired)) } else { due.append(entry.id) }
     }
     try store.setOutboxStates(expired)
-    var next = 0
-    var inFlight: [[String]] = []
-    /// Every entry in flight waits with `waiting`; the round ends for `reason`.
-    func stop(_ waiting: String, _ reason: String) throws -> Round {
-      let ids = inFlight.flatMap { $0 }
-      try store.setOutboxStates(ids.map { ($0, .waiting(waiting)) })
-      round.pending += ids.count
-      round.waitingFor = reason
-      return round
-    }
+    var machine = DeliverySender(entries: due)
+    var actions = machine.start()
     while true {
-      while inFlight.count < Self.batchWindow && next < pending.count {
-        var ids: [String] = []
-        var encoded: [[UInt8]] = []
-        var bytes = DeliveryMessage.Batch.overheadBytes
-        while next < pending.count && ids.count < DeliveryMessage.maximumBatchEntries {
-          let id = pending[next].id
-          let entry = DeliveryMessage.Batch.encodedEntry(id: id, memo: try store.outboxContent(id))
-          guard bytes + entry.count + 1 <= DeliveryMessage.maximumBatchBytes else {
-            guard ids.isEmpty else { break }  // the next batch starts with it
-            // Larger than any frame carries on its own: no peer could take it.
-            try store.setOutboxState(id, .failed("peer refused: \(RefusalReason.tooLarge.explanation)"))
-            next += 1
-            continue
+      var next = 0
+      while next < actions.count {
+        let action = actions[next]
+        next += 1
+        switch action {
+        case .read(let id): actions += machine.handle(.read(try store.outboxContent(id)))
+        case .markSending(let ids): try store.setOutboxStates(ids.map { ($0, .sending) }, attempted: true)
+        case .record(let changes):
+          let time = clock()
+          try store.setOutboxStates(changes.map { ($0.id, $0.fate.state(at: time)) })
+        case .send(let frame):
+          do throws(TransportError) {
+            try link.channel.send(frame)
+            actions += machine.handle(.sent)
+          } catch {
+            actions += machine.handle(.closed)
           }
-          ids.append(id)
-          encoded.append(entry)
-          bytes += entry.count + 1
-          next += 1
-        }
-        guard !ids.isEmpty else { continue }
-        try store.setOutboxStates(ids.map { ($0, .sending) }, attempted: true)
-        inFlight.append(ids)
-        do throws(TransportError) {
-          try link.channel.send(Frame(.deliverBatch, payload: DeliveryMessage.Batch.payload(encodedEntries: encoded)))
-        } catch {
-          return try stop("peer not reachable", "peer not reachable")
+        case .finish(let round): return round
         }
       }
-      guard let ids = inFlight.first else { return round }
-      let answer: Frame?
-      do throws(TransportError) { answer = try link.channel.receive() } catch { answer = nil }
-      switch DeliveryExchange.batchAnswer(answer, to: ids) {
-      case .answered(let answers):
-        let time = clock()
-        var changes: [(id: String, state: OutboxState)] = []
-        for (id, answer) in zip(ids, answers) {
-          switch answer {
-          case .delivered:
-            changes.append((id, .delivered(time)))
-            round.delivered += 1
-          case .refused(let reason) where reason.isFinal:
-            changes.append((id, .failed("peer refused: \(reason.explanation)")))
-          case .refused(let reason):
-            changes.append((id, .waiting("peer refused: \(reason.explanation)")))
-            round.pending += 1
-            round.waitingFor = "peer refused: \(reason.explanation)"
-          case .protocolError, .unreachable:
-            changes.append((id, .waiting("peer not reachable")))
-            round.pending += 1
-          }
-        }
-        try store.setOutboxStates(changes)
-        inFlight.removeFirst()
-      case .unsupportedVersion:
-        return try stop(
-          "the peer does not take this delivery version (update memo-peer on both devices)", "protocol error")
-      case .protocolError(let why):
-        // A receipt that is not exactly this batch's proves nothing about its entries.
-        return try stop("the peer broke the delivery protocol: \(why)", "protocol error")
-      case .ended:
-        return try stop("peer not reachable", "protocol error")
-      case .unreachable:
-        return try stop("peer not reachable", "peer not reachable")
-      }
+      actions.removeAll(keepingCapacity: true)
+      // Every read and send was answered, so the machine waits for the receiver.
+      precondition(machine.needsFrame, "a delivery sender that neither finished nor waits for a frame")
+      let frame: Frame?
+      do throws(TransportError) { frame = try link.channel.receive() } catch { frame = nil }
+      actions = machine.handle(frame.map { .frame($0) } ?? .closed)
     }
   }
-
-  /// Batches sent ahead of their receipts: two, so that packing the next batch overlaps with
-  /// the receiver storing this one. The receiver reads one frame at a time, so the second
-  /// waits in the connection's buffers (at most 1 MiB more); its receipt is small.
-  static let batchWindow = 2
 
   /// Delivery version 1, for a peer that does not take batches: one entry at a time, each
   /// waiting for its answer.
@@ -302,7 +243,7 @@ public struct OutboxDelivery: Sendable {
     var round = Round()
     let now = clock()
     for entry in try store.outboxEntries()
-    where entry.recipientID == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+    where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
       if entry.hasExpired(at: now) {
         try store.setOutboxState(entry.id, .expired)
         continue

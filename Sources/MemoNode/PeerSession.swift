@@ -69,8 +69,9 @@ public enum PeerSession {
           )
         case .answerSync(let hello):
           guard let sync else { throw TransportError(.protocolViolation, "this node does not answer syncs") }
+          // A sync that broke throws: its frames ran outside the machine, so the channel ends.
           try sync.answer(hello, over: channel, from: peer)
-          actions += machine.handle(.synced(ok: true))
+          actions += machine.handle(.synced)
         case .answerHistory(let notebook, let memo):
           for frame in sync?.history(of: memo, in: notebook, for: peer) ?? HistoryFetch.answer([], bindings: []) {
             try channel.send(frame)

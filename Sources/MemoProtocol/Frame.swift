@@ -48,7 +48,11 @@ public struct Frame: Equatable, Sendable {
     case syncAck = 34
     /// Sync: the sender has sent everything; carries its knowledge.
     case syncDone = 35
-    /// Sync: the answerer will not sync now (locked, another version, storage).
+    /// Sync: either side ends the sync, with a reason code (`SyncRefuseReason`): the
+    /// answerer will not sync now (locked, storage), either side speaks another version,
+    /// or either side refuses data the other sent that breaks a rule (malformed, out of
+    /// range, a forbidden revision, too many replicas, copies or held deletes, a frame out
+    /// of order); nothing of the message at fault is committed.
     case syncRefuse = 36
     /// Sync version 3: the membership-log ops the peer lacks, per notebook (`SyncOps`,
     /// binary), after the hellos.

@@ -6,14 +6,12 @@ import MemoProtocol
 /// One outbox entry as `outbox` shows it (the memo stays sealed until it is sent).
 public struct OutboxEntry: Sendable, Equatable {
   public var id: String
-  /// The recipient's device ID as the row holds it (compact form; part of the entry's
-  /// sealed context, so kept as written, also by an older version).
-  public var recipient: String
+  /// The recipient; nil for a row that names no device (no memo-peer wrote one, but the
+  /// schema 1–2 fixtures hold some): it can reach nobody, and is listed to be cancelled.
+  public var recipient: DeviceID?
   public var created: Timestamp
   public var expires: Timestamp?
   public var state: OutboxState
-  /// The recipient, nil for a row whose text is not a device ID (it can reach nobody).
-  public var recipientID: DeviceID? { DeviceID(recipient) }
   public var attempts: Int
 
   /// Pending, but past its expiry time.
@@ -23,13 +21,13 @@ public struct OutboxEntry: Sendable, Equatable {
 /// One inbox entry, opened.
 public struct InboxEntry: Sendable, Equatable {
   public var id: String
-  /// The sender's device ID as the row holds it (compact form; part of the entry's sealed
-  /// context).
-  public var sender: String
+  /// The sender; nil for a row that names no device (as `OutboxEntry.recipient`): listed
+  /// to be dropped, never accepted.
+  public var sender: DeviceID?
   public var received: Timestamp
   public var memo: DeliveryMessage.Content
-  /// The sender, nil for a row whose text is not a device ID.
-  public var senderID: DeviceID? { DeviceID(sender) }
+  /// `sender`, under the name it had while `sender` was the row's text.
+  public var senderID: DeviceID? { sender }
 }
 
 /// What the receiver did with a delivery.
@@ -52,7 +50,7 @@ extension MemoStore {
     let id = MemoID().rawValue
     try batch {
       try enqueue(
-        QueuedPayload(id: id, peer: recipient.compact, payload: DeliveryMessage.encode(memo), time: now), in: .outbox)
+        QueuedPayload(id: id, peer: recipient, payload: DeliveryMessage.encode(memo), time: now), in: .outbox)
       try sql {
         let update = try db.prepare("UPDATE outbox SET expires = ? WHERE id = ?")
         try update.bind([expires.map { .integer($0) } ?? .null, .text(id)])
@@ -71,7 +69,7 @@ extension MemoStore {
       while try query.step() {
         result.append(
           OutboxEntry(
-            id: query.text(0), recipient: query.text(1), created: query.int64(2),
+            id: query.text(0), recipient: DeviceID(query.text(1)), created: query.int64(2),
             expires: query.isNull(3) ? nil : query.int64(3),
             state: OutboxState.parse(query.text(4), delivered: query.isNull(6) ? nil : query.int64(6)),
             attempts: Int(query.int64(5))))
@@ -82,11 +80,11 @@ extension MemoStore {
 
   /// The sealed memo of an outbox entry, opened for sending.
   public func outboxContent(_ id: String) throws -> DeliveryMessage.Content {
-    let row = try sql { () -> QueuedPayload? in
+    let row = try sql { () -> QueueRow? in
       try db.withCached("SELECT recipient, payload, created FROM outbox WHERE id = ?") { query in
         try query.bind(1, id)
         guard try query.step() else { return nil }
-        return QueuedPayload(id: id, peer: query.text(0), payload: query.blob(1), time: query.int64(2))
+        return QueueRow(id: id, peer: query.text(0), payload: query.blob(1), time: query.int64(2))
       }
     }
     guard let row else {
@@ -101,7 +99,7 @@ extension MemoStore {
         .integrity, "outbox entry \(id) failed the integrity check (tampered, truncated or moved)",
         diagnostics: "\(error)")
     }
-    return try Self.content(of: QueuedPayload(id: id, peer: row.peer, payload: payload, time: row.time))
+    return try Self.content(of: QueueRow(id: id, peer: row.peer, payload: payload, time: row.time))
   }
 
   /// One outbox entry's state, without opening its memo.
@@ -188,10 +186,10 @@ extension MemoStore {
         _ = try MemoRules.validated(
           MemoDraft(title: memo.title, body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate))
         try enqueue(
-          QueuedPayload(id: id, peer: sender.compact, payload: DeliveryMessage.encode(memo), time: now), in: .inbox)
+          QueuedPayload(id: id, peer: sender, payload: DeliveryMessage.encode(memo), time: now), in: .inbox)
         place = "inbox"
       case .memos:
-        _ = try storeDelivered(memo, entryID: id, from: sender.compact, now: now)
+        _ = try storeDelivered(memo, entryID: id, from: sender, now: now)
         try logAccepted(from: sender, now: now)
         place = "memos"
       }
@@ -262,13 +260,13 @@ extension MemoStore {
   ) throws -> String {
     let place: String
     if toMemos {
-      _ = try storeDelivered(memo, entryID: id, from: sender.compact, now: now)
+      _ = try storeDelivered(memo, entryID: id, from: sender, now: now)
       try logAccepted(from: sender, now: now)
       place = "memos"
     } else {
       _ = try MemoRules.validated(
         MemoDraft(title: memo.title, body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate))
-      try enqueue(QueuedPayload(id: id, peer: sender.compact, payload: payload, time: now), in: .inbox)
+      try enqueue(QueuedPayload(id: id, peer: sender, payload: payload, time: now), in: .inbox)
       place = "inbox"
     }
     try sql {
@@ -291,23 +289,29 @@ extension MemoStore {
 
   /// Entries waiting in the inbox, oldest first.
   public func inboxEntries() throws -> [InboxEntry] {
-    try entries(in: .inbox).map { entry in
-      InboxEntry(id: entry.id, sender: entry.peer, received: entry.time, memo: try Self.content(of: entry))
+    try rows(in: .inbox).map { row in
+      InboxEntry(id: row.id, sender: DeviceID(row.peer), received: row.time, memo: try Self.content(of: row))
     }
   }
 
   /// Moves an inbox entry into the memos, keeping its id, its sender (as origin) and the
   /// time it was sent. One transaction: the entry is in the inbox or in the memos, never both.
-  /// Returns the memo as stored (under the id `storeDelivered` chose).
+  /// Returns the memo as stored (under the id `storeDelivered` chose). An entry that names
+  /// no device is refused (it can only be dropped).
   @discardableResult
   public func acceptInboxEntry(_ text: String) throws -> Memo {
     let entry = try resolveInboxEntry(text)
+    guard let sender = entry.sender else {
+      throw MemoPeerError(
+        .invalidInput, "inbox entry \(entry.id.prefix(8)) names no device it came from",
+        hint: "`memo-peer inbox drop \(entry.id.prefix(8))` removes it")
+    }
     let id = try batch {
-      let id = try storeDelivered(entry.memo, entryID: entry.id, from: entry.sender, now: entry.received)
+      let id = try storeDelivered(entry.memo, entryID: entry.id, from: sender, now: entry.received)
       try deleteInboxRow(entry.id)
       return id
     }
-    return try loadRow(id) ?? Self.memo(id, entry.memo, from: entry.sender)
+    return try loadRow(id) ?? Self.memo(id, entry.memo, from: sender)
   }
 
   /// Stores a delivered memo and returns its id: as the sent memo's own revision when it
@@ -315,14 +319,13 @@ extension MemoStore {
   /// named by the entry id (`deliveredMemoID`). Runs inside the caller's transaction. A
   /// revision that breaks a sync rule is refused as invalid input.
   private func storeDelivered(
-    _ content: DeliveryMessage.Content, entryID: String, from sender: String, now: Timestamp
+    _ content: DeliveryMessage.Content, entryID: String, from sender: DeviceID, now: Timestamp
   ) throws
     -> MemoID
   {
     let claimed: SyncRevision?
     do { claimed = try DeliveryMessage.revision(of: content) } catch { throw Self.invalidDelivery(error) }
-    guard let claimed, let device = DeviceID(sender),
-      let revision = try signedRevision(claimed, of: content, from: device, now: now)
+    guard let claimed, let revision = try signedRevision(claimed, of: content, from: sender, now: now)
     else {
       let id = Self.deliveredMemoID(entryID: entryID, sender: sender)
       _ = try importMemo(Self.memo(id, content, from: sender))
@@ -333,7 +336,7 @@ extension MemoStore {
       // and what would delete or empty a memo waits for the guard like any removal.
       var budget = ReplicaBudget(known: try knownReplicas())
       try budget.admit(revision.head.dot.origin)
-      _ = try applyRemote(revision, holdingFor: device, receiver: try receiver())
+      _ = try applyRemote(revision, holdingFor: sender, receiver: try receiver())
     } catch let error as SyncViolation {
       throw Self.invalidDelivery(error)
     }
@@ -380,8 +383,8 @@ extension MemoStore {
   /// The memo id of a delivery that names no revision: the entry id when it is a UUID (as
   /// every memo-peer sender makes them), else one derived from the sender and the entry id
   /// (a peer may send any id of up to 64 bytes): the same on every path that stores it.
-  static func deliveredMemoID(entryID: String, sender: String) -> MemoID {
-    MemoID(canonical: entryID) ?? hashedID("memo-peer/1\0delivered\0\(sender)\0\(entryID)")
+  static func deliveredMemoID(entryID: String, sender: DeviceID) -> MemoID {
+    MemoID(canonical: entryID) ?? hashedID("memo-peer/1\0delivered\0\(sender.compact)\0\(entryID)")
   }
 
   /// Removes an inbox entry; a retransmission of it is still recognised (and not stored).
@@ -421,7 +424,7 @@ extension MemoStore {
 
   /// An entry's memo. Entries queued before delivery existed (schema 1 and 2 fixtures) hold
   /// plain UTF-8 text rather than a JSON memo: it becomes the body, sent at queueing time.
-  static func content(of entry: QueuedPayload) throws -> DeliveryMessage.Content {
+  static func content(of entry: QueueRow) throws -> DeliveryMessage.Content {
     if let content = DeliveryMessage.decode(entry.payload) { return content }
     let body = try MemoRules.decodeUTF8(entry.payload, source: "outbox entry \(entry.id)")
     let valid = try MemoRules.validated(MemoDraft(title: "", body: body))
@@ -455,9 +458,9 @@ extension MemoStore {
     }
   }
 
-  static func memo(_ id: MemoID, _ content: DeliveryMessage.Content, from sender: String) -> Memo {
+  static func memo(_ id: MemoID, _ content: DeliveryMessage.Content, from sender: DeviceID) -> Memo {
     Memo(
       id: id, title: content.title, body: content.body, tags: content.tags, created: content.sent,
-      updated: content.sent, isPrivate: content.isPrivate, revision: 1, origin: sender)
+      updated: content.sent, isPrivate: content.isPrivate, revision: 1, origin: sender.compact)
   }
 }

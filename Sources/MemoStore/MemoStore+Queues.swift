@@ -7,18 +7,28 @@ import MemoCrypto
 public struct QueuedPayload: Sendable, Equatable {
   public var id: String
   /// The recipient (outbox) or sender (inbox) device.
-  public var peer: String
+  public var peer: DeviceID
   public var payload: [UInt8]
   public var time: Timestamp
 
-  /// `peer` is the device's compact ID as the row holds it (it is part of the sealed
-  /// context, so an older row keeps exactly what it was written with).
-  public init(id: String, peer: String, payload: [UInt8], time: Timestamp) {
+  public init(id: String, peer: DeviceID, payload: [UInt8], time: Timestamp) {
     self.id = id
     self.peer = peer
     self.payload = payload
     self.time = time
   }
+}
+
+/// A queue row as its table holds it, opened: the peer as the text it was written with.
+/// Every memo-peer wrote `DeviceID.compact` there; the text is part of the row's sealed
+/// context, so it is read back exactly as written, and converted to a `DeviceID` only
+/// above this (`OutboxEntry`, `InboxEntry`). Only the schema 1–2 fixtures hold rows that
+/// name no device.
+struct QueueRow: Sendable, Equatable {
+  var id: String
+  var peer: String
+  var payload: [UInt8]
+  var time: Timestamp
 }
 
 extension MemoStore {
@@ -38,6 +48,11 @@ extension MemoStore {
 
   /// Adds a payload, sealed with additional data binding its entry id and peer.
   public func enqueue(_ entry: QueuedPayload, in queue: Queue) throws {
+    try enqueue(QueueRow(id: entry.id, peer: entry.peer.compact, payload: entry.payload, time: entry.time), in: queue)
+  }
+
+  /// Adds a row with its peer's text as given (the device's compact ID, or a fixture's).
+  func enqueue(_ entry: QueueRow, in queue: Queue) throws {
     let sealer = try sealer()
     let sealed: [UInt8]
     do { sealed = try sealer.seal(entry.payload, associatedData: queue.context(id: entry.id, peer: entry.peer)) } catch
@@ -56,14 +71,14 @@ extension MemoStore {
     }
   }
 
-  /// Every entry of a queue, opened, oldest first.
-  public func entries(in queue: Queue) throws -> [QueuedPayload] {
+  /// Every row of a queue, opened, oldest first.
+  func rows(in queue: Queue) throws -> [QueueRow] {
     let sealer = try sealer()
     return try sql {
       let query = try db.prepare(
         "SELECT id, \(queue.peerColumn), payload, \(queue.timeColumn) FROM \(queue.table) "
           + "ORDER BY \(queue.timeColumn), id")
-      var result: [QueuedPayload] = []
+      var result: [QueueRow] = []
       while try query.step() {
         let id = query.text(0)
         let peer = query.text(1)
@@ -73,7 +88,7 @@ extension MemoStore {
             .integrity, "\(queue.table) entry \(id) failed the integrity check (tampered, truncated or moved)",
             diagnostics: "\(error)")
         }
-        result.append(QueuedPayload(id: id, peer: peer, payload: payload, time: query.int64(3)))
+        result.append(QueueRow(id: id, peer: peer, payload: payload, time: query.int64(3)))
       }
       return result
     }

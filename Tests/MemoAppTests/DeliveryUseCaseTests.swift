@@ -1,5 +1,7 @@
 import MemoApp
 import MemoCore
+import MemoPresentation
+import MemoProtocol
 import MemoStore
 import XCTest
 
@@ -27,6 +29,40 @@ final class DeliveryUseCaseTests: XCTestCase {
       }, to: "desk", prompt: NobodyToAsk())
     XCTAssertTrue(read)
     XCTAssertEqual(try node.app().delivery.outbox().map(\.id), [sent.entry.id, text.entry.id])
+  }
+
+  /// `outbox --json` and `inbox --json` (and the page's inbox) name devices by their
+  /// compact ID, byte for byte as when the store handed out the IDs as the rows' text; a
+  /// device not trusted here is named by the ID's first 8 characters.
+  func testTheOutboxAndInboxJSONNameDevicesAsBefore() throws {
+    let node = try AppFixture()
+    let memo = try node.memo("for the desk", title: "Desk")
+    try node.app().trustStore.update { try $0.trust(SyncUseCaseTests.desk) }
+    let sent = try node.app().delivery.send(.memo(memo.id.short), to: "desk", prompt: NobodyToAsk())
+    let desk = SyncUseCaseTests.desk.deviceID.compact
+    let names = try node.app().peerNames()
+    let outbox = OutboxJSON(entries: try node.app().delivery.outbox().map { .init($0, name: names[$0.recipient]) })
+    XCTAssertEqual(
+      String(decoding: JSONOutput.encode(outbox), as: UTF8.self),
+      #"{"entries":[{"attempts":0,"created":"\#(TimeText.iso(sent.entry.created))","device_id":"\#(desk)","#
+        + #""id":"\#(sent.entry.id)","state":"queued","to":"desk"}],"schema":1}"# + "\n")
+
+    let stranger = try XCTUnwrap(DeviceID(String(repeating: "B", count: 51) + "Q"))
+    let content = DeliveryMessage.Content(title: "Hi", body: "b", tags: ["x"], isPrivate: false, sent: 1_000)
+    let store = try node.app().store()
+    for (id, sender) in [("e-1", stranger), ("e-2", SyncUseCaseTests.desk.deviceID)] {
+      _ = try store.receiveDelivery(
+        id: id, from: sender, memo: content, size: 10, policy: nil, limits: ReceiveLimits(), now: 2_000)
+    }
+    let inbox = InboxJSON(try node.app().delivery.inbox(), names: try node.app().peerNames())
+    let entry = { (id: String, from: String, device: String) in
+      #"{"device_id":"\#(device)","from":"\#(from)","id":"\#(id)","received":"\#(TimeText.iso(2_000))","#
+        + #""sent":"\#(TimeText.iso(1_000))","tags":["x"],"title":"Hi"}"#
+    }
+    XCTAssertEqual(
+      String(decoding: JSONOutput.encode(inbox), as: UTF8.self),
+      #"{"entries":["# + entry("e-1", "BBBBBBBB…", stranger.compact) + "," + entry("e-2", "desk", desk)
+        + #"],"schema":1}"# + "\n")
   }
 
   func testAnEntryPastItsExpiryIsExpiredAndCanBeRetriedOrCancelledOnce() throws {

@@ -59,6 +59,46 @@ final class CLIEdgeTests: XCTestCase {
     XCTAssertEqual(try cli.run(["edit", id, "--stdin", "--allow-empty", "--title", "Empty now"], stdin: []).status, 0)
   }
 
+  /// `new`, `edit --stdin` and `send -` each refuse empty input with their own hint: only
+  /// the two that take `--allow-empty` offer it, each names itself and no other command,
+  /// and nothing is saved or queued. Input over the limit gets each one's own hint too.
+  func testEmptyInputGetsEachCommandsOwnHint() throws {
+    let cli = try CLIProcess()
+    XCTAssertEqual(try cli.run(["trust", "add", DeliveryCommandTests.peerID, "--name", "bee"]).status, 0)
+    let id = try cli.new("Keep this text\n")
+    let cases: [(arguments: [String], hint: String, takesAllowEmpty: Bool, tooLarge: String)] = [
+      (["new"], "echo 'text' | memo-peer new), or pass --allow-empty", true, "split it into several memos"),
+      (
+        ["edit", id, "--stdin"], "echo 'text' | memo-peer edit ID --stdin), or pass --allow-empty", true,
+        "keep the body under the limit"
+      ),
+      (["send", "-", "--to", "bee"], "echo 'text' | memo-peer send - --to PEER)", false, "send each"),
+    ]
+    for (arguments, hint, takesAllowEmpty, tooLarge) in cases {
+      let named = "memo-peer " + arguments[0]
+      for stdin in ["", " \n\t\n"] {
+        let result = try cli.run(arguments, stdin: Array(stdin.utf8))
+        XCTAssertEqual(result.status, 4, "\(arguments): \(result.stderr)")
+        XCTAssertTrue(result.stderr.contains("stdin is empty"), result.stderr)
+        XCTAssertTrue(result.stderr.contains(hint), "\(arguments): \(result.stderr)")
+        XCTAssertEqual(result.stderr.contains("--allow-empty"), takesAllowEmpty, "\(arguments): \(result.stderr)")
+        for other in ["memo-peer new", "memo-peer edit", "memo-peer send"] where other != named {
+          XCTAssertFalse(result.stderr.contains(other), "\(arguments) names \(other): \(result.stderr)")
+        }
+      }
+      let large = try cli.run(arguments, stdin: Array(repeating: 0x61, count: 70_000))
+      XCTAssertEqual(large.status, 4, "\(arguments): \(large.stderr)")
+      XCTAssertTrue(
+        large.stderr.contains("65536 bytes (64 KiB)") && large.stderr.contains(tooLarge),
+        "\(arguments): \(large.stderr)")
+    }
+    XCTAssertEqual(try cli.listedIDs().count, 1, "no memo was made")
+    XCTAssertEqual(
+      try cli.json(["show", id])["memo"].flatMap { ($0 as? [String: Any])?["body"] as? String }, "Keep this text\n")
+    XCTAssertEqual((try cli.json(["outbox"])["entries"] as? [Any])?.count, 0, "nothing was queued")
+    XCTAssertNotEqual(try cli.run(["send", "-", "--to", "bee", "--allow-empty"], stdin: []).status, 0)
+  }
+
   func testAMistypedHomeIsRefusedUnlessInit() throws {
     let cli = try CLIProcess()
     let missing = cli.home + "/nodd"

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoStore
+import MemoTestSupport
 import XCTest
 
 /// `memo-peer widget` as a status bar runs it.
@@ -36,10 +37,10 @@ final class WidgetCLITests: XCTestCase {
     _ = try cli.new("Later memo\nx")
     let store = try MemoStore.open(paths: try NodePaths.resolve(environment: cli.environment))
     try store.enqueue(
-      QueuedPayload(id: "e1", peer: "p", payload: [1], time: 1),
+      QueuedPayload(id: "e1", peer: TestDevices.id(named: "P"), payload: [1], time: 1),
       in: .outbox)
     try store.enqueue(
-      QueuedPayload(id: "e2", peer: "p", payload: [2], time: 2),
+      QueuedPayload(id: "e2", peer: TestDevices.id(named: "P"), payload: [2], time: 2),
       in: .outbox)
     XCTAssertEqual(try cli.run(["widget"]).stdout, "Later memo · 0 online · 2 waiting\n")
     XCTAssertEqual(try cli.run(["edit", pinned, "--pin"]).status, 0)

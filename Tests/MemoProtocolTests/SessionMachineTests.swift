@@ -69,7 +69,7 @@ final class SessionMachineTests: XCTestCase {
         case .refusedDelivery(_, let violation): refusedDeliveries.append(violation)
         case .answerSync(let frame):
           syncs.append(frame)
-          pending += machine.handle(.synced(ok: true))
+          pending += machine.handle(.synced)
         case .answerHistory(let notebook, let memo):
           historyAsks.append("\(notebook.rawValue) \(memo.rawValue)")
           for frame in HistoryFetch.answer(history, bindings: []) {
@@ -238,6 +238,31 @@ final class SessionMachineTests: XCTestCase {
     server.feed([hello, Frame(.ping, payload: [7])], bytewise: true)
     XCTAssertEqual(server.syncs, [hello])
     XCTAssertEqual(server.sent.last, Frame(.pong, payload: [7]))
+  }
+
+  /// `.synced` answers a sync and nothing else, and each store answer only the work it was
+  /// asked for: given with no work awaited, or while a delivery is stored, they change
+  /// nothing (the delivery is still answered, the session still serves).
+  func testEachStoreAnswerCountsOnlyForTheWorkItAnswers() throws {
+    var (_, server) = greeted()
+    XCTAssertEqual(server.machine.handle(.synced), [])
+    let memo = DeliveryMessage.Content(title: "t", body: "b", tags: [], isPrivate: false, sent: 1)
+    let stored = DeliveryExchange.Stored.stored(place: "inbox", duplicate: false)
+    XCTAssertEqual(
+      server.machine.receive(bytes: DeliveryExchange.deliver(id: "e1", memo: memo).encoded()),
+      [.deliver(DeliveryMessage.Deliver(id: "e1", memo: memo))])
+    XCTAssertEqual(server.machine.handle(.synced), [])
+    XCTAssertEqual(server.machine.handle(.deliveredBatch([])), [])
+    XCTAssertEqual(
+      server.machine.handle(.delivered(stored)), [.send(try XCTUnwrap(DeliveryExchange.answer(stored, id: "e1")))])
+    let hello = Frame(.syncHello, payload: Array("{}".utf8))
+    XCTAssertEqual(server.machine.receive(bytes: hello.encoded()), [.answerSync(hello)])
+    XCTAssertEqual(server.machine.handle(.delivered(stored)), [])
+    XCTAssertEqual(server.machine.handle(.synced), [])
+    XCTAssertEqual(server.machine.handle(.synced), [])
+    XCTAssertEqual(
+      server.machine.receive(bytes: Frame(.ping, payload: [1]).encoded()), [.send(Frame(.pong, payload: [1]))])
+    XCTAssertFalse(server.machine.isFinished)
   }
 
   // MARK: - History from a relay

@@ -21,7 +21,7 @@ extension SyncStoreTests {
     for other in others { try a.delete(other.id, now: 2) }
     _ = try sync(a, into: b, guard: MassDeleteGuard())
     try b.enqueue(
-      QueuedPayload(id: "entry-1", peer: TestDevices.id(named: "SENDER").compact, payload: Array("x".utf8), time: 3),
+      QueuedPayload(id: "entry-1", peer: TestDevices.id(named: "SENDER"), payload: Array("x".utf8), time: 3),
       in: .inbox
     )
     let after = try b.alertSnapshot()

@@ -341,12 +341,33 @@ final class MemoStoreTests: XCTestCase {
   func testQueuesAreSealedAndBoundToTheirPeer() throws {
     let node = try TemporaryNode()
     let store = try node.open()
-    let entry = QueuedPayload(
-      id: "e1", peer: "device-b", payload: Array("QUEUED-SECRET".utf8), time: 5)
+    let peer = TestDevices.id(named: "B")
+    let entry = QueuedPayload(id: "e1", peer: peer, payload: Array("QUEUED-SECRET".utf8), time: 5)
     try store.enqueue(entry, in: .outbox)
-    XCTAssertEqual(try store.entries(in: .outbox), [entry])
+    XCTAssertEqual(
+      try store.rows(in: .outbox), [QueueRow(id: "e1", peer: peer.compact, payload: entry.payload, time: 5)],
+      "the row holds the compact ID")
+    XCTAssertEqual(try store.outboxEntries().map(\.recipient), [peer])
     XCTAssertFalse(try node.rawDataBytes().contains(bytes: Array("QUEUED-SECRET".utf8)))
-    try node.tamper("UPDATE outbox SET recipient = 'device-c'")
-    assertMemoError(.integrity, try node.open().entries(in: .outbox))
+    try node.tamper("UPDATE outbox SET recipient = '\(TestDevices.id(named: "C").compact)'")
+    assertMemoError(.integrity, try node.open().rows(in: .outbox))
+  }
+
+  /// A row that names no device (only the schema 1–2 fixtures have them) is listed with no
+  /// recipient or sender, can be cancelled or dropped, and is never accepted.
+  func testARowThatNamesNoDeviceIsListedAndCanOnlyBeDropped() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let memo = Array(#"{"body":"b","private":false,"sent":1,"tags":[],"title":"t"}"#.utf8)
+    try store.enqueue(QueueRow(id: "out-1", peer: "device-b", payload: memo, time: 1), in: .outbox)
+    try store.enqueue(QueueRow(id: "in-1", peer: "device-b", payload: memo, time: 1), in: .inbox)
+    try store.enqueue(QueuedPayload(id: "in-2", peer: TestDevices.id(named: "B"), payload: memo, time: 2), in: .inbox)
+    XCTAssertEqual(try store.outboxEntries().map(\.recipient), [nil])
+    XCTAssertEqual(try store.outboxContent("out-1").body, "b", "still opens with the text it was sealed with")
+    XCTAssertEqual(try store.inboxEntries().map(\.sender), [nil, TestDevices.id(named: "B")])
+    assertMemoError(.invalidInput, try store.acceptInboxEntry("in-1"))
+    XCTAssertEqual(try store.dropInboxEntry("in-1").id, "in-1")
+    XCTAssertEqual(try store.acceptInboxEntry("in-2").origin, TestDevices.id(named: "B").compact)
+    XCTAssertEqual(try store.inboxEntries(), [])
   }
 }

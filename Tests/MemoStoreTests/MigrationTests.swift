@@ -16,16 +16,17 @@ final class MigrationTests: XCTestCase {
     MemoDraft(title: "Ünïcode ✓", body: "héllo wörld 🌍"),
     MemoDraft(title: "to be deleted", body: "gone"),
   ]
+  /// The queues' rows as written, peers and all (the fixtures name no real device).
   static let fixtureOutbox = [
-    QueuedPayload(
+    QueueRow(
       id: "entry-1", peer: "device-b", payload: Array("pending memo one".utf8),
       time: 1_700_000_000_000),
-    QueuedPayload(
+    QueueRow(
       id: "entry-2", peer: "device-c", payload: Array("pending memo two".utf8),
       time: 1_700_000_000_001),
   ]
   static let fixtureInbox = [
-    QueuedPayload(
+    QueueRow(
       id: "in-1", peer: "device-b", payload: Array("received, not accepted".utf8),
       time: 1_700_000_000_002)
   ]
@@ -123,8 +124,8 @@ final class MigrationTests: XCTestCase {
     XCTAssertEqual(groceries.body, "milk\neggs\nbread\n", file: file, line: line)
     XCTAssertEqual(groceries.revision, 2, file: file, line: line)
     XCTAssertTrue(try XCTUnwrap(summaries.first { $0.tags == ["lab", "network"] }).isPrivate, file: file, line: line)
-    XCTAssertEqual(try store.entries(in: .outbox), Self.fixtureOutbox, file: file, line: line)
-    XCTAssertEqual(try store.entries(in: .inbox), Self.fixtureInbox, file: file, line: line)
+    XCTAssertEqual(try store.rows(in: .outbox), Self.fixtureOutbox, file: file, line: line)
+    XCTAssertEqual(try store.rows(in: .inbox), Self.fixtureInbox, file: file, line: line)
     if version >= 2 {
       XCTAssertEqual(try after.scalarInt("SELECT count(*) FROM memos WHERE pinned = 1"), 1, file: file, line: line)
     }

@@ -72,10 +72,10 @@ final class ProtectionStoreTests: XCTestCase {
     assertMemoError(.locked, try store.update(open.id, MemoChange(body: "z"), now: 3))
     assertMemoError(.locked, try store.delete(open.id, now: 3))
     assertMemoError(.locked, try store.forEachMemo { _ in })
-    assertMemoError(.locked, try store.entries(in: .outbox))
+    assertMemoError(.locked, try store.rows(in: .outbox))
     assertMemoError(
       .locked,
-      try store.enqueue(QueuedPayload(id: "e", peer: "p", payload: [1], time: 1), in: .outbox))
+      try store.enqueue(QueuedPayload(id: "e", peer: TestDevices.id(named: "P"), payload: [1], time: 1), in: .outbox))
     XCTAssertEqual(try store.outboxWaitingCount(), 0)
     XCTAssertEqual(try store.resolve(String(open.id.rawValue.prefix(8))), open.id)
     XCTAssertEqual(try store.widgetMemo()?.title, nil)  // the latest memo is the private one

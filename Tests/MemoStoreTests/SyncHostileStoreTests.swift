@@ -398,7 +398,7 @@ final class SyncHostileStoreTests: XCTestCase {
     let accepted = try b.acceptInboxEntry("not")
     XCTAssertEqual(try b.memo(accepted.id).body, "from a peer", "the returned id is the stored memo")
     XCTAssertEqual(
-      accepted.id, MemoStore.deliveredMemoID(entryID: "not a uuid", sender: TestDevices.id(named: "SENDER").compact))
+      accepted.id, MemoStore.deliveredMemoID(entryID: "not a uuid", sender: TestDevices.id(named: "SENDER")))
     XCTAssertEqual(try b.count(), 1)
 
     let c = try store()

@@ -5,8 +5,9 @@ talking, the way a slowloris client does), reconnecting each one the server clos
 DURATION seconds, then stops by itself. Run by Tests/MemoCLITests/WebHostileTests.swift as
 a second Unix user, on loopback only.
 
-Usage: slow_connections.py PORT COUNT DURATION [spread]
+Usage: slow_connections.py PORT COUNT DURATION [spread|ipv6]
   spread: connect from many 127/8 source addresses, not only 127.0.0.1.
+  ipv6: connect to ::1 instead of 127.0.0.1.
 
 Prints one JSON line at the end: connections made, closed by the server, open at the end,
 the most open at once, and whether any bytes came back (an answer).
@@ -22,7 +23,14 @@ import time
 PORT = int(sys.argv[1])
 COUNT = min(int(sys.argv[2]), 1000)
 DURATION = min(float(sys.argv[3]), 120.0)
-SPREAD = len(sys.argv) > 4 and sys.argv[4] == "spread"
+MODE = sys.argv[4] if len(sys.argv) > 4 else ""
+if MODE not in ("", "spread", "ipv6"):
+    sys.exit(f"slow_connections.py: unknown mode {MODE!r}")
+SPREAD = MODE == "spread"
+if MODE == "ipv6":
+    FAMILY, ADDRESS, HOST = socket.AF_INET6, "::1", f"[::1]:{PORT}"
+else:
+    FAMILY, ADDRESS, HOST = socket.AF_INET, "127.0.0.1", f"127.0.0.1:{PORT}"
 LINE_EVERY = 3.0
 REOPEN_AFTER = 0.5
 
@@ -33,12 +41,12 @@ reopen_at = [0.0] * COUNT
 
 
 def open_slot(index, now):
-    connection = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    connection = socket.socket(FAMILY, socket.SOCK_STREAM)
     connection.setblocking(False)
     if SPREAD:
         connection.bind((f"127.{random.randint(1, 250)}.{random.randint(1, 250)}.{random.randint(2, 250)}", 0))
     try:
-        connection.connect(("127.0.0.1", PORT))
+        connection.connect((ADDRESS, PORT))
     except BlockingIOError:
         pass
     except OSError:
@@ -63,7 +71,7 @@ def close_slot(index, now, by_server):
 
 def send_next(index, now):
     connection, _, sent = slots[index]
-    line = f"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1:{PORT}\r\n" if sent == 0 else f"X-Slow-{sent}: 1\r\n"
+    line = f"GET /api/status HTTP/1.1\r\nHost: {HOST}\r\n" if sent == 0 else f"X-Slow-{sent}: 1\r\n"
     try:
         connection.send(line.encode())
     except BlockingIOError:

@@ -9,6 +9,7 @@ import MemoStore
 /// memo to read).
 public struct InboxJSON: Encodable, Sendable {
   public struct Entry: Encodable, Sendable {
+    /// `device_id`: the sender's compact ID (empty for a row that names no device).
     public let id, from, deviceID, title, received, sent: String
     public let tags: [String]
     enum CodingKeys: String, CodingKey {
@@ -22,7 +23,7 @@ public struct InboxJSON: Encodable, Sendable {
   public init(_ entries: [InboxEntry], names: PeerNames) {
     self.entries = entries.map {
       Entry(
-        id: $0.id, from: names[$0.sender], deviceID: $0.sender, title: $0.memo.title,
+        id: $0.id, from: names[$0.sender], deviceID: $0.sender?.compact ?? "", title: $0.memo.title,
         received: TimeText.iso($0.received), sent: TimeText.iso($0.memo.sent), tags: $0.memo.tags)
     }
   }
@@ -39,6 +40,7 @@ public struct DroppedJSON: Encodable, Sendable {
 /// `outbox --json`, `send --json`: the entries and their states.
 public struct OutboxJSON: Encodable, Sendable {
   public struct Entry: Encodable, Sendable {
+    /// `device_id`: the recipient's compact ID (empty for a row that names no device).
     public let id, to, deviceID, state, created: String
     public let reason, delivered, expires: String?
     public let attempts: Int
@@ -53,7 +55,7 @@ public struct OutboxJSON: Encodable, Sendable {
       if case .delivered(let time) = entry.state { delivered = TimeText.iso(time) }
       id = entry.id
       to = name
-      deviceID = entry.recipient
+      deviceID = entry.recipient?.compact ?? ""
       state = entry.state.name
       created = TimeText.iso(entry.created)
       reason = entry.state.reason

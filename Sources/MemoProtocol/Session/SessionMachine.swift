@@ -26,8 +26,10 @@ public struct SessionMachine: Sendable {
     /// The answer to `.deliverBatch`: what storing each of its entries gave, in order (one
     /// `.failed` fails the whole batch: nothing of it was stored).
     case deliveredBatch([DeliveryExchange.Stored])
-    /// The answer to `.answerSync`: the sync ended; a sync that broke ends the session.
-    case synced(ok: Bool)
+    /// The answer to `.answerSync`: the sync is over and the session goes on. A sync that
+    /// broke is not answered: its frames ran on the channel outside this machine, so the
+    /// driver ends the channel itself.
+    case synced
   }
 
   public enum Action: Sendable, Equatable {
@@ -37,7 +39,8 @@ public struct SessionMachine: Sendable {
     /// Server: store this delivery (already checked) and answer `.delivered`.
     case deliver(DeliveryMessage.Deliver)
     /// Server: run the sync this `sync-hello` opens (a `SyncMachine` of its own) and
-    /// answer `.synced`.
+    /// answer `.synced` when it completed or the asker was told it cannot sync now; a sync
+    /// that broke ends the channel.
     case answerSync(Frame)
     /// Server: send the sealed history this device kept of `memo` in `notebook` when it
     /// relays that notebook for the peer (`HistoryFetch.answer`; none otherwise).
@@ -67,6 +70,8 @@ public struct SessionMachine: Sendable {
   /// The batch being stored: every entry's id in order, with the refusal of those refused
   /// before the store (nil: sent to the store).
   private var pendingBatch: [(id: String, refused: RefusalReason?)]?
+  /// Whether the store work awaited is a sync (`.answerSync`).
+  private var awaitingSync = false
 
   public init(role: Role, hello: PeerMessage.Hello) {
     self.role = role
@@ -103,8 +108,9 @@ public struct SessionMachine: Sendable {
     case (.serving, .frame(let frame)): return serve(frame)
     case (.serving, .closed): return end(nil)
     case (.awaitingStore, .delivered(let stored)):
-      phase = .serving
+      // Each answer is taken only for the store work it answers; any other is ignored.
       guard let id = pendingDeliveryID else { return [] }
+      phase = .serving
       pendingDeliveryID = nil
       guard let answer = DeliveryExchange.answer(stored, id: id) else {
         return [.send(Self.goodbye("delivery-failed"))]
@@ -112,8 +118,8 @@ public struct SessionMachine: Sendable {
       }
       return [.send(answer)]
     case (.awaitingStore, .deliveredBatch(let stored)):
-      phase = .serving
       guard let batch = pendingBatch else { return [] }
+      phase = .serving
       pendingBatch = nil
       guard let answer = DeliveryExchange.batchReceipt(batch, stored: stored) else {
         return [.send(Self.goodbye("delivery-failed"))]
@@ -129,9 +135,10 @@ public struct SessionMachine: Sendable {
       }
       heldFrames.append(frame)
       return []
-    case (.awaitingStore, .synced(let ok)):
+    case (.awaitingStore, .synced) where awaitingSync:
       phase = .serving
-      return ok ? [] : end(TransportError(.protocolViolation, "the sync ended the session"))
+      awaitingSync = false
+      return []
     default:
       return []
     }
@@ -220,6 +227,7 @@ public struct SessionMachine: Sendable {
       }
     case .syncHello:
       phase = .awaitingStore
+      awaitingSync = true
       return [.answerSync(frame)]
     case .historyAsk:
       switch HistoryFetch.request(frame.payload) {
