@@ -226,6 +226,57 @@ final class ForgedReplicaTests: XCTestCase {
     XCTAssertEqual(try bodies(c.store), ["c's real edit", "a's own memo"])
   }
 
+  /// a signs, under its own replica, an edit of c's memo whose clock claims edits of c's
+  /// replica c never made: b cannot tell (only c knows its own sequence) and stores it,
+  /// and so does b's own next edit of the memo, whose clock takes the claim in. c keeps
+  /// each aside when b passes it on — naming b, the peer, and in the reason the device
+  /// that signed the lie — and c's syncs with b go on carrying everything else. Before, c
+  /// refused b's whole batch (`future-clock`), at every sync from then on: c could not
+  /// sync with b again (exit 21), though b had done nothing wrong.
+  func testAClockClaimingTheThirdDevicesFutureDoesNotStopItsSyncs() throws {
+    let (b, c, _) = try family()
+    let original = try c.store.create(MemoDraft(title: "c's", body: "as c wrote it"), now: 2)
+    try sync(c, with: b)
+    let onB = try b.store.memo(original.id)
+    let cSequence = try XCTUnwrap(onB.dot).seq
+    let sealing = try ScriptedSyncPeer.Notebook.shared(by: b.store, with: forger.device)
+    let claiming = forger.sign(
+      sealing.seal(
+        edit(
+          onB, dot: Dot(origin: forgerReplica, seq: 1), body: "a claims c's future",
+          clock: [c.store.replicaID: cSequence + 5])))
+    let answer = try forgerAsks(
+      b, notebook: sealing,
+      frames: [
+        batch([claiming], bindings: [forger.binding(of: forgerReplica)], position: 1),
+        ScriptedSyncPeer.done(position: 1, knowledge: [:], in: sealing),
+      ])
+    guard case .acknowledged(let ack) = answer else { return XCTFail("b answered \(answer)") }
+    XCTAssertEqual(ack.outcome?.applied, 1, "b cannot tell: only c knows its own sequence")
+    try b.store.create(MemoDraft(title: "b's", body: "b's memo"), now: 6)
+
+    let first = try sync(c, with: b)
+    XCTAssertEqual(first.received.quarantined, 1)
+    XCTAssertEqual(first.received.applied, 1, "b's memo came in the same sync")
+    XCTAssertEqual(
+      try c.store.quarantined().map { "\($0.peer) \($0.reason)" },
+      ["\(b.id) a revision signed by \(forger.device.short) claiming edits this device never made"])
+    XCTAssertEqual(try c.store.memo(original.id).body, "as c wrote it")
+    XCTAssertNoThrow(try sync(b, with: c))
+
+    // b's person edits the memo: b signs a clock that carries a's claim in.
+    try b.store.update(original.id, MemoChange(body: "edited on b"), now: 7)
+    try b.store.create(MemoDraft(title: "b's", body: "b's second memo"), now: 8)
+    let second = try sync(b, with: c)
+    XCTAssertEqual(second.sent.quarantined, 1)
+    XCTAssertEqual(second.sent.applied, 1)
+    XCTAssertEqual(
+      try c.store.quarantined().first { $0.reason.contains(b.id.short) }?.peer, b.id,
+      "signed by b, passed on by b")
+    XCTAssertNoThrow(try sync(c, with: b))
+    XCTAssertEqual(try bodies(c.store), ["as c wrote it", "b's memo", "b's second memo"])
+  }
+
   // MARK: - A signed record sent again
 
   /// A channel that keeps every frame it receives: what a member gets on the wire,
