@@ -179,6 +179,24 @@ public struct HistoryUseCases {
       memo: history.memo, from: older, to: newer, lines: LineDiff.diff(older.memo.body, newer.memo.body))
   }
 
+  /// The diff from a memo's current revision (A) to one of its conflict copies' (B), as
+  /// the page's conflict view shows the two sides. A `copy` that is not a conflict copy of
+  /// this memo is not found.
+  public func diff(_ reference: String, copy: String) throws -> MemoDiff {
+    try app.requireUnlocked()
+    let store = try app.store()
+    let memo = try store.memo(try store.resolve(reference))
+    let other = try store.memo(try store.resolve(copy))
+    guard memo.conflictOf == nil, other.conflictOf == memo.id else {
+      throw MemoPeerError(
+        .notFound, "memo \(other.id.short) is not a conflict copy of memo \(memo.id.short)",
+        hint: "`memo-peer conflicts` lists each memo's copies")
+    }
+    return MemoDiff(
+      memo: memo.id, from: MemoRevision(current: memo), to: MemoRevision(current: other),
+      lines: LineDiff.diff(memo.body, other.body))
+  }
+
   /// Makes revision `number`'s content the memo's again, as a new revision.
   public func restore(_ reference: String, revision number: Int64) throws -> Memo {
     try app.requireUnlocked()
