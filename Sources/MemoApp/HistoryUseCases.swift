@@ -17,9 +17,15 @@ public struct DiffLine: Sendable, Equatable {
 }
 
 /// A line diff by the longest common subsequence of lines (with the common head and tail
-/// taken off first, so an edit in a long memo costs little). A memo's body is at most
-/// 80 KiB, which bounds the table.
+/// taken off first, so an edit in a long memo costs little). The table has a cell per pair
+/// of changed lines, old by new: a body of 64 KiB can have 32,768 lines, so two such
+/// revisions (any device can write them) would need 4 GiB. Beyond `maximumCells` the
+/// changed middle is shown removed and then added, whole: still a true diff, only not the
+/// shortest.
 public enum LineDiff {
+  /// The most cells of the table one diff fills (4 Mi: 16 MiB).
+  public static let maximumCells = 1 << 22
+
   public static func lines(_ text: String) -> [String] {
     var text = text
     if text.hasSuffix("\n") { text.removeLast() }
@@ -38,6 +44,10 @@ public enum LineDiff {
     let a = Array(old[head..<(old.count - tail)])
     let b = Array(new[head..<(new.count - tail)])
     var result = old[..<head].map { DiffLine(.same, $0) }
+    let tailLines = old[(old.count - tail)...].map { DiffLine(.same, $0) }
+    guard (a.count + 1) * (b.count + 1) <= maximumCells else {
+      return result + a.map { DiffLine(.removed, $0) } + b.map { DiffLine(.added, $0) } + tailLines
+    }
     // lengths[i][j]: the longest common subsequence of a[i...] and b[j...].
     var lengths = [[Int32]](repeating: [Int32](repeating: 0, count: b.count + 1), count: a.count + 1)
     for i in stride(from: a.count - 1, through: 0, by: -1) {
@@ -61,8 +71,7 @@ public enum LineDiff {
         j += 1
       }
     }
-    result += old[(old.count - tail)...].map { DiffLine(.same, $0) }
-    return result
+    return result + tailLines
   }
 }
 
@@ -177,6 +186,24 @@ public struct HistoryUseCases {
     }
     return MemoDiff(
       memo: history.memo, from: older, to: newer, lines: LineDiff.diff(older.memo.body, newer.memo.body))
+  }
+
+  /// The diff from a memo's current revision (A) to one of its conflict copies' (B), as
+  /// the page's conflict view shows the two sides. A `copy` that is not a conflict copy of
+  /// this memo is not found.
+  public func diff(_ reference: String, copy: String) throws -> MemoDiff {
+    try app.requireUnlocked()
+    let store = try app.store()
+    let memo = try store.memo(try store.resolve(reference))
+    let other = try store.memo(try store.resolve(copy))
+    guard memo.conflictOf == nil, other.conflictOf == memo.id else {
+      throw MemoPeerError(
+        .notFound, "memo \(other.id.short) is not a conflict copy of memo \(memo.id.short)",
+        hint: "`memo-peer conflicts` lists each memo's copies")
+    }
+    return MemoDiff(
+      memo: memo.id, from: MemoRevision(current: memo), to: MemoRevision(current: other),
+      lines: LineDiff.diff(memo.body, other.body))
   }
 
   /// Makes revision `number`'s content the memo's again, as a new revision.

@@ -39,6 +39,14 @@ public struct MemoRevision: Sendable, Equatable {
   public var isCurrent: Bool { superseded == nil }
 }
 
+extension MemoRevision {
+  /// `memo` as it is now (a memo's head, or a conflict copy's): its current revision,
+  /// signed by the author of the record it holds (nil: unsigned).
+  public init(current memo: Memo) {
+    self.init(memo: memo, author: memo.record?.author, superseded: nil)
+  }
+}
+
 /// A memo in the trash: its delete won here within the trash's days, or the mass-delete
 /// guard holds a delete of it.
 public struct TrashEntry: Sendable, Equatable {

@@ -19,7 +19,9 @@ import MemoProtocol
 /// batch is stored in a transaction that commits only once every check held; `apply`),
 /// and a record that fails, or does not open, is kept aside (`quarantine`, still sealed,
 /// with the reason and this peer's name) while the rest of the batch goes on: a forgery
-/// never stops the impersonated device's syncs. Then every record is checked, whatever the
+/// never stops the impersonated device's syncs. So is a record whose clock claims edits
+/// of this device it never made (`future-clock`): its signer lied about this device, and
+/// the peer may only be passing the lie on. Then every record is checked, whatever the
 /// role (`SyncRules`: numbers, the receiver's own replica, the replica cap; a member also
 /// checks the opened revision's shape), and a batch that breaks a rule, or a limit
 /// (conflict copies, held removals, relayed heads), throws `SyncViolation` with nothing of
@@ -143,6 +145,16 @@ public final class SyncSink {
           // Its author's share has not arrived here: nothing more of the notebook this
           // session, and its cursor stays, so the record comes again.
           incomplete.insert(record.notebook)
+          continue
+        }
+        // A clock claiming edits of this device it never made is its signer's lie, which
+        // the peer may only pass on (or have merged into an edit of its own): kept aside
+        // too, so that a lie about this device never stops this device's syncs.
+        do {
+          _ = try SyncRules.admit(record, into: receiver)
+        } catch let lie as SyncViolation where lie.reason == .futureClock {
+          let signer = author.map { "a revision signed by \($0.short)" } ?? "an unsigned revision"
+          try keepAside(record, signer + " claiming edits this device never made", now: now, in: &outcome)
           continue
         }
         try budget.admit(record.dot.origin)

@@ -23,6 +23,8 @@ public enum APICall: Sendable {
   case memoHistory(String)
   /// A line diff between two revisions (nil: as `diff` without N or M).
   case diffMemo(String, from: Int64?, to: Int64?)
+  /// A line diff from the memo's current revision to its conflict copy's (the conflict view).
+  case diffCopy(String, copy: String)
   /// Revision N's content as a new revision (`restore --revision N`).
   case restoreMemo(String, revision: Int64)
   case trash
@@ -65,6 +67,12 @@ public enum APICall: Sendable {
       let request: RevisionPair = body.isEmpty ? RevisionPair() : try json(body, contentType)
       for number in [request.from, request.to].compactMap({ $0 }) where number < 1 {
         throw invalid("\"from\" and \"to\" must be revision numbers (1 or more)")
+      }
+      if let copy = request.copy {
+        guard request.from == nil, request.to == nil else {
+          throw invalid("\"copy\" goes without \"from\" and \"to\"")
+        }
+        return .diffCopy(id, copy: copy)
       }
       return .diffMemo(id, from: request.from, to: request.to)
     case .restoreMemo(let id):
@@ -208,10 +216,12 @@ struct ConflictAnswer: Decodable {
   var keep: String
 }
 
-/// `POST /api/memos/{id}/diff`: `{"from", "to"}`, both optional.
+/// `POST /api/memos/{id}/diff`: `{"from", "to"}`, both optional, or `{"copy"}`: a conflict
+/// copy's id, for the diff from the memo to it.
 struct RevisionPair: Decodable {
   var from: Int64?
   var to: Int64?
+  var copy: String?
 }
 
 /// `POST /api/memos/{id}/restore`: `{"revision": N}`.

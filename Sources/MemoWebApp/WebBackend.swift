@@ -103,6 +103,8 @@ public final class WebBackend: WebAPI {
       return .json(200, encoding: HistoryJSON(try app.history.history(text), names: try app.names()))
     case .diffMemo(let text, let from, let to):
       return .json(200, encoding: DiffJSON(try app.history.diff(text, from: from, to: to), names: try app.names()))
+    case .diffCopy(let text, let copy):
+      return .json(200, encoding: DiffJSON(try app.history.diff(text, copy: copy), names: try app.names()))
     case .restoreMemo(let text, let revision):
       let memo = try app.history.restore(text, revision: revision)
       return .json(200, encoding: MemoJSON(memo: .init(memo.summary, names: try app.names())))

@@ -23,6 +23,32 @@ final class HistoryUseCaseTests: XCTestCase {
       [.init(.removed, "1"), .init(.same, "2"), .init(.same, "3"), .init(.added, "1")])
   }
 
+  /// Two revisions whose changed middle is 3,001 lines each, every other line edited: the
+  /// table would be 9 million cells, beyond the 4 Mi the diff fills (two 64 KiB bodies of
+  /// 32,768 lines, which any device can write, would need 4 GiB), so the middle is shown
+  /// removed and then added, whole, between the common first and last lines. Still a true
+  /// diff of the two texts; a third as many lines get the shortest diff, as before.
+  func testALineDiffBeyondItsTableIsTheChangedMiddleWhole() {
+    func revisions(_ count: Int) -> (old: [String], new: [String]) {
+      let middle = (0..<count).map { "line \($0)" }
+      let edited = middle.enumerated().map { $0.offset % 2 == 1 ? $0.element : $0.element + " edited" }
+      return (["title"] + middle + ["end"], ["title"] + edited + ["end"])
+    }
+    let large = revisions(3001)
+    let coarse = LineDiff.diff(lines: large.old, large.new)
+    XCTAssertEqual(
+      coarse,
+      [.init(.same, "title")] + large.old.dropFirst().dropLast().map { .init(.removed, $0) }
+        + large.new.dropFirst().dropLast().map { .init(.added, $0) } + [.init(.same, "end")])
+    let small = revisions(1001)
+    let shortest = LineDiff.diff(lines: small.old, small.new)
+    XCTAssertEqual(shortest.filter { $0.kind == .same }.count, 502, "title, end and the 500 unedited lines")
+    for (diff, texts) in [(coarse, large), (shortest, small)] {
+      XCTAssertEqual(diff.filter { $0.kind != .added }.map(\.text), texts.old)
+      XCTAssertEqual(diff.filter { $0.kind != .removed }.map(\.text), texts.new)
+    }
+  }
+
   func testHistoryDiffAndRestoreThroughTheUseCases() throws {
     let node = try AppFixture()
     let memo = try node.memo("one\ntwo", title: "Plan")

@@ -2,6 +2,7 @@ import Foundation
 import MemoApp
 import MemoCore
 import MemoStore
+import MemoTestSupport
 import MemoWeb
 import MemoWebApp
 import XCTest
@@ -74,6 +75,50 @@ final class WebBackendTests: XCTestCase {
     for call in [APICall.memoHistory(memo.id.rawValue), .trash, .restoreMemo(memo.id.rawValue, revision: 1)] {
       XCTAssertEqual(try errorCode(page.perform(call)), "locked")
     }
+  }
+
+  /// The conflict view's line diff: from the memo's text (A) to its conflict copy's (B),
+  /// each side with its author; a copy of another memo, or the memo itself, is not found.
+  func testTheConflictViewsLineDiffThroughThePage() throws {
+    let node = try AppFixture()
+    let page = backend(node)
+    let memo = try node.memo("Shopping list\nmilk\n", title: "List")
+    let other = try AppFixture()
+    let mine = try MemoStore.open(paths: node.paths)
+    let theirs = try MemoStore.open(paths: other.paths)
+    try pullForTest(from: mine, into: theirs)
+    try theirs.update(memo.id, MemoChange(body: "Shopping list\neggs\n"), now: 5)
+    try mine.update(memo.id, MemoChange(body: "Shopping list\nmilk\nbread\n"), now: 5)
+    try pullForTest(from: theirs, into: mine)
+    let conflicts = try XCTUnwrap(try json(page.perform(.conflicts))["conflicts"] as? [[String: Any]])
+    let copies = try XCTUnwrap(conflicts.first?["copies"] as? [[String: Any]])
+    let copy = try XCTUnwrap(copies.first?["id"] as? String)
+    func body(_ id: String) throws -> String {
+      try XCTUnwrap((try json(page.perform(.showMemo(id)))["memo"] as? [String: Any])?["body"] as? String)
+    }
+    let a = try body(memo.id.rawValue)
+    let b = try body(copy)
+    XCTAssertEqual(Set([a, b]), ["Shopping list\nmilk\nbread\n", "Shopping list\neggs\n"])
+
+    let diff = try json(page.perform(.diffCopy(memo.id.rawValue, copy: copy)))
+    XCTAssertEqual(diff["memo"] as? String, memo.id.rawValue)
+    let lines = try XCTUnwrap(diff["lines"] as? [[String: String]])
+    XCTAssertEqual(lines.first, ["op": "same", "text": "Shopping list"])
+    XCTAssertEqual(lines.filter { $0["op"] != "added" }.map { $0["text"]! + "\n" }.joined(), a, "A's lines")
+    XCTAssertEqual(lines.filter { $0["op"] != "removed" }.map { $0["text"]! + "\n" }.joined(), b, "B's lines")
+    let authors = try [diff["from"], diff["to"]].map {
+      try XCTUnwrap(($0 as? [String: Any])?["author"] as? [String: Any])
+    }
+    XCTAssertEqual(
+      Set(authors.compactMap { $0["this_device"] as? Bool }), [true, false], "one side each, named by device")
+
+    XCTAssertEqual(try errorCode(page.perform(.diffCopy(memo.id.rawValue, copy: memo.id.rawValue))), "not-found")
+    let unrelated = try node.memo("another memo")
+    XCTAssertEqual(try errorCode(page.perform(.diffCopy(unrelated.id.rawValue, copy: copy))), "not-found")
+    XCTAssertEqual(try errorCode(page.perform(.diffCopy(copy, copy: memo.id.rawValue))), "not-found")
+    try node.protect()
+    try node.keys.lock()
+    XCTAssertEqual(try errorCode(page.perform(.diffCopy(memo.id.rawValue, copy: copy))), "locked")
   }
 
   func testASyncNeedsAConsentOnRecordBeforeAnythingElse() throws {

@@ -2,6 +2,8 @@ import Foundation
 import MemoCore
 import XCTest
 
+@testable import MemoStore
+
 /// `history`, `show --revision`, `diff`, `restore`, `trash`, `undo` and `delete --purge` as a
 /// real process: their output, their JSON, terminal safety and the refusals.
 final class HistoryCommandTests: XCTestCase {
@@ -83,6 +85,35 @@ final class HistoryCommandTests: XCTestCase {
       XCTAssertEqual(result.status, Int32(status), "\(arguments): \(result.output)")
       XCTAssertFalse(result.stderr.contains("first line") || result.stderr.contains("pwned"), result.stderr)
     }
+  }
+
+  /// A revision from before signing — a memo row as the schema 8 migration leaves one,
+  /// with no signed record and no author — is shown as such: `show` says `unsigned (before
+  /// version 3) · TIME` where a signed one says `edited on DEVICE · TIME`, `history` names
+  /// it the same way, and the JSON of both has no author.
+  func testARevisionFromBeforeSigningShowsAsUnsigned() throws {
+    let cli = try CLIProcess()
+    let id = try cli.new("written before version 3", ["--title", "Old"])
+    let signed = try cli.run(["show", id, "--plain"])
+    XCTAssertTrue(signed.stdout.contains("\nedited on this device · "), signed.stdout)
+    do {
+      let db = try SQLiteConnection(path: cli.dataDirectory + "/memos.sqlite", create: false)
+      try db.execute(
+        "UPDATE memos SET record_key = NULL, record = NULL, signature = NULL, author = NULL WHERE id = '\(id)'")
+    }
+    let shown = try cli.run(["show", id, "--plain"])
+    XCTAssertEqual(shown.status, 0, shown.output)
+    XCTAssertTrue(shown.stdout.contains("\nunsigned (before version 3) · "), shown.stdout)
+    XCTAssertFalse(shown.stdout.contains("edited on"), shown.stdout)
+    XCTAssertTrue(shown.stdout.hasSuffix("written before version 3\n"), shown.stdout)
+    let history = try cli.run(["history", id])
+    XCTAssertEqual(history.status, 0, history.output)
+    XCTAssertTrue(history.stdout.contains("unsigned (before version 3)"), history.stdout)
+    let json = try cli.json(["show", id])
+    let author = (json["memo"] as? [String: Any])?["author"]
+    XCTAssertTrue(author == nil || author is NSNull, "\(String(describing: author))")
+    let revisions = try XCTUnwrap(try cli.json(["history", id])["revisions"] as? [[String: Any]])
+    XCTAssertTrue(revisions.allSatisfy { $0["author"] == nil || $0["author"] is NSNull }, "\(revisions)")
   }
 
   func testTheTrashRestoresEmptiesAndPurgeAsks() throws {

@@ -275,9 +275,10 @@ final class NotebookSyncTests: XCTestCase {
   }
 
   /// A relay is held to the rules of any receiver, without opening a record: numbers and
-  /// replica ids at decode, its own replica, a clock beyond its sequence, the replica cap,
-  /// and at most 33 concurrent records of a memo; a refused batch leaves nothing; knowledge
-  /// claimed in a relayed notebook is adopted only as far as the relay has seen.
+  /// replica ids at decode, its own replica and a clock beyond its sequence (kept aside),
+  /// the replica cap, and at most 33 concurrent records of a memo; a refused batch leaves
+  /// nothing; knowledge claimed in a relayed notebook is adopted only as far as the relay
+  /// has seen.
   func testARelayRefusesWhatBreaksTheRulesAndKeepsNothingOfIt() throws {
     let b = try device()
     let s = try device()
@@ -318,7 +319,11 @@ final class NotebookSyncTests: XCTestCase {
     _ = try claiming.apply(signed([record(s.store.replicaID, 99)]), now: 2)
     XCTAssertEqual(claiming.outcome.quarantined, 1)
     XCTAssertEqual(claiming.outcome.applied, 0)
-    refused(.futureClock, [fine, record(made, 2, clock: [s.store.replicaID: 1 << 40])])
+    // Nor a clock claiming the relay's future: its signer's lie, kept aside as well.
+    let future = try sink()
+    _ = try future.apply(signed([record(made, 2, clock: [s.store.replicaID: 1 << 40])]), now: 2)
+    XCTAssertEqual(future.outcome.quarantined, 1)
+    XCTAssertEqual(future.outcome.applied, 0)
     refused(
       .tooManyReplicas, [fine] + (1...4).map { record(ReplicaID(String(format: "%032x", $0))!, 1) }, maximumReplicas: 3)
     let memo = MemoID()

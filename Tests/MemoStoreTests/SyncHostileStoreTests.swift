@@ -183,13 +183,20 @@ final class SyncHostileStoreTests: XCTestCase {
     _ = try claiming.apply(.init(position: 1, revisions: [never]), now: 2)
     XCTAssertEqual(claiming.outcome.quarantined, 1)
     XCTAssertEqual(claiming.outcome.applied, 0)
-    // A clock that claims b's revision 50 (b made one): refused.
-    refused(.futureClock) {
-      _ = try receiving.apply(
-        .init(position: 1, revisions: [edit(memo, origin: made, seq: 2, body: "x")]).with(clock: [b.replicaID: 50]),
-        now: 2)
-    }
-    XCTAssertEqual(try b.count(), 1, "nothing of the forged revision or the refused batch")
+    // A clock that claims b's revision 50 (b made one): a lie by its signer, which the peer
+    // may only pass on, so it is kept aside naming the signer; the rest of the batch is stored.
+    var lie = edit(memo, origin: made, seq: 2, body: "x")
+    lie.head.clock.merge(VersionVector([b.replicaID: 50]))
+    let future = try sink(b, guard: nil)
+    _ = try future.apply(.init(position: 1, revisions: [lie, fresh(1, origin: made, seq: 3)]), now: 2)
+    XCTAssertEqual(future.outcome.quarantined, 1)
+    XCTAssertEqual(future.outcome.applied, 1)
+    XCTAssertTrue(
+      try b.quarantined().contains {
+        $0.reason == "a revision signed by \(future.author.device.short) claiming edits this device never made"
+      })
+    XCTAssertEqual(try b.memo(memo.id).body, "my text")
+    XCTAssertEqual(try b.count(), 2, "nothing of the forged revisions; the other one stored")
     // b's own revision, forged with another text and a clock claiming more: never stored.
     var forged = revision(memo)
     forged.body = "forged text"

@@ -106,6 +106,12 @@ final class WebRoutingTests: XCTestCase {
     guard case .diffMemo("a", nil, nil) = try APICall.decode(.diffMemo("a"), body: [], contentType: nil) else {
       return XCTFail("a diff without a body is the current revision against the one before")
     }
+    guard
+      case .diffCopy("a", "b") = try APICall.decode(
+        .diffMemo("a"), body: Array(#"{"copy":"b"}"#.utf8), contentType: "application/json")
+    else { return XCTFail("a diff with a copy is the memo against its conflict copy") }
+    XCTAssertEqual(refusal(.diffMemo("a"), #"{"copy":"b","from":1}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(.diffMemo("a"), #"{"copy":7}"#)?.code, .invalidInput)
     XCTAssertEqual(refusal(.startSync, #"{"timeout":0}"#)?.code, .invalidInput)
     XCTAssertEqual(refusal(.startSync, #"{"timeout":301}"#)?.code, .invalidInput)
     for (route, body) in [(APIRoute.createMemo, #"{"body":"my secret memo"#), (.createMemo, #"{"body":true}"#)] {

@@ -7,9 +7,10 @@ neither the browser nor the server can reach any other network.
 It starts `memo-peer --debug web`, signs in with the one-time link, and goes through the
 page as a person would: the list, create, search, edit and delete (the command line must
 agree after each), the privacy screen (blur and visibilitychange take every memo text out
-of the page; focus brings it back), the inbox, a conflict kept both ways, the consent
-prompt (nothing recorded until the click; then the same text as the terminal's, in the
-consent log), and the locked page with its unlock form. Screenshots of the main views go
+of the page; focus brings it back), the inbox, a conflict (side by side, with the line
+diff between the sides) kept both ways, the consent prompt (nothing recorded until the
+click; then the same text as the terminal's, in the consent log), and the locked page with
+its unlock form. Screenshots of the main views go
 to $MEMO_PEER_SCREENSHOTS. Every request URL the browser made is written to
 $WORK/request-urls.txt, and the server's output to $WORK/server.out and server.err, for
 the canary checks of the Swift side; this script checks them too, and that the browser's
@@ -453,6 +454,16 @@ def scenario(driver, link, control_url):
     # the view between finding an element and reading its text.
     wait(driver, lambda: fixtures["conflict_body_a"] in find(driver, "#version-a").text, "version A's text")
     wait(driver, lambda: fixtures["conflict_body_b"] in find(driver, "#version-b").text, "version B's text")
+
+    def diff_lines(kind):
+        return "".join(e.text for e in present(driver, f"#conflict-diff .diff-{kind}"))
+
+    # The line diff between the two sides: the shared first line kept, A's line removed,
+    # B's added; each side's author named in an isolate.
+    wait(driver, lambda: "Shopping list" in diff_lines("same") and fixtures["conflict_body_a"] in diff_lines("removed")
+         and fixtures["conflict_body_b"] in diff_lines("added"), "the line diff between the two sides")
+    assert fixtures["conflict_body_b"] not in diff_lines("removed"), diff_lines("removed")
+    assert len(present(driver, "#conflict-diff .meta bdi[dir=auto]")) == 2, "each side's author isolated"
     shot(driver, "conflict")
     click(driver, "#keep-both")
     wait(driver, lambda: "Resolved" in message(driver), "the resolution")

@@ -83,11 +83,15 @@ enum HostileCase {
         ]
       }
     case "future-clock":
-      // A clock inflated for every replica the daemon knows, itself included.
+      // A clock inflated for every replica the daemon knows, itself included: a lie about
+      // the daemon, which it keeps aside (completed with sync-done, so it reports that).
       answer = try ScriptedSyncPeer.ask(over: channel, hello: plain, notebook: notebook) { answerer in
         var clock = answerer.hello.knowledgeInAll.mapValues { $0 + 1000 }
-        clock[mine] = 2
-        return [batch([memo(origin: mine, seq: 1), memo(origin: mine, seq: 2, clock: clock)])]
+        clock[mine] = 1
+        return [
+          batch([memo(origin: mine, seq: 1, clock: clock)]),
+          ScriptedSyncPeer.done(position: 0, knowledge: [:], in: notebook),
+        ]
       }
     case "mass-delete":
       // 100 junk memos and a tombstone of every memo the daemon sent, in one sync.

@@ -14,7 +14,7 @@ const state = {
   draft: null,        // the editor's fields while editing
   inbox: null,
   conflicts: null,
-  conflict: null,     // {entry, copy, a, b}
+  conflict: null,     // {entry, copy, a, b, diff}
   history: null,      // GET /api/memos/{id}/history
   diff: null,         // POST /api/memos/{id}/diff
   trash: null,        // GET /api/trash
@@ -611,11 +611,12 @@ async function showDiff(id, from) {
   } catch (error) { fail(error); }
 }
 
-/// A line diff: each line a text node in its own element, marked by its kind.
-function diffView(diff) {
+/// A line diff: each line a text node in its own element, marked by its kind. `heading`
+/// says what is compared (by default the two revisions' numbers).
+function diffView(diff, id = 'diff', heading = `Revision ${diff.from.revision} → ${diff.to.revision}`) {
   const mark = { same: ' ', removed: '−', added: '+' };
-  return el('section', { className: 'diff', id: 'diff' },
-    el('p', { className: 'meta' }, `Revision ${diff.from.revision} → ${diff.to.revision}`),
+  return el('section', { className: 'diff', id },
+    el('p', { className: 'meta' }, heading),
     el('pre', { className: 'body', dir: 'auto' }, diff.lines.map((line) =>
       el('span', { className: 'diff-' + line.op }, mark[line.op] + ' ', line.text, '\n'))));
 }
@@ -732,7 +733,10 @@ async function openConflict(entry) {
     const copy = entry.copies[0] || null;
     const a = (await api('GET', '/api/memos/' + encodeURIComponent(entry.memo))).memo;
     const b = copy ? (await api('GET', '/api/memos/' + encodeURIComponent(copy.id))).memo : null;
-    state.conflict = { entry, copy, a, b };
+    // The line diff from A to B, by the same diff as a memo's history (none for a delete).
+    const diff = copy ?
+      await api('POST', `/api/memos/${encodeURIComponent(entry.memo)}/diff`, { copy: copy.id }) : null;
+    state.conflict = { entry, copy, a, b, diff };
   });
 }
 
@@ -756,6 +760,9 @@ function renderConflict() {
     el('div', { className: 'side-by-side', id: 'conflict' },
       version('A: this memo', conflict.a, 'version-a'),
       version(conflict.b ? 'B: the other version' : 'B: the delete', conflict.b, 'version-b')),
+    conflict.diff ? diffView(conflict.diff, 'conflict-diff',
+      ['The lines from A (written on ', iso(authorName(conflict.diff.from.author)), ') to B (written on ',
+        iso(authorName(conflict.diff.to.author)), ')']) : null,
     el('div', { className: 'buttons' },
       el('button', { type: 'button', onclick: () => go('conflicts', loadConflicts) }, 'Back'),
       el('span', { className: 'spacer' }),
