@@ -13,6 +13,17 @@ public struct NodeStatus: Sendable {
   public var changes: String?
   /// Revocations held here (made here, applied, or against this device), newest first.
   public var revocations: [RevocationNote] = []
+  /// Notebooks shared with this device that a person has not accepted yet.
+  public var invitations: [NotebookInvitation] = []
+  /// What peers sent that was kept aside (quarantined), per peer and reason.
+  public var keptAside: [KeptAside] = []
+
+  /// Records, ops or statements one peer passed on that did not pass the checks.
+  public struct KeptAside: Sendable, Equatable {
+    public var peer: DeviceID
+    public var reason: String
+    public var count: Int
+  }
 }
 
 /// The protection after a change (or a look at it): `changed` nil for a look.
@@ -36,9 +47,14 @@ public struct StatusUseCases {
       PrivateFiles.exists(app.paths.databasePath)
       ? try? MemoStore.open(paths: app.paths, logger: app.logger.scoped("store"), keys: app.keys, use: .background)
       : nil
-    return NodeStatus(
+    var status = NodeStatus(
       consent: consent, serve: serve?.isRunning ?? false ? serve : nil, protection: try app.keys.status(),
       changes: try? store?.changeMark(), revocations: (try? store?.revocations()) ?? [])
+    status.invitations = (try? store?.invitations()) ?? []
+    status.keptAside = ((try? store?.quarantined()) ?? []).map {
+      NodeStatus.KeptAside(peer: $0.peer, reason: $0.reason, count: $0.count)
+    }
+    return status
   }
 }
 

@@ -235,6 +235,19 @@ enum NetworkCommands {
     context.console.print(
       "daemon: " + (status.serve?.summary ?? "not running (start it with `memo-peer serve`)"))
     TrustCommands.printRevocations(status.revocations, context: context)
+    if !status.invitations.isEmpty {
+      let count = status.invitations.count
+      context.console.print(
+        "invitations: \(count) notebook\(count == 1 ? "" : "s") shared with this device wait for you "
+          + "(`memo-peer notebook invitations`)")
+    }
+    // Names need the trust store, sealed while locked: a device ID's start then.
+    let names = try? context.names()
+    for kept in status.keptAside {
+      // The reason is this build's own text; a peer's name is escaped as every name is.
+      let peer = names?.device(kept.peer) ?? kept.peer.short + "…"
+      context.console.print("kept aside from \(peer): \(kept.count) × \(kept.reason)")
+    }
   }
 
   // MARK: - Helpers

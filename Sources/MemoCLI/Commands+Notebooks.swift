@@ -4,7 +4,9 @@ import MemoStore
 
 /// Notebooks: which memos go to which devices (docs/CLI.md, "Notebooks").
 enum NotebookCommands {
-  static let actions = ["list", "new", "rename", "delete", "share", "unshare", "show", "default"]
+  static let actions = [
+    "list", "new", "rename", "delete", "share", "unshare", "show", "default", "invitations", "accept", "decline",
+  ]
 
   /// The options of `notebook`.
   enum NotebookOptions {
@@ -15,6 +17,7 @@ enum NotebookCommands {
     static let moveTo = ValueOption(
       "move-to", value: "NAME", "delete: move the notebook's memos there first", completion: .dynamic(.notebooks))
     static let json = SharedOptions.json.withHelp("print the result as JSON")
+    static let all = Flag("all", "invitations: the declined ones too")
   }
 
   static let notebook = Command(
@@ -23,19 +26,25 @@ enum NotebookCommands {
       Every memo belongs to one notebook, and each notebook has its own key. A trusted
       device gets only the notebooks shared with it: as a member (it gets the key, reads
       and writes) or as a relay (it stores and forwards sealed revisions it cannot read:
-      a home server between laptops that are rarely on together).
+      a home server between laptops that are rarely on together). Every change of who is
+      in a notebook is signed by the member that made it and checked by every device;
+      a device shared a notebook gets an invitation, which a person there accepts.
         notebook list                      notebooks, their memos and whom they are shared with
         notebook new NAME                  a new notebook (with a new key)
-        notebook rename OLD NEW            names are this device's own
+        notebook rename OLD NEW            every member takes a member's new name
         notebook delete NAME [--move-to OTHER]   refuses a notebook with memos unless moved
         notebook share NAME --with PEER [--as member|relay]
         notebook unshare NAME --from PEER  rotates the key; PEER keeps what it already has
         notebook show NAME                 members, relays and counts
         notebook default NAME              where `new` puts memos without --notebook
-      NAME is a name, or (for a relayed notebook) a prefix of its id.
+        notebook invitations [--all]       notebooks shared with this device, not taken yet
+        notebook accept NAME               take one: it syncs from the next sync on
+        notebook decline NAME              refuse one (until a member shares it again)
+      NAME is a name, or (for a relayed or invited notebook) a prefix of its id.
       """,
     options: [
-      NotebookOptions.with, NotebookOptions.from, NotebookOptions.role, NotebookOptions.moveTo, NotebookOptions.json,
+      NotebookOptions.with, NotebookOptions.from, NotebookOptions.role, NotebookOptions.moveTo, NotebookOptions.all,
+      NotebookOptions.json,
     ],
     positionals: [
       PositionalSpec(
@@ -93,8 +102,10 @@ enum NotebookCommands {
       let shared = try notebooks.share(notebook, with: reference, as: try roleArgument(context))
       let what =
         shared.role == .member
-        ? "it gets the notebook's key and its memos at the next sync"
-        : "it stores and forwards the notebook's sealed revisions from the next sync, without its key"
+        ? "it is invited at its next sync (directly or through a relay) and, once a person there accepts, "
+          + "gets the notebook's key and its memos"
+        : "it is invited at its next sync and, once a person there accepts, stores and forwards the notebook's "
+          + "sealed revisions, without its key"
       try printNotebook(
         shared.notebook, context,
         line:
@@ -105,6 +116,32 @@ enum NotebookCommands {
         throw ArgumentParser.usage("notebook unshare needs --from PEER", suggestion: nil, command: "notebook")
       }
       try printUnshared(try notebooks.unshare(notebook, from: reference), context)
+    case "invitations":
+      let invitations = try notebooks.invitations(includingDeclined: context.arguments.has(NotebookOptions.all))
+      let names = try app.names()
+      if context.wantsJSON {
+        context.printJSON(InvitationListJSON(invitations, names: names))
+      } else if invitations.isEmpty {
+        context.console.print("no invitations waiting")
+      } else {
+        for invitation in invitations {
+          context.console.print(OutputFormat.invitationLine(invitation, names: names))
+        }
+      }
+    case "accept":
+      let accepted = try notebooks.accept(try name())
+      try printNotebook(
+        accepted, context,
+        line: "accepted \(accepted.displayName) as \(accepted.role.rawValue): it syncs from the next sync on")
+    case "decline":
+      let declined = try notebooks.decline(try name())
+      if context.wantsJSON {
+        context.printJSON(DeclinedJSON(declined, names: try app.names()))
+      } else {
+        context.console.print(
+          "declined \(declined.displayName): nothing of it moves here, and it is not offered again "
+            + "unless a member shares it with this device anew")
+      }
     default:
       throw ArgumentParser.usage(
         "unknown notebook action \(ArgumentParser.echo(action))",

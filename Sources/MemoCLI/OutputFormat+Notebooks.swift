@@ -24,4 +24,14 @@ extension OutputFormat {
     text += shared.isEmpty ? ", not shared" : ", shared with " + shared.joined(separator: ", ")
     return text
   }
+
+  /// One line of `notebook invitations`: `family (member): from server, shared by laptop-b,
+  /// 3 devices · 2026-12-05 10:12` (the name only when this device can open it already).
+  static func invitationLine(_ invitation: NotebookInvitation, names: Names) -> String {
+    var text = "\(invitation.displayName) (\(invitation.role.rawValue)): from \(names.device(invitation.peer))"
+    if let inviter = invitation.inviter, inviter != invitation.peer { text += ", shared by \(names.device(inviter))" }
+    text += ", \(invitation.members) device\(invitation.members == 1 ? "" : "s") · \(localTime(invitation.received))"
+    if invitation.state == .declined { text += "  [declined]" }
+    return text + "\n  accept with `memo-peer notebook accept \(String(invitation.notebook.rawValue.prefix(8)))`"
+  }
 }

@@ -59,6 +59,21 @@ public struct PeerSync: Sendable {
       if report.received.quarantined > 0 {
         text += ", \(report.received.quarantined) records that did not verify kept aside (quarantined)"
       }
+      if report.ops.refused > 0 {
+        text +=
+          ", \(report.ops.refused) membership change\(report.ops.refused == 1 ? "" : "s") that a member did not sign "
+          + "kept aside (quarantined)"
+      }
+      if !report.ops.invited.isEmpty {
+        let count = report.ops.invited.count
+        text +=
+          "; \(count) notebook\(count == 1 ? "" : "s") shared with this device: see `memo-peer notebook invitations`"
+      }
+      if report.ops.overQuota > 0 {
+        text +=
+          "; \(report.ops.overQuota) more invitation\(report.ops.overQuota == 1 ? "" : "s") from \(peer.displayName) "
+          + "not kept (\(MemoStore.maximumPendingInvitations) may wait at once: accept or decline some)"
+      }
       for note in report.revoked {
         text +=
           "; revoked here as \(peer.displayName) passed on: "

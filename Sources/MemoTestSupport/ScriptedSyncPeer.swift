@@ -22,6 +22,8 @@ public enum ScriptedSyncPeer {
   /// What the answerer said and sent before the scripted part.
   public struct Answerer: Sendable {
     public var hello: SyncMessage.Hello
+    /// The membership ops it sent (its `sync-ops`).
+    public var ops: [SyncOps.Notebook] = []
     /// Every revision it sent (its heads the asker lacked) that the scripted peer's
     /// notebook opens, to build on.
     public var revisions: [SyncRevision]
@@ -36,6 +38,8 @@ public enum ScriptedSyncPeer {
     public var keyID: String
     /// The raw key (a test's copy, not locked memory: never product code).
     let key: [UInt8]
+    /// Who signs what the scripted peer sends: a member of the notebook.
+    public let author: TestAuthor
 
     func sealer() -> AES256GCMKey? { try? AES256GCMKey(SecureBytes(copying: key)) }
 
@@ -47,8 +51,11 @@ public enum ScriptedSyncPeer {
     {
       for membership in try store.memberships(of: peer) where membership.role != .removed {
         guard let (keyID, key) = try store.currentNotebookKeyForTesting(membership.notebook) else { continue }
-        try store.share(membership.notebook, with: author.device, as: .member, now: 1)
-        return Notebook(id: membership.notebook, keyID: keyID, key: key)
+        // A store's own device is a member already (`memo-peer-hostile` signs as itself).
+        if author.device != (try store.deviceID()) {
+          try store.share(membership.notebook, with: author.device, as: .member, now: 1)
+        }
+        return Notebook(id: membership.notebook, keyID: keyID, key: key, author: author)
       }
       throw MemoPeerError(.notFound, "the store shares no notebook with a key with \(peer)")
     }
@@ -60,7 +67,7 @@ public enum ScriptedSyncPeer {
         notebook: id, memo: revision.memo, dot: revision.head.dot, clock: revision.head.clock, keyID: keyID,
         sealed: [])
       record.sealed = (try? sealer()?.seal(RecordContent.encode(revision), associatedData: record.associatedData)) ?? []
-      return TestAuthor.shared.sign(record)
+      return author.sign(record)
     }
 
     /// The revision a record of this notebook carries; nil when it does not open.
@@ -92,7 +99,8 @@ public enum ScriptedSyncPeer {
     guard let ops = try channel.receive() else { return .closed }
     guard ops.kind == .syncOps else { return .refused(SyncMessage.decodeRefuse(ops.payload)) }
     try channel.send(Frame(.syncOps, payload: SyncOps.encode([])))
-    var answerer = Answerer(hello: answererHello, revisions: [], donePosition: 0)
+    var answerer = Answerer(
+      hello: answererHello, ops: (try? SyncOps.decode(ops.payload)) ?? [], revisions: [], donePosition: 0)
     receiving: while true {
       guard let frame = try channel.receive() else { return .closed }
       switch frame.kind {
@@ -193,14 +201,15 @@ public enum ScriptedSyncPeer {
   }
 
   /// A batch frame of `revisions` at `position`, sealed in `notebook` and signed by
-  /// `TestAuthor.shared`, with a binding of every replica they name to it: whatever the
-  /// revisions claim, they pass the authorship checks, and every other check applies.
+  /// the notebook's author (a member), with a binding of every replica they name to it:
+  /// whatever the revisions claim, they pass the authorship checks, and every other check
+  /// applies.
   public static func batch(_ revisions: [SyncRevision], position: UInt64, in notebook: Notebook) -> Frame {
     let records = revisions.map { notebook.seal($0) }
     return Frame(
       .syncBatch,
       payload: SyncRecordBatch.encode(
-        .init(position: position, bindings: TestAuthor.shared.signed(records).bindings, records: records)))
+        .init(position: position, bindings: notebook.author.signed(records).bindings, records: records)))
   }
 
   /// A `sync-done` frame claiming `knowledge` (encoded as given, even beyond every limit):

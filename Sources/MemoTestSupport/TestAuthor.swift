@@ -19,6 +19,9 @@ public final class TestAuthor: @unchecked Sendable {
     key = try! Ed25519.SigningKey.random()  // swift-format-ignore: NeverUseForceTry
   }
 
+  /// An author signing with `key` (a lab device's own identity key: `memo-peer-hostile`).
+  public init(key: Ed25519.SigningKey) { self.key = key }
+
   /// The device this author is.
   public var device: DeviceID { DeviceID(bytes: (try? SHA256.hash(key.publicKey)) ?? [])! }
 

@@ -30,6 +30,10 @@ public enum APICall: Sendable {
   case trash
   case restoreFromTrash(String)
   case peers
+  /// Notebooks shared with this device that a person has not taken (by notebook id).
+  case invitations
+  case acceptInvitation(String)
+  case declineInvitation(String)
   case consent
   case recordConsent(ConsentAnswer)
   case syncState
@@ -63,6 +67,9 @@ public enum APICall: Sendable {
     case .memoHistory(let id): return .memoHistory(id)
     case .trash: return .trash
     case .restoreFromTrash(let id): return .restoreFromTrash(id)
+    case .invitations: return .invitations
+    case .acceptInvitation(let id): return .acceptInvitation(id)
+    case .declineInvitation(let id): return .declineInvitation(id)
     case .diffMemo(let id):
       let request: RevisionPair = body.isEmpty ? RevisionPair() : try json(body, contentType)
       for number in [request.from, request.to].compactMap({ $0 }) where number < 1 {

@@ -19,6 +19,9 @@ public enum APIRoute: Equatable, Sendable {
   case trash
   case restoreFromTrash(String)
   case peers
+  case invitations
+  case acceptInvitation(String)
+  case declineInvitation(String)
   case consent
   case recordConsent
   case syncState
@@ -47,6 +50,9 @@ public enum APIRoute: Equatable, Sendable {
     case .trash: "GET /api/trash"
     case .restoreFromTrash: "POST /api/trash/{id}/restore"
     case .peers: "GET /api/peers"
+    case .invitations: "GET /api/invitations"
+    case .acceptInvitation: "POST /api/invitations/{id}/accept"
+    case .declineInvitation: "POST /api/invitations/{id}/decline"
     case .consent: "GET /api/consent"
     case .recordConsent: "POST /api/consent"
     case .syncState: "GET /api/sync"
@@ -84,6 +90,9 @@ public enum APIRouter {
     (["conflicts"], [("GET", { _ in .conflicts })]),
     (["conflicts", "{id}", "resolve"], [("POST", APIRoute.resolveConflict)]),
     (["peers"], [("GET", { _ in .peers })]),
+    (["invitations"], [("GET", { _ in .invitations })]),
+    (["invitations", "{id}", "accept"], [("POST", APIRoute.acceptInvitation)]),
+    (["invitations", "{id}", "decline"], [("POST", APIRoute.declineInvitation)]),
     (["consent"], [("GET", { _ in .consent }), ("POST", { _ in .recordConsent })]),
     (["sync"], [("GET", { _ in .syncState }), ("POST", { _ in .startSync })]),
     (["unlock"], [("POST", { _ in .unlock })]),

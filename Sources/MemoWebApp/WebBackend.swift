@@ -115,6 +115,14 @@ public final class WebBackend: WebAPI {
       return .json(200, encoding: MemoJSON(memo: .init(memo.summary, names: try app.names())))
     case .peers:
       return .json(200, encoding: PeersJSON(try app.sync.peers()))
+    case .invitations:
+      return .json(200, encoding: InvitationListJSON(try app.notebooks.invitations(), names: try app.names()))
+    case .acceptInvitation(let id):
+      let accepted = try app.notebooks.accept(id)
+      return .json(
+        200, encoding: NotebookOnlyJSON(try app.notebooks.summary(of: accepted), names: try app.names()))
+    case .declineInvitation(let id):
+      return .json(200, encoding: DeclinedJSON(try app.notebooks.decline(id), names: try app.names()))
     case .consent:
       return .json(200, encoding: ConsentJSON(try app.consent.overview()))
     case .recordConsent(let answer):

@@ -105,10 +105,15 @@ final class CanaryLabAuditTests: XCTestCase {
       Step(
         host: "b",
         scenario: AuditScenario(["inbox", "--json"], mayShow: [.publicTitle, .publicTag, .privateTitle, .privateTag])),
-      // Sync: b pulls both memos from a's daemon, then a asks b's daemon; only counts and
-      // names may show, and b's listing its titles and tags.
+      // Sync: b's first sync with a's daemon brings a's notebook as an invitation, which a
+      // person on b accepts (by the name a gave it: the key is sealed to b in its log); then
+      // a asks b's daemon and sends both memos, and takes b's invitation in turn. Only
+      // counts and names may show, and b's listing its titles and tags.
       Step(host: "b", scenario: AuditScenario(["sync", "--peer", "ay", "--json", "--timeout", "30"])),
+      Step(host: "b", scenario: AuditScenario(["notebook", "invitations", "--json"])),
+      Step(host: "b", scenario: AuditScenario(["notebook", "accept", "personal"])),
       Step(host: "a", scenario: AuditScenario(["sync", "--peer", "bee", "--timeout", "30"])),
+      Step(host: "a", scenario: AuditScenario(["notebook", "accept", "personal"])),
       Step(
         host: "b",
         scenario: AuditScenario(["list", "--json"], mayShow: [.publicTitle, .publicTag, .privateTitle, .privateTag])),

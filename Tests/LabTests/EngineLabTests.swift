@@ -68,6 +68,8 @@ final class EngineLabTests: LabTestCase {
     // each device by its rotating tag from now on.
     let first = try Lab.exec("a", ["sync", "--timeout", "30", "--json"])
     XCTAssertEqual(first.status, 0, first.stderr)
+    // c's notebook came as an invitation: a person on a takes it.
+    XCTAssertEqual(try acceptInvitations("a").count, 1)
     try ok("c", ["new", "--title", "fresh"], stdin: "written on c while the others hang\n")
     for daemon in stalled { kill(daemon.process.processIdentifier, SIGSTOP) }
 

@@ -258,6 +258,16 @@ class LabTestCase: XCTestCase {
   func deviceID(_ host: String) throws -> String {
     try ok(host, ["id"]).trimmingCharacters(in: .whitespacesAndNewlines)
   }
+
+  /// A person on `host` accepts every notebook invitation waiting there (`notebook
+  /// invitations`, `notebook accept`): the ids accepted.
+  @discardableResult
+  func acceptInvitations(_ host: String, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+    let listed = object(try ok(host, ["notebook", "invitations", "--json"], file: file, line: line))
+    let ids = (listed["invitations"] as? [[String: Any]] ?? []).compactMap { $0["notebook"] as? String }
+    for id in ids { try ok(host, ["notebook", "accept", id], file: file, line: line) }
+    return ids
+  }
 }
 
 /// A memo-peer process running on a lab host.

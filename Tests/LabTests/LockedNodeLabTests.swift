@@ -24,9 +24,13 @@ final class LockedNodeLabTests: LabTestCase {
     // Each shares its own notebook with the other: what either writes reaches the other.
     _ = try ok("a", ["trust", "add", try deviceID("b"), "--name", "bee", "--share", "personal"])
     _ = try ok("b", ["trust", "add", try deviceID("a"), "--name", "ay", "--share", "personal"])
-    _ = try ok("a", ["protect", "after-first-unlock", "--new-passphrase-fd", "0"], stdin: passphrase)
     let server = try start("b", ["--debug", "serve"])
     XCTAssertTrue(Lab.waitUntil(seconds: 10) { server.text.contains("advertising") }, server.text)
+    // A first sync brings each notebook to the other as an invitation; a person on each
+    // accepts it.
+    _ = try ok("a", ["sync", "--peer", "bee", "--timeout", "30"])
+    for host in ["a", "b"] { XCTAssertEqual(try acceptInvitations(host).count, 1, host) }
+    _ = try ok("a", ["protect", "after-first-unlock", "--new-passphrase-fd", "0"], stdin: passphrase)
     return server
   }
 

@@ -91,28 +91,36 @@ final class NotebookLabTests: LabTestCase {
 
   // MARK: - Hub and blindness
 
-  /// b shares personal with the server as a relay and with c as a member; c trusts both.
-  /// The one time b and c meet, c gets the notebook's key over their TLS connection; then c
-  /// shares it with the server as a relay too.
-  func laptopsMeetOnceAndShareWithTheHub() throws {
+  /// The hub's start, with laptops b and c never online together and never meeting: every
+  /// host trusts the others by ID only; b shares personal with the server as a relay and
+  /// with c as a member. The server takes b's invitation (a person accepts it there), c the
+  /// one the server passes on; the server learns c's key from c's hello, b learns it from
+  /// the server's, and seals the notebook's keys to it in the log, which reaches c through
+  /// the server (which cannot open them). Returns the server's daemon, running.
+  func hubWhereTheLaptopsNeverMeet() throws -> Background {
     try trust("a", ["b": [], "c": []])
     try trust("b", ["a": ["--share", "personal", "--as", "relay"], "c": ["--share", "personal"]])
     try trust("c", ["a": [], "b": []])
-    let laptopC = try serve("c")
-    try sync("b", with: "c")
-    laptopC.terminate()
+    let server = try serve("a")
+    try sync("b", with: "a")
+    XCTAssertEqual(try acceptInvitations("a").count, 1, "the server is invited to relay b's notebook")
+    try sync("c", with: "a")
+    XCTAssertEqual(try acceptInvitations("c").count, 1, "c is invited, through the server")
+    try sync("b", with: "a")
+    try sync("c", with: "a")
     let shared = try notebook("c", named: "personal (2)")
     XCTAssertEqual(shared["role"] as? String, "member")
-    try ok("c", ["notebook", "share", "personal (2)", "--with", name("a"), "--as", "relay"])
+    let relayed = object(try ok("a", ["notebook", "list", "--json"]))["notebooks"] as? [[String: Any]] ?? []
+    XCTAssertTrue(relayed.contains { $0["role"] as? String == "relay" }, "\(relayed)")
+    return server
   }
 
   func testTheHubRelaysBetweenLaptopsThatNeverMeetAndCannotReadAnything() throws {
     for host in Self.hosts { try ok(host, ["consent", "grant"]) }
-    try laptopsMeetOnceAndShareWithTheHub()
+    // The hub story: s is always on; b and c each sync with s only, never at the same time,
+    // and never with each other.
+    let server = try hubWhereTheLaptopsNeverMeet()
     try ok("c", ["notebook", "default", "personal (2)"])
-
-    // The hub story: s is always on; b and c each sync with s only, never at the same time.
-    let server = try serve("a")
     var titles: [String] = []
     var bodies: [String] = []
     var ids: [String] = []
@@ -228,9 +236,8 @@ final class NotebookLabTests: LabTestCase {
   /// edit; `delete --purge` on c leaves no sealed record of that memo on s or on b.
   func testHistoryTrashUndoAndPurgeThroughTheHub() throws {
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant"]) }
-    try laptopsMeetOnceAndShareWithTheHub()
+    let server = try hubWhereTheLaptopsNeverMeet()
     try ok("c", ["notebook", "default", "personal (2)"])
-    let server = try serve("a")
     func round() throws {
       try sync("b", with: "a")
       try sync("c", with: "a")
@@ -332,9 +339,9 @@ final class NotebookLabTests: LabTestCase {
   /// from c or s, and what x writes afterwards reaches nobody.
   func testTheStolenLaptopIsCutOffEverywhereByOneTrustRemove() throws {
     for host in Self.hosts { try ok(host, ["consent", "grant"]) }
-    try laptopsMeetOnceAndShareWithTheHub()
+    let server = try hubWhereTheLaptopsNeverMeet()
     try ok("c", ["notebook", "default", "personal (2)"])
-    // x: a member of personal (it gets the key from b), relayed by s, trusted by everyone.
+    // x: a member of personal (its key sealed to it by b), relayed by s, trusted by everyone.
     try trust("d", ["a": [], "b": [], "c": []])
     try trust("a", ["d": []])
     try trust("c", ["d": []])
@@ -342,10 +349,9 @@ final class NotebookLabTests: LabTestCase {
     let laptopX = try serve("d")
     try sync("b", with: "d")
     laptopX.terminate()
-    try ok("d", ["notebook", "share", "personal (2)", "--with", name("a"), "--as", "relay"])
+    XCTAssertEqual(try acceptInvitations("d").count, 1)
     let before = canary("beforetheft")
     try ok("b", ["new"], stdin: "\(before)\nx may read this\n")
-    let server = try serve("a")
     try sync("b", with: "a")
     try sync("d", with: "a")
     XCTAssertTrue(try rows("d").contains { $0.title == before }, "x reads b's memos before the theft")
@@ -395,13 +401,16 @@ final class NotebookLabTests: LabTestCase {
 
   // MARK: - Family and unshare
 
-  /// Live push through the hub: laptops b and c met once (c got the key), then b stopped
-  /// trusting c, so b reaches c only through s. With every daemon under the background-sync
+  /// Live push through the hub: laptops b and c never meet (c got the key through s), and b
+  /// does not trust c, so b reaches c only through s. With every daemon under the background-sync
   /// consent, a memo saved on b is on c with nobody running `sync`: b pushes it to s, and
   /// the relay pushes on what it stored.
   func testTheHubPushesOnWhatALaptopSavedToTheOtherLaptop() throws {
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant"]) }
-    try laptopsMeetOnceAndShareWithTheHub()
+    let hub = try hubWhereTheLaptopsNeverMeet()
+    hub.terminate()
+    // b's daemon would dial c straight away: b stops trusting c (on b only), so b reaches c
+    // only through s.
     try ok("b", ["trust", "remove", name("c"), "--here-only"])
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant", "--scope", "background-sync"]) }
     let daemons = try ["a", "b", "c"].map { try serve($0) }
@@ -439,10 +448,12 @@ final class NotebookLabTests: LabTestCase {
     XCTAssertTrue(shared.contains("as member"), shared)
     try ok("b", ["notebook", "share", "family", "--with", name("c")])
     for host in ["b", "c", "d"] { try serve(host) }
-    try sync("c", with: "b")
-    try sync("d", with: "b")
-    // c shares it with d too (so that the unshare below has to reach c).
-    try ok("c", ["notebook", "share", "family", "--with", name("d")])
+    // Each is invited at its first sync; a person accepts; the next sync brings the memos.
+    for host in ["c", "d"] {
+      try sync(host, with: "b")
+      XCTAssertEqual(try acceptInvitations(host).count, 1, host)
+      try sync(host, with: "b")
+    }
     try sync("d", with: "c")
 
     func bodies(_ host: String) throws -> Set<String> { Set(try rows(host).filter { !$0.isDeleted }.map(\.body)) }

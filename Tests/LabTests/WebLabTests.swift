@@ -82,22 +82,33 @@ final class WebLabTests: LabTestCase {
     }
     XCTAssertEqual(try post("/api/sync", "{}").code, "403", "no sync before the consent")
     XCTAssertEqual(try post("/api/consent", #"{"decision":"granted"}"#).code, "200")
-    let started = try post("/api/sync", #"{"timeout":30}"#)
-    XCTAssertEqual(started.code, "202", started.body)
     var state: [String: Any] = [:]
-    XCTAssertTrue(
-      try Lab.waitUntil(seconds: 90) {
-        let polled = try curl("a", ["-b", jar, base + "/api/sync"])
-        state = (try? JSONSerialization.jsonObject(with: Data(polled.body.utf8))) as? [String: Any] ?? [:]
-        return state["state"] as? String == "done"
-      }, "\(state)")
-    let result = try XCTUnwrap(state["result"] as? [String: Any], "\(state)")
+    func syncOnThePage() throws -> [String: Any] {
+      let started = try post("/api/sync", #"{"timeout":30}"#)
+      XCTAssertEqual(started.code, "202", started.body)
+      XCTAssertTrue(
+        try Lab.waitUntil(seconds: 90) {
+          let polled = try curl("a", ["-b", jar, base + "/api/sync"])
+          state = (try? JSONSerialization.jsonObject(with: Data(polled.body.utf8))) as? [String: Any] ?? [:]
+          return state["state"] as? String == "done"
+        }, "\(state)")
+      return try XCTUnwrap(state["result"] as? [String: Any], "\(state)")
+    }
+    // The first sync brings b's notebook as an invitation, which the person accepts on the
+    // page; the next one brings its memo.
+    let first = try syncOnThePage()
+    let invited = try XCTUnwrap((first["peers"] as? [[String: Any]])?.first?["invited"] as? [String], "\(first)")
+    XCTAssertEqual(invited.count, 1)
+    XCTAssertEqual(first["received"] as? Int, 0, "nothing of it before a person accepts")
+    let listed = try curl("a", ["-b", jar, base + "/api/invitations"])
+    XCTAssertTrue(listed.body.contains(invited[0]), listed.body)
+    XCTAssertEqual(try post("/api/invitations/\(invited[0])/accept", "{}").code, "200")
+    let result = try syncOnThePage()
     let peers = try XCTUnwrap(result["peers"] as? [[String: Any]])
     XCTAssertEqual(peers.first?["status"] as? String, "synced", "\(state)")
     XCTAssertEqual(peers.first?["name"] as? String, "host-b")
     XCTAssertEqual(result["received"] as? Int, 1)
-    let listed = try ok("a", ["list", "--json"])
-    XCTAssertTrue(listed.contains(memo), "a has b's memo")
+    XCTAssertTrue(try ok("a", ["list", "--json"]).contains(memo), "a has b's memo")
     let page = try curl("a", ["-b", jar, base + "/api/memos/" + memo])
     XCTAssertTrue(page.body.contains("made on b"), page.body)
     XCTAssertEqual(server.terminate(), 0)

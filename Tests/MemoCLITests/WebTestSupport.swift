@@ -14,6 +14,9 @@ struct WebFixtures {
   let privateID: String
   let conflictMemo: String
   let bidiID: String
+  /// The notebook the other device shared with this one (an invitation).
+  let invitedID: String
+  static let invitedNotebook = "Recipes"
   /// "Invoice ‮fdp.exe" with U+202E: unisolated, it reads reversed and drags the text after it along.
   static let bidiTitle = "Invoice \u{202E}fdp.exe"
 
@@ -51,6 +54,15 @@ struct WebFixtures {
       try mine.create(
         MemoDraft(title: Self.bidiTitle, body: "Quarterly numbers \(extra["bidibody"]!)\n"), now: Self.now - 60_000
       ).id.rawValue
+    // A notebook the other device shares with this one: an invitation until a person
+    // accepts it (on the page's Devices view, in the browser test).
+    let recipes = try theirs.createNotebook(named: Self.invitedNotebook, now: 6)
+    try theirs.share(recipes.id, with: try mine.deviceID(), as: .member, now: 6)
+    _ = try runSync(
+      mine, as: try mine.deviceID(), with: SyncAnswerSide(paths: theirs.paths, device: try theirs.deviceID())
+    )
+    .report()
+    invitedID = recipes.id.rawValue
     let sender = DeviceID(bytes: Array(repeating: 7, count: 32))!
     _ = try mine.receiveDelivery(
       id: Self.inboxEntry, from: sender,
@@ -87,7 +99,8 @@ struct WebFixtures {
       "inbox_title": extra["inboxtitle"]!, "inbox_body": extra["inboxbody"]!,
       "conflict_body_a": extra["conflicta"]!, "conflict_body_b": extra["conflictb"]!,
       "unsaved": extra["unsaved"]!, "unsaved_idle": extra["unsavedidle"]!, "bidi_id": bidiID,
-      "bidi_title": Self.bidiTitle, "bidi_body": extra["bidibody"]!,
+      "bidi_title": Self.bidiTitle, "bidi_body": extra["bidibody"]!, "invited_id": invitedID,
+      "invited_name": Self.invitedNotebook,
     ]
     values["canaries"] = allCanaries.merging(["passphrase": c[.passphrase]]) { $1 }
     return try JSONSerialization.data(withJSONObject: values, options: [.sortedKeys])

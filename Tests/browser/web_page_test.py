@@ -473,9 +473,18 @@ def scenario(driver, link, control_url):
         assert len([body for body in bodies if fixtures[version] in body]) == 1, f"{version} kept as one memo"
     assert all(not memo["conflict"] and "conflict_of" not in memo for memo in listed())
 
-    step("devices")
+    step("devices: a notebook shared with this device waits for a person, who accepts it")
     go_tab(driver, "devices")
     wait(driver, lambda: "No trusted devices yet" in find(driver, "#content").text, "the devices view")
+    invitation = f".invitation-item[data-id='{fixtures['invited_id']}']"
+    wait(driver, lambda: present(driver, invitation) and fixtures["invited_name"] in find(driver, invitation).text,
+         "the invitation, with the name the sharing device gave the notebook")
+    assert [n for n in cli_json("notebook", "list")["notebooks"] if n["id"] == fixtures["invited_id"]] == []
+    click(driver, f"{invitation} [data-action=accept]")
+    wait(driver, lambda: "Accepted" in message(driver), "the acceptance")
+    accepted = [n for n in cli_json("notebook", "list")["notebooks"] if n["id"] == fixtures["invited_id"]]
+    assert len(accepted) == 1 and accepted[0]["name"] == fixtures["invited_name"], accepted
+    assert cli_json("notebook", "invitations")["invitations"] == []
 
     step("consent: asked only on the Sync click, recorded only on Allow, with the terminal's text")
     consent = cli_json("consent", "status")

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoCrypto
 import MemoNode
 import MemoStore
 import MemoTestSupport
@@ -51,7 +52,12 @@ case "ask":
     // The notebook this device shares with the daemon, when it shares one (the cases that
     // send batches need it: version 2 seals them per notebook).
     let store = try MemoStore.open(paths: paths, use: .background)
-    let notebook = channel.peer.flatMap { try? ScriptedSyncPeer.Notebook.shared(by: store, with: $0) }
+    // It signs as itself: a member of the notebook in the daemon's log, so what it sends
+    // passes the authorship checks and reaches the checks under test.
+    let author = TestAuthor(key: try Ed25519.SigningKey(seed: try NodeSecrets(paths: paths).identitySeed()))
+    let notebook = channel.peer.flatMap {
+      try? ScriptedSyncPeer.Notebook.shared(by: store, with: $0, author: author)
+    }
     printJSON(try HostileCase.run(arguments[3], over: channel, notebook: notebook))
     channel.close()
   } catch {

@@ -119,3 +119,68 @@ public struct UnsharedJSON: Encodable, Sendable {
     keyRotated = unshared.result.rotated
   }
 }
+
+/// A notebook shared with this device that a person has not accepted yet.
+public struct InvitationJSON: Encodable, Sendable {
+  public let notebook: String
+  /// Its name, when this device can already open it (a key sealed to it).
+  public let name: String?
+  /// What accepting makes this device: `member` or `relay`.
+  public let role: String
+  public let state: String
+  /// The device it came from, and the member whose share put this device in.
+  public let from: DeviceJSON
+  public let invitedBy: DeviceJSON?
+  public let members: Int
+  public let received: String
+
+  /// A device by ID, with its name here when it is trusted.
+  public struct DeviceJSON: Encodable, Sendable {
+    public let deviceID: String
+    public let name: String?
+
+    enum CodingKeys: String, CodingKey {
+      case name
+      case deviceID = "device_id"
+    }
+
+    init(_ device: DeviceID, names: Names) {
+      deviceID = device.description
+      name = names.devices[device]
+    }
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case notebook, name, role, state, from, members, received
+    case invitedBy = "invited_by"
+  }
+
+  public init(_ invitation: NotebookInvitation, names: Names) {
+    notebook = invitation.notebook.rawValue
+    name = invitation.name
+    role = invitation.role.rawValue
+    state = invitation.state.rawValue
+    from = DeviceJSON(invitation.peer, names: names)
+    invitedBy = invitation.inviter.map { DeviceJSON($0, names: names) }
+    members = invitation.members
+    received = TimeText.iso(invitation.received)
+  }
+}
+
+/// `notebook invitations --json`.
+public struct InvitationListJSON: Encodable, Sendable {
+  public let schema = JSONOutput.schema
+  public let invitations: [InvitationJSON]
+
+  public init(_ invitations: [NotebookInvitation], names: Names) {
+    self.invitations = invitations.map { InvitationJSON($0, names: names) }
+  }
+}
+
+/// `notebook decline --json`.
+public struct DeclinedJSON: Encodable, Sendable {
+  public let schema = JSONOutput.schema
+  public let declined: InvitationJSON
+
+  public init(_ invitation: NotebookInvitation, names: Names) { declined = InvitationJSON(invitation, names: names) }
+}

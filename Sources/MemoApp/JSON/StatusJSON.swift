@@ -17,10 +17,34 @@ public struct StatusJSON: Encodable, Sendable {
   /// reloads what it shows then, so a change a peer sent appears without a reload.
   public let changes: String?
   public let revocations: [RevocationJSON]
+  /// Notebooks shared with this device waiting for a person (ids), and what peers sent that
+  /// was kept aside (quarantined).
+  public let invitations: [String]
+  public let keptAside: [KeptAsideJSON]
+
+  /// Kept aside from one peer, for one reason.
+  public struct KeptAsideJSON: Encodable, Sendable {
+    public let deviceID: String
+    public let reason: String
+    public let count: Int
+    enum CodingKeys: String, CodingKey {
+      case reason, count
+      case deviceID = "device_id"
+    }
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case schema, consent, running, serve, protection, changes, revocations, invitations
+    case keptAside = "kept_aside"
+  }
 
   public init(_ status: NodeStatus) {
     changes = status.changes
     revocations = status.revocations.map(RevocationJSON.init)
+    invitations = status.invitations.map(\.notebook.rawValue)
+    keptAside = status.keptAside.map {
+      KeptAsideJSON(deviceID: $0.peer.description, reason: $0.reason, count: $0.count)
+    }
     var consent: [String: String] = [:]
     for (scope, state) in status.consent { consent[scope.rawValue] = state.name }
     self.consent = consent

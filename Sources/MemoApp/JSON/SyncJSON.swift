@@ -36,8 +36,13 @@ public struct SyncJSON: Encodable, Sendable {
     public let sessionMilliseconds: Double?
     /// TLS record bytes of the sync itself, both directions.
     public let sessionBytes: UInt64?
+    /// Notebooks this sync brought invitations to (ids), and the membership ops of this
+    /// peer's that were kept aside.
+    public let invited: [String]?
+    public let opsRefused: Int?
     enum CodingKeys: String, CodingKey {
-      case name, status, received, sent, error
+      case name, status, received, sent, error, invited
+      case opsRefused = "ops_refused"
       case deviceID = "device_id"
       case sentRevisions = "sent_revisions"
       case connectMilliseconds = "connect_ms"
@@ -53,6 +58,8 @@ public struct SyncJSON: Encodable, Sendable {
       connectMilliseconds = result.connectSeconds.map { ($0 * 100_000).rounded() / 100 }
       sessionMilliseconds = result.sessionSeconds.map { ($0 * 100_000).rounded() / 100 }
       sessionBytes = result.sessionBytes
+      invited = result.report.map { $0.ops.invited.map(\.rawValue) }
+      opsRefused = result.report?.ops.refused
       if let report = result.report {
         status = report.received.heldDeletes > 0 ? "held" : "synced"
       } else {

@@ -788,14 +788,44 @@ async function resolve(id, keep) {
 
 // ---- Devices ------------------------------------------------------------------------------
 
-async function loadPeers() { state.peers = await api('GET', '/api/peers'); }
+async function loadPeers() {
+  state.peers = await api('GET', '/api/peers');
+  state.invitations = await api('GET', '/api/invitations');
+}
+
+/// Notebooks a trusted device shared with this one, waiting for a person: names and device
+/// names came from elsewhere, so each is isolated.
+function renderInvitations() {
+  const invitations = state.invitations?.invitations || [];
+  if (!invitations.length) return [];
+  return [el('h2', {}, 'Notebooks shared with this device'),
+    el('p', { className: 'hint' }, 'Nothing of a notebook moves here until you accept it. Declined ones come back only if a member shares them again.'),
+    el('ul', { className: 'list', id: 'invitation-list' }, invitations.map((invitation) => el('li', { className: 'row invitation-item', 'data-id': invitation.notebook },
+      el('span', { className: 'title' }, iso(invitation.name || 'notebook ' + invitation.notebook.slice(0, 8) + '…')),
+      el('span', { className: 'time' }, `as ${invitation.role}, from `, iso(invitation.from.name || invitation.from.device_id.slice(0, 8) + '…'),
+        invitation.invited_by && invitation.invited_by.device_id !== invitation.from.device_id
+          ? [', shared by ', iso(invitation.invited_by.name || invitation.invited_by.device_id.slice(0, 8) + '…')] : [],
+        `, ${localTime(invitation.received)}`),
+      el('span', { className: 'spacer' }),
+      el('button', { type: 'button', className: 'primary', 'data-action': 'accept', onclick: () => answerInvitation(invitation, 'accept') }, 'Accept'),
+      el('button', { type: 'button', 'data-action': 'decline', onclick: () => answerInvitation(invitation, 'decline') }, 'Decline'))))];
+}
+
+async function answerInvitation(invitation, answer) {
+  try {
+    await api('POST', `/api/invitations/${encodeURIComponent(invitation.notebook)}/${answer}`);
+    await loadPeers();
+    render();
+    say(answer === 'accept' ? 'Accepted: the notebook syncs from the next sync on.' : 'Declined.');
+  } catch (error) { fail(error); }
+}
 
 function renderDevices() {
   const peers = state.peers?.peers || [];
   if (!peers.length) {
-    return [el('p', { className: 'empty' }, 'No trusted devices yet. Pair one on a terminal: memo-peer pair --accept here, memo-peer pair on the other.')];
+    return renderInvitations().concat([el('p', { className: 'empty' }, 'No trusted devices yet. Pair one on a terminal: memo-peer pair --accept here, memo-peer pair on the other.')]);
   }
-  return [el('table', { className: 'devices', id: 'devices' },
+  return renderInvitations().concat([el('table', { className: 'devices', id: 'devices' },
     el('thead', {}, el('tr', {}, ['Name', 'Device ID', 'Last seen', 'Last synced', 'Changes to send', 'Held deletes']
       .map((name) => el('th', {}, name)))),
     el('tbody', {}, peers.map((peer) => el('tr', {},
@@ -804,7 +834,7 @@ function renderDevices() {
       el('td', {}, localTime(peer.last_seen)),
       el('td', {}, localTime(peer.last_synced)),
       el('td', {}, String(peer.pending)),
-      el('td', {}, String(peer.held_deletes))))))];
+      el('td', {}, String(peer.held_deletes))))))]);
 }
 
 // ---- Network: consent ---------------------------------------------------------------------
