@@ -101,7 +101,8 @@ extension MemoStore {
       }
     }
     if !removing.isEmpty { try pruneRelayedHistory(of: record.memo, now: Self.wallClock(), limits: historyLimits()) }
-    return .stored(conflict: heads.count - removing.count > 0, live: 0)
+    // A memo new here counts as one added (the per-peer quota of new memos).
+    return .stored(conflict: heads.count - removing.count > 0, live: heads.isEmpty ? 1 : 0)
   }
 
   /// The sealed records of `memo` this relay forwarded and then replaced, oldest first: the

@@ -57,6 +57,18 @@ public final class SyncSink {
   private let purged: Set<MemoID>
   /// Notebooks with a record that could not be opened yet (a key generation not here).
   public private(set) var incomplete: Set<NotebookID> = []
+  /// The quotas (`SyncLimits`): new memos a day from this peer, and a relay's sealed bytes
+  /// per author and notebook. Tests make them small.
+  let maximumNewMemos: Int
+  let maximumRelayedBytes: Int64
+  /// Notebooks this peer sends for the first time (no position in its feed yet): their
+  /// new memos are not counted.
+  private let firstFill: Set<NotebookID>
+  /// New memos from this peer today before this session, and in it so far.
+  private var addedBefore: (day: Int64, count: Int)?
+  private var added = 0
+  /// Sealed bytes kept here per (notebook, author), read once per pair in a session.
+  private var relayedBytes: [NotebookID: [DeviceID: Int64]] = [:]
   public private(set) var outcome = SyncMessage.Outcome()
 
   /// `deleteGuard` nil: deletes are applied as they come (a person said so). The limits are
@@ -64,9 +76,14 @@ public final class SyncSink {
   public init(
     store: MemoStore, peer: DeviceID, peerReplica: ReplicaID, deleteGuard: MassDeleteGuard?, plan: SyncPlan,
     maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
-    maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer
+    maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer,
+    maximumNewMemos: Int = SyncLimits.maximumNewMemosPerPeerPerDay,
+    maximumRelayedBytes: Int64 = SyncLimits.maximumRelayedBytesPerAuthor
   ) throws {
     self.maximumIntroduced = maximumIntroduced
+    self.maximumNewMemos = maximumNewMemos
+    self.maximumRelayedBytes = maximumRelayedBytes
+    firstFill = Set(try plan.receiving.keys.filter { try store.syncCursor(for: peer, in: $0) == nil })
     self.store = store
     self.peer = peer
     self.peerReplica = peerReplica
@@ -111,6 +128,11 @@ public final class SyncSink {
     var incomplete = self.incomplete
     var outcome = self.outcome
     var liveChange = self.liveChange
+    var added = self.added
+    var relayedBytes = self.relayedBytes
+    let day = MemoStore.quotaDay(now)
+    if addedBefore?.day != day { addedBefore = (day, try store.memosAdded(by: peer, day: day)) }
+    let before = addedBefore?.count ?? 0
     try store.batch {
       let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
       let pending = try store.signatureChecks(of: batch.records, refused: refused)
@@ -161,6 +183,17 @@ public final class SyncSink {
         let result: ApplyResult
         switch role {
         case .relay:
+          if let author {
+            let kept = try relayedBytes[record.notebook]?[author] ?? store.relayedBytes(of: author, in: record.notebook)
+            let total = kept + Int64(record.sealed.count)
+            guard total <= maximumRelayedBytes else {
+              throw SyncViolation(
+                .overQuota,
+                "more than \(maximumRelayedBytes / 1_048_576) MiB of sealed records by \(author.short) in notebook "
+                  + "\(record.notebook.short)")
+            }
+            relayedBytes[record.notebook, default: [:]][author] = total
+          }
           result = try store.applyRelayed(record, receiver: receiver, now: now)
         case .member:
           let opened: MemoStore.OpenedRecord
@@ -185,9 +218,17 @@ public final class SyncSink {
         case .stored(let conflict, let live):
           outcome.applied += 1
           if conflict { outcome.conflicts += 1 }
-          liveChange += live
+          if role == .member { liveChange += live }
+          if live > 0, !firstFill.contains(record.notebook) {
+            added += 1
+            guard before + added <= maximumNewMemos else {
+              throw SyncViolation(
+                .overQuota, "more than \(maximumNewMemos) new memos from one device in a day (the rest comes tomorrow)")
+            }
+          }
         }
       }
+      try store.recordMemosAdded(added - self.added, by: peer, day: day)
       try moveCursors(to: batch.position, except: incomplete, now: now)
       if let verification, verification.wait().contains(false) { throw ForgeryFound() }
     }
@@ -196,6 +237,8 @@ public final class SyncSink {
     self.incomplete = incomplete
     self.outcome = outcome
     self.liveChange = liveChange
+    self.added = added
+    self.relayedBytes = relayedBytes
     return batch.position
   }
 

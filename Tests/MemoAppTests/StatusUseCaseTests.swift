@@ -56,8 +56,11 @@ final class StatusUseCaseTests: XCTestCase {
     XCTAssertEqual(Set(status.consent.values.map(\.name)), ["undetermined"])
     let json = try XCTUnwrap(
       try JSONSerialization.jsonObject(with: Data(JSONOutput.encode(StatusJSON(status)))) as? [String: Any])
-    XCTAssertEqual(Set(json.keys), ["schema", "consent", "running", "protection", "revocations"])
+    XCTAssertEqual(
+      Set(json.keys), ["schema", "consent", "running", "protection", "revocations", "invitations", "kept_aside"])
     XCTAssertEqual((json["revocations"] as? [Any])?.count, 0)
+    XCTAssertEqual((json["invitations"] as? [Any])?.count, 0)
+    XCTAssertEqual((json["kept_aside"] as? [Any])?.count, 0)
     XCTAssertEqual(json["running"] as? Bool, false)
     XCTAssertEqual((json["consent"] as? [String: String])?.count, ConsentScope.allCases.count)
   }

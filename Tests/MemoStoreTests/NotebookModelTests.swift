@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoTestSupport
 import XCTest
 
@@ -45,6 +46,7 @@ final class NotebookModelTests: XCTestCase {
     XCTAssertGreaterThan(totals.unshared, 0)
     XCTAssertGreaterThan(totals.conflicts, 0)
     XCTAssertGreaterThan(totals.cut, 0)
+    XCTAssertGreaterThan(totals.hostileRefused, 0, "the hostile replica's ops reached honest replicas")
   }
 }
 
@@ -55,17 +57,19 @@ struct NotebookRun {
     var unshared = 0
     var conflicts = 0
     var cut = 0
+    var hostileRefused = 0
 
     mutating func add(_ run: NotebookRun) {
       relayedOnly += run.relayedOnly
       unshared += run.unshareSeq == nil ? 0 : 1
       conflicts += run.conflicts
       cut += run.cuts
+      hostileRefused += run.hostileRefused
     }
 
     var description: String {
       "\(relayedOnly) memos a member first got from the relay, \(unshared) unshares, \(conflicts) conflict copies, "
-        + "\(cut) syncs cut"
+        + "\(cut) syncs cut, \(hostileRefused) hostile ops kept aside"
     }
   }
 
@@ -90,13 +94,19 @@ struct NotebookRun {
   var cuts = 0
 
   static let relay = 3
+  /// A fifth replica, trusted by everyone and a relay of notebook a only, that signs
+  /// membership ops of its own: making itself a member, keys and grants for itself,
+  /// unshares of members, renames, purges, and a notebook b of its own making.
+  static let hostile = 4
+  /// Ops the hostile replica sent that the honest replicas kept aside.
+  var hostileRefused = 0
 
   init(seed: UInt64) throws {
     random = SeededRandom(state: seed)
-    replicas = try (0..<4).map { _ in try ModelReplica() }
+    replicas = try (0..<5).map { _ in try ModelReplica() }
     let devices = replicas.map { ($0.store, $0.device) }
     a = try replicas[0].store.defaultNotebook().id
-    try shareNotebook(a, among: devices, roles: [.member, .member, .member, .relay])
+    try shareNotebook(a, among: devices, roles: [.member, .member, .member, .relay, .relay])
     b = try replicas[0].store.createNotebook(named: "b", now: 1).id
     try shareNotebook(b, among: [devices[0], devices[1], devices[3]], roles: [.member, .member, .relay])
   }
@@ -113,6 +123,7 @@ struct NotebookRun {
     for step in 0..<steps {
       if step == shareAt { try share() }
       if step == unshareAt { try unshare() }
+      if random.below(4) == 0 { try hostileActs() }
       let index = random.below(4)
       if index == Self.relay || random.below(10) >= 6 {
         try syncRandom(from: index)
@@ -180,6 +191,64 @@ struct NotebookRun {
     guard bShared, try replicas[2].store.invitations().contains(where: { $0.notebook == b }) else { return }
     _ = try replicas[2].store.acceptInvitation(b.rawValue, now: 11)
     log.append("r2 accepts b")
+  }
+
+  /// The hostile replica signs an op of its choosing into its own copy of a log (or makes a
+  /// log of b's id of its own, with a legacy genesis) and syncs with an honest replica,
+  /// which must keep every such op aside and go on.
+  mutating func hostileActs() throws {
+    let hostile = replicas[Self.hostile]
+    let target = random.below(4)
+    let members = [0, 1, 2].map { replicas[$0].device }
+    let box = [UInt8](repeating: UInt8(truncatingIfNeeded: random.next()), count: MembershipLimits.sealedKeyBytes)
+    let keyID = [UInt8](repeating: UInt8(truncatingIfNeeded: random.next()), count: MembershipLimits.keyIDBytes)
+    let choice = random.below(8)
+    let notebook = choice == 7 ? b : a
+    var description = ""
+    _ = try hostile.store.batch {
+      if choice == 7, try hostile.store.notebook(b) == nil {
+        // b's id is not derived from the hostile device: only a legacy genesis can name it,
+        // which no honest replica takes from a device that was not a member before.
+        try hostile.store.insertNotebook(b, name: "b", role: .member, now: 30)
+        try hostile.store.appendOwnOp(b, now: 30) { _, signer in try MembershipLog.legacyGenesis(of: b, signer: signer)
+        }
+      }
+      try hostile.store.appendOwnOp(notebook, now: 30) { log, signer in
+        switch choice {
+        case 0:
+          description = "shares itself as a member of a"
+          return try log.share(hostile.device, as: .member, signer: signer)
+        case 1:
+          description = "unshares a member of a"
+          return try log.unshare(members[self.random.below(3)], cut: [], signer: signer)
+        case 2:
+          description = "makes a key of a for itself"
+          return try log.rotateKey(keyID: keyID, sealed: [hostile.device: box], signer: signer)
+        case 3:
+          description = "grants itself a key of a"
+          return try log.grant(hostile.device, keys: [keyID: box], signer: signer)
+        case 4:
+          description = "renames a"
+          return try log.rename(keyID: keyID, sealedName: box, signer: signer)
+        case 5:
+          description = "purges a memo of a"
+          return try log.purge(MemoID(), signer: signer)
+        case 6:
+          description = "shares a with a relay of its own choosing"
+          return try log.share(members[self.random.below(3)], as: .relay, signer: signer)
+        default:
+          description = "shares its own b with r\(target)"
+          return try log.share(replicas[target].device, as: .member, signer: signer)
+        }
+      }
+    }
+    let report = try runSync(hostile.store, as: hostile.device, with: replicas[target].node.answerer, batch: 3).report()
+    hostileRefused += report.sent.quarantined
+    let refused = try replicas[target].store.quarantined().filter { $0.peer == hostile.device }.reduce(0) {
+      $0 + $1.count
+    }
+    hostileRefused = max(hostileRefused, refused)
+    log.append("the hostile replica \(description) and syncs with r\(target)")
   }
 
   /// Replica 0 unshares b from replica 2: the key rotates; the others learn it at their
@@ -270,6 +339,35 @@ struct NotebookRun {
     }
   }
 
+  /// Whatever the hostile replica signed: it holds no key an honest member holds and no
+  /// readable record of b (not a member of either), every honest device and the relay
+  /// agree on each log's meaning, and none of them counts the hostile replica as a member.
+  func checkTheHostileReplica() throws {
+    let hostile = replicas[Self.hostile].store
+    for notebook in [a, b] {
+      let honestKeys = Set(try replicas[0].store.keyring(notebook).keys.keys)
+      let read = try hostile.db.prepare("SELECT key_id FROM notebook_keys WHERE notebook = ?")
+      try read.bind(1, notebook.rawValue)
+      while try read.step() {
+        guard !honestKeys.contains(read.text(0)) else {
+          throw ModelError("the hostile replica holds a key of \(notebook == a ? "a" : "b")")
+        }
+      }
+      let holders = notebook == a ? [0, 1, 2, Self.relay] : (bShared ? [0, 1, 2, Self.relay] : [0, 1, Self.relay])
+      let state = try replicas[holders[0]].store.membershipState(notebook)
+      for holder in holders.dropFirst() where try replicas[holder].store.membershipState(notebook) != state {
+        throw ModelError("r\(holder) and r\(holders[0]) disagree on \(notebook == a ? "a" : "b")'s log")
+      }
+      if state?.members[replicas[Self.hostile].device] == .member {
+        throw ModelError("the hostile replica counts as a member of \(notebook == a ? "a" : "b")")
+      }
+    }
+    let honest = Set((0..<4).map { replicas[$0].store.replicaID.rawValue })
+    let rows = try hostile.allHeadRows().filter { $0.notebook == b && honest.contains($0.dot?.origin.rawValue ?? "") }
+    let relayed = try hostile.db.scalarInt("SELECT count(*) FROM relayed WHERE notebook = '\(b)'")
+    if !rows.isEmpty || relayed > 0 { throw ModelError("the hostile replica holds records of b") }
+  }
+
   /// The relay's records of a notebook, as (memo, dot); and the members' heads the same way.
   func relayedHeads(in notebook: NotebookID) throws -> Set<String> {
     let raced = notebook == b ? try self.raced() : []
@@ -299,6 +397,7 @@ struct NotebookRun {
     guard try relay.db.scalarInt("SELECT count(*) FROM notebook_keys WHERE notebook IN ('\(a)', '\(b)')") == 0,
       try relay.db.scalarInt("SELECT count(*) FROM memos") == 0
     else { throw ModelError("the relay holds a key or a memo") }
+    try checkTheHostileReplica()
     for (notebook, members) in [(a, [0, 1, 2]), (b, bShared ? [0, 1, 2] : [0, 1])] {
       let first = try rows(members[0], in: notebook)
       for member in members.dropFirst() where try rows(member, in: notebook) != first {

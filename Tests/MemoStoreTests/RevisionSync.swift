@@ -20,7 +20,8 @@ final class RevisionSink {
   init(
     store: MemoStore, peer: DeviceID, peerReplica: ReplicaID, deleteGuard: MassDeleteGuard?,
     maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
-    maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer, notebook: NotebookID? = nil
+    maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer, notebook: NotebookID? = nil,
+    maximumNewMemos: Int = SyncLimits.maximumNewMemosPerPeerPerDay
   ) throws {
     self.store = store
     self.notebook = try notebook ?? store.defaultNotebook().id
@@ -30,7 +31,7 @@ final class RevisionSink {
     sink = try SyncSink(
       store: store, peer: peer, peerReplica: peerReplica, deleteGuard: deleteGuard,
       plan: SyncPlan(receiving: [self.notebook: .member], announced: [self.notebook]), maximumReplicas: maximumReplicas,
-      maximumHeld: maximumHeld, maximumIntroduced: maximumIntroduced)
+      maximumHeld: maximumHeld, maximumIntroduced: maximumIntroduced, maximumNewMemos: maximumNewMemos)
   }
 
   var outcome: SyncMessage.Outcome { sink.outcome }

@@ -64,13 +64,14 @@ final class ModelReplica {
 
   var device: DeviceID { node.device }
 
-  /// Forgets every memo and all sync state (the replica id stays).
+  /// Forgets every memo and all sync state (the replica id and the notebooks' logs stay;
+  /// replica bindings go, so the per-peer quotas start over in each run).
   func reset() throws {
     try store.db.execute(
       "DELETE FROM memos; DELETE FROM knowledge; DELETE FROM counters; DELETE FROM sync_peers; DELETE FROM sync_held; "
         + "DELETE FROM notebook_knowledge; DELETE FROM sync_cursors; DELETE FROM sync_peer_knowledge; DELETE FROM relayed; "
         + "DELETE FROM horizon; DELETE FROM sync_guard; DELETE FROM received_log; DELETE FROM memo_history; "
-        + "DELETE FROM trash")
+        + "DELETE FROM trash; DELETE FROM replica_bindings; DELETE FROM quarantine; DELETE FROM sync_added")
   }
 }
 

@@ -28,6 +28,16 @@ public enum SyncLimits {
   /// 4,096 for everyone and every new device's first write would be refused for good.
   public static let maximumReplicasPerPeer = 64
 
+  /// New memos one peer may add here by sync in one UTC day, notebook by notebook: a
+  /// household writes far fewer; a device that floods one stops itself, and the rest waits
+  /// for the next day. The first sync of a notebook with a device is not counted (a new
+  /// laptop's first sync brings a household's memos).
+  public static let maximumNewMemosPerPeerPerDay = 10_000
+
+  /// Sealed bytes a relay keeps of one author's records in one notebook: one device cannot
+  /// fill the relay's disk for the others.
+  public static let maximumRelayedBytesPerAuthor: Int64 = 256 * 1024 * 1024
+
   /// Live conflict copies one memo may have: beyond that a device is producing them in a
   /// loop, and merging one more head would cost time in every copy already there.
   public static let maximumConflictCopies = 32

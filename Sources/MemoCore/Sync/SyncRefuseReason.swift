@@ -27,6 +27,9 @@ public enum SyncRefuseReason: String, Codable, Sendable, CaseIterable {
   case tooManyHeld = "too-many-held"
   /// A frame of another kind, or out of the session's order.
   case unexpectedFrame = "unexpected-frame"
+  /// More than one device may send within a documented quota (new memos a day, sealed
+  /// bytes a relay keeps of one device in one notebook): its data waits, nothing is lost.
+  case overQuota = "over-quota"
 
   /// What was wrong, as a person reads it after "sent" or "refused": never a peer's bytes.
   public var badData: String {
@@ -43,6 +46,7 @@ public enum SyncRefuseReason: String, Codable, Sendable, CaseIterable {
     case .tooManyCopies: "more than 32 conflict copies of one memo"
     case .tooManyHeld: "more deletes than the guard holds back (65,536)"
     case .unexpectedFrame: "a frame out of the sync's order"
+    case .overQuota: "more than one device may send (a quota: new memos a day, or a relay's bytes per device)"
     }
   }
 }
