@@ -20,6 +20,12 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
   public var added: Timestamp
   /// What to do with memos this peer sends (nil: the default, `ask`).
   public var receive: ReceivePolicy?
+  /// True after a revocation was applied here: every device of the household rotates its
+  /// discovery key then, so the key held may be an old one. Until the peer's next hello
+  /// gives the current one, its advertisements may not be recognised, and every memo-peer
+  /// advertisement this node does not recognise is tried (the pinned key picks the right
+  /// one). Nil or false: the key is current.
+  public var discoveryKeyStale: Bool?
 
   public init(
     deviceID: DeviceID, name: String, discoveryKey: String?, rotationSeconds: Int64? = nil, source: Source,
@@ -45,6 +51,7 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
     case source
     case added
     case receive
+    case discoveryKeyStale = "discovery_key_stale"
   }
 }
 
@@ -105,9 +112,19 @@ public struct TrustList: Codable, Sendable, Equatable {
   public mutating func learnDiscoveryKey(_ key: String, rotationSeconds: Int64?, for id: DeviceID) -> Bool {
     guard let index = peers.firstIndex(where: { $0.deviceID == id }),
       peers[index].discoveryKey != key || peers[index].rotationSeconds != rotationSeconds
+        || peers[index].discoveryKeyStale == true
     else { return false }
     peers[index].discoveryKey = key
     peers[index].rotationSeconds = rotationSeconds
+    peers[index].discoveryKeyStale = nil
+    return true
+  }
+
+  /// Marks every peer's discovery key as possibly old (a revocation was applied: each
+  /// device of the household rotates its key). False when there is no peer.
+  public mutating func markDiscoveryKeysStale() -> Bool {
+    guard !peers.isEmpty else { return false }
+    for index in peers.indices where peers[index].discoveryKey != nil { peers[index].discoveryKeyStale = true }
     return true
   }
 

@@ -114,6 +114,9 @@ public struct PeerConnector: PeerDialer {
 
   static let consentPoll: Duration = .milliseconds(200)
   static let retryPause: Duration = .seconds(1)
+  /// How long the first browse looks for a peer by its tag alone (a local browse answers
+  /// within tens of milliseconds) before unrecognised advertisements are tried too.
+  static let tagOnlySeconds = 2.0
 
   public func connect(
     to peer: TrustedPeer, deadline: Deadline, onState: @escaping @Sendable (ConnectionState) -> Void
@@ -121,6 +124,7 @@ public struct PeerConnector: PeerDialer {
     let seconds = Int(deadline.secondsLeft.rounded())
     let tracker = StateTracker(onState)
     tracker.move(.setup)
+    var triedUnrecognized = false
     while !deadline.hasPassed {
       try Task.checkCancellation()
       switch try gate.verdict(for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType)) {
@@ -138,7 +142,19 @@ public struct PeerConnector: PeerDialer {
       if tracker.current == .setup || tracker.current == .waiting(.localNetworkConsent) {
         tracker.move(.waiting(.peerNotFound))
       }
-      if let link = try await browseAndConnect(peer, until: deadline, tracker: tracker) { return link }
+      // The first browse looks for the peer's advertisement by its tag; when that does not
+      // find it (the peer rotated its discovery key after a revocation this node has not
+      // heard of yet), the next ones try every advertisement no trusted device's key
+      // recognises, and the pinned key picks the right one.
+      let byTagOnly = !triedUnrecognized && peer.discoveryKeyStale != true && peer.discoveryKey != nil
+      let until = byTagOnly ? Deadline.after(seconds: min(deadline.secondsLeft, Self.tagOnlySeconds)) : deadline
+      if let link = try await browseAndConnect(peer, until: until, tracker: tracker, byTagOnly: byTagOnly) {
+        return link
+      }
+      if byTagOnly {
+        triedUnrecognized = true
+        continue
+      }
       try await Self.pause(Self.retryPause, before: deadline)
     }
     let reason = tracker.lastWaitReason.map { " (still waiting: \($0))" } ?? ""
@@ -161,10 +177,12 @@ public struct PeerConnector: PeerDialer {
 
   /// One browse: every sighting that may be the peer is tried as it comes. Nil when the
   /// deadline passed or a candidate was unreachable (the caller waits and browses again).
-  private func browseAndConnect(_ peer: TrustedPeer, until deadline: Deadline, tracker: StateTracker) async throws
-    -> PeerLink?
-  {
+  private func browseAndConnect(
+    _ peer: TrustedPeer, until deadline: Deadline, tracker: StateTracker, byTagOnly: Bool
+  ) async throws -> PeerLink? {
     let recognizer = AdvertisementIdentity.peer(peer)
+    // Advertisements another trusted device's key recognises are that device's, not this one.
+    let others = byTagOnly ? nil : (try? trust.load()).map(PeerRecognizer.init(trust:))
     let sightings = try self.sightings()
     let found = try await untilDeadline(deadline) { () async throws -> PeerLink? in
       for try await sighting in sightings {
@@ -174,10 +192,14 @@ public struct PeerConnector: PeerDialer {
           continue
         }
         // With the peer's discovery key, only its advertisement is a candidate; without
-        // it (added by `trust add`, never met), every memo-peer device is tried and the
-        // pinned key picks the right one.
+        // it (added by `trust add`, never met), or with a key that may be old (a revocation
+        // made every device rotate its own), every memo-peer device is tried and the pinned
+        // key picks the right one.
         let recognized = recognizer.map { key in sighting.tag.map { key.recognizes(tag: $0, at: clock()) } ?? false }
-        guard recognized ?? true else { continue }
+        if recognized == false {
+          guard !byTagOnly else { continue }
+          if let other = others?.peer(forTag: sighting.tag, at: clock()), other.deviceID != peer.deviceID { continue }
+        }
         tracker.move(.preparing)
         let outcome = try await BlockingIO.run("mp.connect") { [self] in
           try attempt(peer, sighting: sighting, port: port, claimsToBe: recognized == true, deadline: deadline)

@@ -2,6 +2,7 @@ import FoundationEssentials
 import MemoCore
 import MemoProtocol
 import MemoStore
+import Synchronization
 
 /// What happens on a trusted channel once the transport is up: the driver of a
 /// `SessionMachine`. Both sides say hello (protocol version, discovery key), then the
@@ -149,6 +150,9 @@ public final class SyncAnswerer {
 /// (`KeyUse.background`): answering a peer is never a person's use of a `complete` node.
 public struct DaemonResponder: Sendable {
   public let identity: NodeIdentity
+  /// When set, the identity each new channel's hello gives (the daemon swaps in a rotated
+  /// discovery key without closing the channels it serves).
+  public let current: CurrentIdentity?
   public let trust: TrustStore
   public let store: StoreAccess
   public let receiptDelay: Double
@@ -164,10 +168,11 @@ public struct DaemonResponder: Sendable {
   public init(
     identity: NodeIdentity, trust: TrustStore, store: StoreAccess, receiptDelay: Double = 0,
     receiveLimits: ReceiveLimits = ReceiveLimits(), syncBatch: SyncSession.BatchLimits = SyncSession.BatchLimits(),
-    activity: PeerActivity? = nil, clock: @escaping @Sendable () -> Timestamp
+    activity: PeerActivity? = nil, current: CurrentIdentity? = nil, clock: @escaping @Sendable () -> Timestamp
   ) {
     self.activity = activity
     self.identity = identity
+    self.current = current
     self.trust = trust
     self.store = store.background
     self.receiptDelay = receiptDelay
@@ -184,7 +189,7 @@ public struct DaemonResponder: Sendable {
       let receiver = DeliveryReceiver(
         store: store, trust: trust, limits: receiveLimits, receiptDelay: receiptDelay, clock: clock)
       try PeerSession.serve(
-        channel, identity: identity, trust: trust, logger: logger, receiver: receiver,
+        channel, identity: current?.identity ?? identity, trust: trust, logger: logger, receiver: receiver,
         sync: SyncAnswerer(store: store, batch: syncBatch, clock: clock), activity: activity)
       channel.close()
     } catch {
@@ -193,4 +198,16 @@ public struct DaemonResponder: Sendable {
       logger.warning("connection closed: \(error.kind.rawValue, privacy: .public)")
     }
   }
+}
+
+/// The daemon's identity as it is now: the discovery key rotates after a revocation, and
+/// channels accepted from then on say the new one in their hello.
+public final class CurrentIdentity: Sendable {
+  private let value: Mutex<NodeIdentity>
+
+  public init(_ identity: NodeIdentity) { value = Mutex(identity) }
+
+  public var identity: NodeIdentity { value.withLock { $0 } }
+
+  func replace(with identity: NodeIdentity) { value.withLock { $0 = identity } }
 }

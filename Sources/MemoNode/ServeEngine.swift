@@ -72,6 +72,10 @@ public actor ServeEngine {
   let loadIdentity: @Sendable () throws -> NodeIdentity
   /// Held only while unlocked (or unprotected), dropped when the node locks.
   private(set) var identity: NodeIdentity?
+  /// The discovery key file as `identity` was loaded from it (`followDiscoveryKey`), and the
+  /// identity the listener's hellos give.
+  private var discoveryFingerprint: String?
+  private var servedIdentity: CurrentIdentity?
   private(set) var trusted: TrustedDevices?
   /// The connections this daemon's deliveries, scheduled syncs and live links hold, closed
   /// on lock.
@@ -288,6 +292,7 @@ public actor ServeEngine {
     }
     guard identity != nil || loadKeys() else { return }
     followTrustStore()
+    await followDiscoveryKey()
     let verdict: LocalNetworkVerdict
     do {
       verdict = try gate.verdict(for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType))
@@ -340,9 +345,11 @@ public actor ServeEngine {
     let now = clock()
     guard now >= retryAfter else { return false }
     do {
+      let fingerprint = KeyFile.discovery(paths).fingerprint()
       let loaded = try loadIdentity()
       trusted = try TrustedDevices(store: TrustStore(paths: paths, keys: keys))
       identity = loaded
+      discoveryFingerprint = fingerprint
       return true
     } catch let error as MemoPeerError where error.code == .locked {
       try? publish(.waiting, waitingFor: Self.waitingForUnlock)
@@ -534,9 +541,11 @@ public actor ServeEngine {
   private func makeServer() throws -> any ChannelListener {
     guard let identity, let trusted else { throw NodeSecrets.lockedError }
     let (logger, contacts, wakeup) = (self.logger, self.contacts, self.wakeup)
+    let current = CurrentIdentity(identity)
+    servedIdentity = current
     let responder = DaemonResponder(
       identity: identity, trust: trusted.store, store: store, receiptDelay: receiptDelay, activity: activity,
-      clock: clock)
+      current: current, clock: clock)
     return try channels.listen(
       identity: identity, port: requestedPort,
       accepts: { trusted.accepts($0) },
@@ -550,6 +559,27 @@ public actor ServeEngine {
         }
       },
       handler: { responder.serve($0) })
+  }
+
+  /// Notices a new discovery key (rotated after a revocation, by this process or another):
+  /// the advertisement is registered again under it, and the hellos of channels accepted or
+  /// dialled from now on give it, so the revoked device no longer recognises this node and
+  /// trusted devices learn the new key. Channels open now go on (a sync in progress is not
+  /// cut short).
+  private func followDiscoveryKey() async {
+    let fingerprint = KeyFile.discovery(paths).fingerprint()
+    guard let known = discoveryFingerprint, fingerprint != known else { return }
+    do {
+      let loaded = try loadIdentity()
+      identity = loaded
+      servedIdentity?.replace(with: loaded)
+      discoveryFingerprint = fingerprint
+    } catch {
+      logger.error(error, while: "loading the rotated discovery key")
+      return
+    }
+    await withdrawAdvertisement()
+    logger.info("discovery key rotated: advertising under the new one")
   }
 
   /// Notices trust store changes; a removed device loses its live connections at once.

@@ -1,6 +1,10 @@
 import MemoCore
 import MemoCrypto
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// A 256-bit secret kept in the key directory, never in the data directory, never exported.
 ///
 /// File formats (docs/FORMATS.md). Version 1, 38 bytes: a 4-byte magic naming the key's
@@ -63,6 +67,14 @@ public struct KeyFile: Sendable {
   }
 
   public var exists: Bool { PrivateFiles.exists(path) }
+
+  /// Changes whenever the file is replaced (a key rotated): the daemon compares it to
+  /// notice a new discovery key.
+  public func fingerprint() -> String {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return "absent" }
+    return "\(info.st_ino)-\(info.st_mtim.tv_sec)-\(info.st_mtim.tv_nsec)-\(info.st_size)"
+  }
 
   /// Reads the file, checking the key directory and file permissions first.
   func contents() throws -> Contents {

@@ -46,7 +46,7 @@ extension MemoStore {
     guard device != (try deviceID()) else {
       throw MemoPeerError(.invalidInput, "a device cannot revoke itself", hint: "run it on another of your devices")
     }
-    return try batch {
+    let result = try batch {
       var revocation = Revocation(
         revokerKey: signer.publicKey, revoked: device, made: now, cut: try cut(of: device), signature: [])
       do { revocation.signature = try signer.signature(for: revocation.signedMessage) } catch {
@@ -58,6 +58,18 @@ extension MemoStore {
       try keep(revocation, as: note, now: now)
       return RevocationResult(note: note, unshared: unshared, rotated: rotated)
     }
+    try rotateDiscoveryAfterRevocation()
+    return result
+  }
+
+  /// After a revocation was applied here: a new discovery key for this node, so the revoked
+  /// device, which knew the old one, no longer recognises its advertisements; and every
+  /// trusted device's key marked possibly old (each rotates its own when it hears of the
+  /// revocation), so this node tries the advertisements it does not recognise until each
+  /// device's next hello gives its new key.
+  public func rotateDiscoveryAfterRevocation() throws {
+    try NodeSecrets(paths: paths, keys: keys).rotateDiscoveryKey()
+    _ = try TrustStore(paths: paths, keys: keys).update { $0.markDiscoveryKeysStale() }
   }
 
   /// Takes the revocations of a peer's hello: each one new here is verified, decided by

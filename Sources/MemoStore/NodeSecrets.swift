@@ -97,6 +97,23 @@ public struct NodeSecrets: Sendable {
       hint: "restore the file from a backup of this device")
   }
 
+  /// Replaces the discovery key with a fresh one (plain or sealed as the node's mode says),
+  /// atomically: after a revocation, so that the revoked device, which knew the old one,
+  /// no longer recognises this node's advertisements. Trusted devices learn the new key at
+  /// their next connection (`hello`); until then they find this node by trying the
+  /// advertisements they do not recognise (`TrustedPeer.discoveryKeyStale`).
+  public func rotateDiscoveryKey() throws {
+    let file = KeyFile.discovery(paths)
+    let key: SecureBytes
+    do { key = try SecureBytes.random(count: AES256GCMKey.keySize) } catch {
+      throw MemoPeerError(.crypto, "could not draw random bytes for the discovery key", diagnostics: "\(error)")
+    }
+    let mode = try keys.secretMode()
+    guard mode.isProtected else { return try file.write(plain: key) }
+    guard let deviceKey = mode.deviceKey else { throw Self.lockedError }
+    try file.write(sealing: key, publicPart: [], under: deviceKey)
+  }
+
   // MARK: - Changing the mode (`protect`, `unlock`)
 
   /// Seals every secret still stored plain under `deviceKey`: on `protect` (before the key

@@ -147,6 +147,7 @@ extension MemoStore {
       try grantMissingKeysEverywhere(now: now)
     }
     try untrustRevoked()
+    if !taken.revoked.isEmpty { try rotateDiscoveryAfterRevocation() }
     taken.peerRevoked = try revokedDevices().contains(peer)
     return taken
   }

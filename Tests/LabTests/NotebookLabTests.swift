@@ -355,6 +355,7 @@ final class NotebookLabTests: LabTestCase {
     try sync("b", with: "a")
     try sync("d", with: "a")
     XCTAssertTrue(try rows("d").contains { $0.title == before }, "x reads b's memos before the theft")
+    XCTAssertTrue(try recognized(by: "d").contains(name("a")), "x recognises the server's advertisement")
 
     // The theft: b revokes x; the relay hears it from b, c only from the relay.
     let removed = try ok("b", ["trust", "remove", name("d")])
@@ -371,6 +372,13 @@ final class NotebookLabTests: LabTestCase {
       XCTAssertEqual(revocations.first?["revoker"] as? String, try deviceID("b"))
     }
     XCTAssertTrue(try ok("c", ["status"]).contains("revoked: \(name("d")) by \(name("b"))"))
+    // Every device that applied the revocation rotated its discovery key: x no longer
+    // recognises the server's advertisement, while c (which learnt the new key in its
+    // hello) does.
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 15) { (try? self.recognized(by: "d").contains(self.name("a"))) == false },
+      "x still recognises the server")
+    XCTAssertTrue(try recognized(by: "c").contains(name("a")), "c recognises the server by its new key")
 
     // c writes after the theft; x gets nothing new from c or s.
     let after = canary("aftertheft")
@@ -397,6 +405,13 @@ final class NotebookLabTests: LabTestCase {
       XCTAssertFalse(try rows(host).contains { $0.title == stolen }, "x's memo on \(host)")
     }
     server.terminate()
+  }
+
+  /// The trusted devices whose advertisements `host`'s `browse` recognises.
+  func recognized(by host: String) throws -> Set<String> {
+    // One JSON object per line, one line per advertisement seen.
+    let lines = try ok(host, ["browse", "--json", "--timeout", "3"]).split(separator: "\n")
+    return Set(lines.compactMap { object(String($0))["trusted_name"] as? String })
   }
 
   // MARK: - Family and unshare

@@ -99,6 +99,49 @@ final class ConnectorTests: XCTestCase {
     link.channel.close()
   }
 
+  /// b rotated its discovery key (after a revocation a has not heard of): a's tag-only
+  /// browse does not find it, so a tries the advertisements no trusted device's key
+  /// recognises, finds b by its pinned key, and learns its new discovery key from its hello.
+  func testAPeerThatRotatedItsDiscoveryKeyIsStillFoundAndItsNewKeyLearned() throws {
+    let a = try TestNode()
+    let b = try TestNode()
+    let old = Data(repeating: 9, count: 32).base64EncodedString()
+    try a.trust.update {
+      try $0.trust(
+        TrustedPeer(deviceID: b.id, name: "bee", discoveryKey: old, rotationSeconds: 900, source: .command, added: 1))
+    }
+    try b.trusts(a, as: "ay")
+    let network = InMemoryNetwork()
+    attach(try TestNode(), to: network)
+    attach(b, to: network)
+    let connector = try connector(a, network)
+    let link = try runAsync { try await connector.connect(to: try a.peer("bee"), timeout: 10) }
+    XCTAssertEqual(link.channel.peer, b.id)
+    XCTAssertEqual(try a.peer("bee").discoveryKey, b.identity.discoveryKeyBase64, "the new key, from b's hello")
+    link.channel.close()
+  }
+
+  /// After a revocation was applied here every trusted device's key may be old: the first
+  /// browse already tries what it does not recognise, skipping what another trusted device's
+  /// key recognises; the hello clears the mark.
+  func testAfterARevocationUnrecognisedAdvertisementsAreTriedAndOtherTrustedDevicesSkipped() throws {
+    let (a, b) = try trustingPair()
+    let c = try TestNode()
+    try a.trusts(c, as: "sea")
+    XCTAssertTrue(try a.trust.update { $0.markDiscoveryKeysStale() })
+    XCTAssertEqual(try a.peer("bee").discoveryKeyStale, true)
+    let network = InMemoryNetwork()
+    attach(c, to: network)  // recognised as sea: never dialled for bee
+    attach(b, to: network)
+    let connector = try connector(a, network)
+    let link = try runAsync { try await connector.connect(to: try a.peer("bee"), timeout: 10) }
+    XCTAssertEqual(link.channel.peer, b.id)
+    XCTAssertEqual(network.dials, 1, "sea's advertisement, recognised as sea's, was not tried for bee")
+    XCTAssertNil(try a.peer("bee").discoveryKeyStale, "bee's hello gave its current key")
+    XCTAssertEqual(try a.peer("sea").discoveryKeyStale, true, "sea's is still to be learned")
+    link.channel.close()
+  }
+
   func testAPeerThatNoLongerTrustsUsIsReportedAsARefusal() throws {
     let (a, b) = try trustingPair()
     _ = try b.trust.update { try $0.remove("ay") }

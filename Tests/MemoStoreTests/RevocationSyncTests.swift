@@ -130,6 +130,34 @@ final class RevocationSyncTests: XCTestCase {
     XCTAssertEqual(try c.store.revocations().map(\.state), [.overridden])
   }
 
+  /// Every device that applies a revocation gets a new discovery key (the revoked device
+  /// knew the old one) and marks its trusted devices' keys as possibly old (they rotate
+  /// theirs too); one that only holds a revocation against a third device as made by an
+  /// untrusted one does neither.
+  func testApplyingARevocationRotatesTheDiscoveryKeyAndMarksThePeersKeysOld() throws {
+    let (b, c, x, _, s, _) = try household()
+    func discoveryKey(_ device: Device) throws -> [UInt8] {
+      try NodeSecrets(paths: device.node.paths).discoveryKey().withUnsafeBytes { Array($0) }
+    }
+    try s.trust.update { list in
+      _ = list.learnDiscoveryKey(Data(repeating: 3, count: 32).base64EncodedString(), rotationSeconds: 900, for: c.id)
+    }
+    let before = try [b, s, c].map(discoveryKey)
+    _ = try b.store.revoke(x.id, name: "x", now: 10)
+    XCTAssertNotEqual(try discoveryKey(b), before[0], "the revoker rotates")
+    try sync(s, with: b)
+    XCTAssertNotEqual(try discoveryKey(s), before[1], "so does a device that applies it")
+    XCTAssertEqual(try s.trust.load().find(c.id.compact).discoveryKeyStale, true, "c will rotate too")
+    XCTAssertEqual(try discoveryKey(c), before[2], "c has not heard of it yet")
+    try sync(c, with: s)
+    XCTAssertNotEqual(try discoveryKey(c), before[2])
+    let keyOnX = try x.trust.load().peers.compactMap(\.discoveryKey)
+    for device in [b, s, c] {
+      let now = try discoveryKey(device)
+      XCTAssertFalse(keyOnX.contains(Data(now).base64EncodedString()), "x knows no new key of \(device.name)'s")
+    }
+  }
+
   func testAReplayedRevocationChangesNothing() throws {
     let (b, _, x, _, s, _) = try household()
     _ = try b.store.revoke(x.id, name: "x", now: 10)
