@@ -222,3 +222,15 @@ struct BenchLab {
     }
   }
 }
+
+extension LabMemoPeer {
+  /// Accepts every notebook invitation waiting on `host` (`notebook invitations --json`,
+  /// `notebook accept`), as a person there would; none waiting is the benchmark's failure.
+  func acceptInvitations(on host: String) throws {
+    let output = try run(host, ["notebook", "invitations", "--json"]).output
+    let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]
+    let ids = (object?["invitations"] as? [[String: Any]] ?? []).compactMap { $0["notebook"] as? String }
+    guard !ids.isEmpty else { throw BenchError("\(host) has no notebook invitation to accept") }
+    for id in ids { _ = try run(host, ["notebook", "accept", id]) }
+  }
+}

@@ -73,7 +73,7 @@ struct LiveSyncBench {
     // Each peer is invited at its first sync (the warm-up) and accepts, as a person would.
     for peer in Self.peers {
       _ = try sync.sync(memoPeer, on: "a", peer: "peer-\(peer)")
-      try acceptInvitations(memoPeer, on: peer)
+      try memoPeer.acceptInvitations(on: peer)
     }
     var manual: [Double] = []
     for index in 0..<5 {
@@ -191,15 +191,6 @@ struct LiveSyncBench {
       "live sync back in sync: daemon stopped \(Int(outage + 15)) s, SIGCONT to readable on b",
       value: afterSleep * 1000, unit: "ms", baselineName: "live sync a → b, p50 (links up)", baseline: p50(toB),
       target: "≤ 2,000 ms", met: afterSleep <= 2)
-  }
-
-  /// Accepts every notebook invitation waiting on `host` (`notebook invitations --json`).
-  private func acceptInvitations(_ memoPeer: LabMemoPeer, on host: String) throws {
-    let output = try memoPeer.run(host, ["notebook", "invitations", "--json"]).output
-    let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]
-    let ids = (object?["invitations"] as? [[String: Any]] ?? []).compactMap { $0["notebook"] as? String }
-    guard !ids.isEmpty else { throw BenchError("\(host) was not invited to a's notebook") }
-    for id in ids { _ = try memoPeer.run(host, ["notebook", "accept", id]) }
   }
 
   /// Runs `command` in lab host `host`; a failure is the benchmark's.

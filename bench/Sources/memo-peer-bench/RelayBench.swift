@@ -42,11 +42,12 @@ struct RelayBench {
       for other in others { try trust(host, other) }
     }
     let sync = SyncBench(options: options)
-    // The one time a and c meet (both empty): c gets the key, then shares the notebook with
-    // the relay as a relay too.
+    // The one time a and c meet (both empty): c is invited and accepts, then shares the
+    // notebook with the relay as a relay too.
     let laptopC = try startLabServe(lab: lab, host: "c", memoPeer: options.memoPeer, environment: environment)
     _ = try sync.sync(memoPeer, on: "a", peer: "laptop-c")
     stopLabProcess(laptopC)
+    try memoPeer.acceptInvitations(on: "c")
     _ = try memoPeer.run("c", ["notebook", "share", "personal (2)", "--with", "relay", "--as", "relay"])
     let relay = try startLabServe(lab: lab, host: "b", memoPeer: options.memoPeer, environment: environment)
     defer { stopLabProcess(relay) }
@@ -54,7 +55,12 @@ struct RelayBench {
     defer { stopLabProcess(desk) }
     let relayPID = try sync.memoPeerProcess(under: relay.processIdentifier)
     let deskPID = try sync.memoPeerProcess(under: desk.processIdentifier)
-    // Warm-ups with nothing to send: every serve is found, every membership is known.
+    // Warm-ups with nothing to send: every serve is found, the relay and the desk are
+    // invited and accept (as their people would), every membership is known.
+    _ = try sync.sync(memoPeer, on: "a", peer: "relay")
+    try memoPeer.acceptInvitations(on: "b")
+    _ = try sync.sync(memoPeer, on: "a", peer: "desk")
+    try memoPeer.acceptInvitations(on: "d")
     for (host, peer) in [("a", "relay"), ("c", "relay"), ("a", "desk")] {
       _ = try sync.sync(memoPeer, on: host, peer: peer)
     }
