@@ -93,7 +93,7 @@ struct SyncBench {
     }
     let idA = try memoPeer.run("a", ["id"]).output
     let idB = try memoPeer.run("b", ["id"]).output
-    // a shares its notebook with b: b joins it at the warm-up sync below.
+    // a shares its notebook with b: b is invited at the warm-up sync below and accepts.
     _ = try memoPeer.run("a", ["trust", "add", idB, "--name", "bee", "--share", "personal"])
     _ = try memoPeer.run("b", ["trust", "add", idA, "--name", "ay"])
     let serve = try startLabServe(lab: lab, host: "b", memoPeer: options.memoPeer, environment: environment)
@@ -102,6 +102,7 @@ struct SyncBench {
     // Warm-up with both stores empty: b's serve is up, advertised and found, and a has
     // learnt b's discovery key.
     _ = try sync(memoPeer)
+    try memoPeer.acceptInvitations(on: "b")
 
     let storeA = try MemoStore.open(
       paths: try NodePaths.resolve(environment: ["MEMO_PEER_HOME": "\(labDirectory)/a/home"]))
