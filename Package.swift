@@ -42,8 +42,9 @@ let package = Package(
     // Pure: what crosses the network (frames, the channel seam, messages and codecs, the
     // advertisement) and the sans-I/O session machines (pairing, sync, delivery, hello, ping).
     .target(name: "MemoProtocol", dependencies: ["MemoCore"], swiftSettings: strict),
-    // Pure: what a person sees beyond the command line's own words: the widget and its
-    // redaction, the privacy screen, terminal input, the JSON output shape.
+    // Pure: what a person sees beyond the command line's own words: the widget, its settings
+    // and its redaction, desktop notices (what is news, what a notice may show), the privacy
+    // screen, terminal input, the JSON output shape.
     .target(name: "MemoPresentation", dependencies: ["MemoCore"], swiftSettings: strict),
     // System calls as typed errors: retried on EINTR, naming the call and its errno. Depends
     // on nothing (I/O, so not in MemoCore).
@@ -58,7 +59,9 @@ let package = Package(
     // SQLite: the encrypted memo store, device key, migrations, archives.
     .target(
       name: "MemoStore",
-      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoSystem", "CSQLite", "CSystemShims"],
+      dependencies: [
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoSystem", "CSQLite", "CSystemShims",
+      ],
       swiftSettings: strict),
     // D-Bus through libdbus, for the system bus (avahi-daemon) and the session bus (desktop
     // notifications): one owner of each connection, typed arguments, errors by their names.
@@ -75,8 +78,8 @@ let package = Package(
     .target(
       name: "MemoNode",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe",
-        "CSystemd", "MemoDBus",
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport",
+        "CAvahiProbe", "CSystemd", "MemoDBus",
       ],
       swiftSettings: strict),
     // The local web page: access rules, routes, API requests, embedded assets (pure), and the
@@ -143,7 +146,9 @@ let package = Package(
       swiftSettings: strict),
     .testTarget(
       name: "MemoStoreTests",
-      dependencies: ["MemoStore", "MemoCrypto", "MemoCore", "MemoProtocol", "MemoNode", "MemoTestSupport"],
+      dependencies: [
+        "MemoStore", "MemoCrypto", "MemoCore", "MemoProtocol", "MemoPresentation", "MemoNode", "MemoTestSupport",
+      ],
       resources: [.copy("Fixtures")], swiftSettings: strict),
     .testTarget(
       name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoDBus", "MemoCore", "MemoTestSupport"],

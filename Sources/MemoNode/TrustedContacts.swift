@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MemoCore
+import MemoPresentation
 import MemoStore
 import Synchronization
 

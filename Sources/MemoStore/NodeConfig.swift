@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MemoCore
+import MemoPresentation
 import MemoProtocol
 
 /// The node's configuration file `config/config.json` (optional; docs/FORMATS.md):
