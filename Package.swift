@@ -42,6 +42,9 @@ let package = Package(
     // Pure: what crosses the network (frames, the channel seam, messages and codecs, the
     // advertisement) and the sans-I/O session machines (pairing, sync, delivery, hello, ping).
     .target(name: "MemoProtocol", dependencies: ["MemoCore"], swiftSettings: strict),
+    // Pure: memos as Markdown files (`export --format markdown`, `import --markdown`): the
+    // front matter reader and the file format, both ways.
+    .target(name: "MemoMarkdown", dependencies: ["MemoCore"], swiftSettings: strict),
     // Pure: what a person sees beyond the command line's own words: the widget, its settings
     // and its redaction, desktop notices (what is news, what a notice may show), the privacy
     // screen, terminal input, the JSON output shape.
@@ -60,7 +63,8 @@ let package = Package(
     .target(
       name: "MemoStore",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoSystem", "CSQLite", "CSystemShims",
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto", "MemoSystem", "CSQLite",
+        "CSystemShims",
       ],
       swiftSettings: strict),
     // D-Bus through libdbus, for the system bus (avahi-daemon) and the session bus (desktop
@@ -98,8 +102,8 @@ let package = Package(
     .target(
       name: "MemoApp",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore", "MemoNode", "MemoDiscovery",
-        "MemoTransport",
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto", "MemoStore", "MemoNode",
+        "MemoDiscovery", "MemoTransport",
       ],
       swiftSettings: strict),
     // The web page's backend: MemoWeb's API calls answered through the use cases of MemoApp,
@@ -113,8 +117,8 @@ let package = Package(
       // The terminal's side only: no transport, no discovery, no engine wiring (MemoApp
       // does that); MemoNode for the types of results it prints (sightings, pairing offers).
       dependencies: [
-        "MemoApp", "MemoWebApp", "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore",
-        "MemoNode", "MemoWeb", "MemoSystem", "CSystemShims",
+        "MemoApp", "MemoWebApp", "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto",
+        "MemoStore", "MemoNode", "MemoWeb", "MemoSystem", "CSystemShims",
       ],
       swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
@@ -140,6 +144,7 @@ let package = Package(
       name: "MemoProtocolTests", dependencies: ["MemoProtocol", "MemoCore", "MemoCrypto", "MemoTestSupport"],
       swiftSettings: strict),
     .testTarget(name: "MemoSystemTests", dependencies: ["MemoSystem"], swiftSettings: strict),
+    .testTarget(name: "MemoMarkdownTests", dependencies: ["MemoMarkdown", "MemoCore"], swiftSettings: strict),
     .testTarget(name: "MemoPresentationTests", dependencies: ["MemoPresentation", "MemoCore"], swiftSettings: strict),
     .testTarget(
       name: "MemoCryptoTests", dependencies: ["MemoCrypto", "MemoCore"], resources: [.copy("Vectors")],
@@ -205,7 +210,9 @@ let package = Package(
     // modules, never `@testable import`.
     .target(
       name: "MemoFuzzTargets",
-      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoWeb"],
+      dependencies: [
+        "MemoCore", "MemoProtocol", "MemoMarkdown", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoWeb",
+      ],
       path: "Tests/Fuzz/MemoFuzzTargets", swiftSettings: strict),
     // The committed corpus and every crash libFuzzer found, through the same targets.
     .testTarget(name: "FuzzRegressionTests", dependencies: ["MemoFuzzTargets"], swiftSettings: strict),

@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoCrypto
 @_spi(Fuzzing) import MemoDiscovery
+import MemoMarkdown
 import MemoNode
 import MemoProtocol
 @_spi(Fuzzing) import MemoStore

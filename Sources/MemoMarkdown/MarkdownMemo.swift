@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MemoCore
 
 /// A memo as a Markdown file (docs/FORMATS.md, "Markdown files"): front matter with id,
 /// title, tags, times, the private mark and the revision, then the body exactly as stored.
