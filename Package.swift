@@ -39,8 +39,9 @@ let package = Package(
     // Pure logic: no I/O, no C. The domain and its rules (memos, ids, version vectors and
     // heads, notebooks, consent, protection, trust, errors, the logger and paths).
     .target(name: "MemoCore", swiftSettings: strict),
-    // Pure: what crosses the network (frames, the channel seam, messages and codecs, the
-    // advertisement) and the sans-I/O session machines (pairing, sync, delivery, hello, ping).
+    // Pure: what crosses the network (frames, the channel seam with its deadlines, limits and
+    // transport errors, messages and codecs, the advertisement) and the sans-I/O session
+    // machines (pairing, sync, delivery, hello, ping).
     .target(name: "MemoProtocol", dependencies: ["MemoCore"], swiftSettings: strict),
     // Pure: memos as Markdown files (`export --format markdown`, `import --markdown`): the
     // front matter reader and the file format, both ways.
@@ -73,12 +74,14 @@ let package = Package(
     // Discovery: register through dns_sd.h (Avahi compat); browse and resolve through
     // avahi-daemon's D-Bus API on one connection (MemoDBus).
     .target(name: "MemoDiscovery", dependencies: ["MemoCore", "MemoDBus", "CDNSSD"], swiftSettings: strict),
-    // TLS 1.3 between devices: identity keys, pinned-key verification, frames on sockets.
+    // TLS 1.3 between devices: identity keys, pinned-key verification, frames on sockets, and
+    // the listener's connection budget (who gets a slot).
     .target(
       name: "MemoTransport",
       dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoSystem", "COpenSSL", "COpenSSLShims"],
       swiftSettings: strict),
-    // The engine: advertising, browsing, the doctor's checks, wiring core to I/O.
+    // The engine: advertising, browsing, the doctor's checks, wiring core to I/O; the life of
+    // a connection to a peer (`ConnectionState`).
     .target(
       name: "MemoNode",
       dependencies: [
