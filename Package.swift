@@ -60,7 +60,7 @@ let package = Package(
       dependencies: ["MemoCore", "MemoProtocol", "MemoSystem", "COpenSSL", "COpenSSLShims", "CSodium"],
       swiftSettings: strict
     ),
-    // SQLite: the encrypted memo store, device key, migrations, archives.
+    // SQLite: the encrypted memo store, device key, migrations, archives, search.
     .target(
       name: "MemoStore",
       dependencies: [
@@ -81,7 +81,8 @@ let package = Package(
       dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoSystem", "COpenSSL", "COpenSSLShims"],
       swiftSettings: strict),
     // The engine: advertising, browsing, the doctor's checks, wiring core to I/O; the life of
-    // a connection to a peer (`ConnectionState`).
+    // a connection to a peer (`ConnectionState`), the daemon's seam to systemd
+    // (`ServiceNotifier`).
     .target(
       name: "MemoNode",
       dependencies: [
