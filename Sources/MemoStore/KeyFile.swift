@@ -1,5 +1,6 @@
 import MemoCore
 import MemoCrypto
+import MemoSystem
 
 /// A 256-bit secret kept in the key directory, never in the data directory, never exported.
 ///

@@ -6,6 +6,7 @@ import MemoMarkdown
 import MemoNode
 import MemoProtocol
 @_spi(Fuzzing) import MemoStore
+import MemoSystem
 import MemoWeb
 
 /// The decoders of what arrives by mDNS and of the files another program could have written

@@ -1,4 +1,4 @@
-import MemoCore
+import MemoSystem
 import XCTest
 
 /// What replaced Foundation's NSString paths and `trimmingCharacters(in:)` behaves as they
