@@ -36,18 +36,26 @@ let package = Package(
     .target(
       name: "CAvahiProbe", linkerSettings: [.linkedLibrary("avahi-client"), .linkedLibrary("avahi-common")]),
 
-    // Pure logic: no I/O, no C. The domain and its rules (memos, ids, version vectors and
-    // heads, notebooks, consent, protection, trust, errors, the logger and paths).
+    // Pure logic: no I/O, no C. The domain and its rules: memos, ids, version vectors and the
+    // merge, sync rules and limits, notebooks, consent, protection, trust, delivery, errors,
+    // and the terminal-safe text those errors quote outside names through.
     .target(name: "MemoCore", swiftSettings: strict),
-    // Pure: what crosses the network (frames, the channel seam, messages and codecs, the
-    // advertisement) and the sans-I/O session machines (pairing, sync, delivery, hello, ping).
+    // Pure: what crosses the network (frames, the channel seam with its deadlines, limits and
+    // transport errors, messages and codecs, the advertisement) and the sans-I/O session
+    // machines (pairing, sync, delivery, hello, ping).
     .target(name: "MemoProtocol", dependencies: ["MemoCore"], swiftSettings: strict),
-    // Pure: what a person sees beyond the command line's own words: the widget and its
-    // redaction, the privacy screen, terminal input, the JSON output shape.
+    // Pure: memos as Markdown files (`export --format markdown`, `import --markdown`): the
+    // front matter reader and the file format, both ways.
+    .target(name: "MemoMarkdown", dependencies: ["MemoCore", "MemoSystem"], swiftSettings: strict),
+    // Pure: what a person sees beyond the command line's own words: the widget, its settings
+    // and its redaction, desktop notices (what is news, what a notice may show), the privacy
+    // screen, terminal input, the JSON output shape.
     .target(name: "MemoPresentation", dependencies: ["MemoCore"], swiftSettings: strict),
-    // System calls as typed errors: retried on EINTR, naming the call and its errno. Depends
-    // on nothing (I/O, so not in MemoCore).
-    .target(name: "MemoSystem", dependencies: ["CSystemShims"], swiftSettings: strict),
+    // The node on its host, so not in MemoCore: system calls as typed errors (retried on
+    // EINTR, naming the call and its errno), threads, the folder watch; where a node's files
+    // live (NodePaths) and where its log goes (Logger); and the few things only full
+    // Foundation had (PathText, trimmingBlanks, C strings). MemoCore for MemoPeerError.
+    .target(name: "MemoSystem", dependencies: ["MemoCore", "CSystemShims"], swiftSettings: strict),
     // libcrypto: AEAD sealing, randomness, secret bytes, KDF, Ed25519 signatures; libsodium:
     // sealed boxes.
     .target(
@@ -55,28 +63,35 @@ let package = Package(
       dependencies: ["MemoCore", "MemoProtocol", "MemoSystem", "COpenSSL", "COpenSSLShims", "CSodium"],
       swiftSettings: strict
     ),
-    // SQLite: the encrypted memo store, device key, migrations, archives.
+    // SQLite: the encrypted memo store, device key, migrations, archives, search.
     .target(
       name: "MemoStore",
-      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoSystem", "CSQLite", "CSystemShims"],
+      dependencies: [
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto", "MemoSystem", "CSQLite",
+        "CSystemShims",
+      ],
       swiftSettings: strict),
     // D-Bus through libdbus, for the system bus (avahi-daemon) and the session bus (desktop
     // notifications): one owner of each connection, typed arguments, errors by their names.
     .target(name: "MemoDBus", dependencies: ["CDBus"], swiftSettings: strict),
     // Discovery: register through dns_sd.h (Avahi compat); browse and resolve through
     // avahi-daemon's D-Bus API on one connection (MemoDBus).
-    .target(name: "MemoDiscovery", dependencies: ["MemoCore", "MemoDBus", "CDNSSD"], swiftSettings: strict),
-    // TLS 1.3 between devices: identity keys, pinned-key verification, frames on sockets.
+    .target(
+      name: "MemoDiscovery", dependencies: ["MemoCore", "MemoSystem", "MemoDBus", "CDNSSD"], swiftSettings: strict),
+    // TLS 1.3 between devices: identity keys, pinned-key verification, frames on sockets, and
+    // the listener's connection budget (who gets a slot).
     .target(
       name: "MemoTransport",
       dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoSystem", "COpenSSL", "COpenSSLShims"],
       swiftSettings: strict),
-    // The engine: advertising, browsing, the doctor's checks, wiring core to I/O.
+    // The engine: advertising, browsing, the doctor's checks, wiring core to I/O; the life of
+    // a connection to a peer (`ConnectionState`), the daemon's seam to systemd
+    // (`ServiceNotifier`).
     .target(
       name: "MemoNode",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport", "CAvahiProbe",
-        "CSystemd", "MemoDBus",
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport",
+        "MemoSystem", "CAvahiProbe", "CSystemd", "MemoDBus",
       ],
       swiftSettings: strict),
     // The local web page: access rules, routes, API requests, embedded assets (pure), and the
@@ -95,14 +110,15 @@ let package = Package(
     .target(
       name: "MemoApp",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore", "MemoNode", "MemoDiscovery",
-        "MemoTransport",
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto", "MemoStore", "MemoNode",
+        "MemoDiscovery", "MemoTransport", "MemoSystem",
       ],
       swiftSettings: strict),
     // The web page's backend: MemoWeb's API calls answered through the use cases of MemoApp,
     // as the command line answers its commands.
     .target(
-      name: "MemoWebApp", dependencies: ["MemoApp", "MemoWeb", "MemoCore", "MemoPresentation", "MemoStore"],
+      name: "MemoWebApp",
+      dependencies: ["MemoApp", "MemoWeb", "MemoCore", "MemoPresentation", "MemoStore", "MemoSystem"],
       swiftSettings: strict),
     // The command line as a library, so it is testable: it parses, calls a use case, prints.
     .target(
@@ -110,8 +126,8 @@ let package = Package(
       // The terminal's side only: no transport, no discovery, no engine wiring (MemoApp
       // does that); MemoNode for the types of results it prints (sightings, pairing offers).
       dependencies: [
-        "MemoApp", "MemoWebApp", "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore",
-        "MemoNode", "MemoWeb", "MemoSystem", "CSystemShims",
+        "MemoApp", "MemoWebApp", "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto",
+        "MemoStore", "MemoNode", "MemoWeb", "MemoSystem", "CSystemShims",
       ],
       swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
@@ -136,14 +152,18 @@ let package = Package(
     .testTarget(
       name: "MemoProtocolTests", dependencies: ["MemoProtocol", "MemoCore", "MemoCrypto", "MemoTestSupport"],
       swiftSettings: strict),
-    .testTarget(name: "MemoSystemTests", dependencies: ["MemoSystem"], swiftSettings: strict),
+    .testTarget(name: "MemoSystemTests", dependencies: ["MemoSystem", "MemoCore"], swiftSettings: strict),
+    .testTarget(name: "MemoMarkdownTests", dependencies: ["MemoMarkdown", "MemoCore"], swiftSettings: strict),
     .testTarget(name: "MemoPresentationTests", dependencies: ["MemoPresentation", "MemoCore"], swiftSettings: strict),
     .testTarget(
       name: "MemoCryptoTests", dependencies: ["MemoCrypto", "MemoCore"], resources: [.copy("Vectors")],
       swiftSettings: strict),
     .testTarget(
       name: "MemoStoreTests",
-      dependencies: ["MemoStore", "MemoCrypto", "MemoCore", "MemoProtocol", "MemoNode", "MemoTestSupport"],
+      dependencies: [
+        "MemoStore", "MemoCrypto", "MemoCore", "MemoProtocol", "MemoPresentation", "MemoNode", "MemoSystem",
+        "MemoTestSupport",
+      ],
       resources: [.copy("Fixtures")], swiftSettings: strict),
     .testTarget(
       name: "MemoDiscoveryTests", dependencies: ["MemoDiscovery", "MemoDBus", "MemoCore", "MemoTestSupport"],
@@ -156,7 +176,8 @@ let package = Package(
     .testTarget(
       name: "MemoNodeTests",
       dependencies: [
-        "MemoNode", "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoTransport", "MemoTestSupport",
+        "MemoNode", "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoTransport", "MemoSystem",
+        "MemoTestSupport",
       ],
       swiftSettings: strict),
     // memo-peer with test-only knobs (MemoPeerCLI.Tuning) as leading options; built for the
@@ -169,7 +190,8 @@ let package = Package(
     .executableTarget(
       name: "memo-peer-hostile",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "MemoTestSupport",
+        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "MemoSystem",
+        "MemoTestSupport",
       ],
       path: "Tests/memo-peer-hostile", swiftSettings: strict),
     // The use cases on temporary homes, without a process: what MemoCLITests cannot reach.
@@ -177,7 +199,7 @@ let package = Package(
       name: "MemoAppTests",
       dependencies: [
         "MemoApp", "MemoWebApp", "MemoWeb", "MemoCore", "MemoCrypto", "MemoPresentation", "MemoProtocol", "MemoStore",
-        "MemoNode", "MemoTestSupport",
+        "MemoNode", "MemoSystem", "MemoTestSupport",
       ],
       swiftSettings: strict),
     .testTarget(name: "MemoWebTests", dependencies: ["MemoWeb", "MemoCore", "MemoCrypto"], swiftSettings: strict),
@@ -186,13 +208,14 @@ let package = Package(
       name: "LabTests",
       dependencies: [
         "memo-peer", "memo-peer-test-node", "memo-peer-hostile", "MemoTestSupport", "MemoStore", "MemoCore",
+        "MemoSystem",
       ],
       swiftSettings: strict),
     .testTarget(
       name: "MemoCLITests",
       dependencies: [
-        "MemoCLI", "MemoApp", "MemoCore", "MemoPresentation", "MemoProtocol", "MemoStore", "MemoWeb", "memo-peer",
-        "MemoTestSupport",
+        "MemoCLI", "MemoApp", "MemoCore", "MemoPresentation", "MemoProtocol", "MemoStore", "MemoWeb", "MemoSystem",
+        "memo-peer", "MemoTestSupport",
       ],
       swiftSettings: strict),
     // Every decoder of outside bytes as a fuzz target (Tests/Fuzz/README.md). It builds in
@@ -200,7 +223,10 @@ let package = Package(
     // modules, never `@testable import`.
     .target(
       name: "MemoFuzzTargets",
-      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoWeb"],
+      dependencies: [
+        "MemoCore", "MemoProtocol", "MemoMarkdown", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoWeb",
+        "MemoSystem",
+      ],
       path: "Tests/Fuzz/MemoFuzzTargets", swiftSettings: strict),
     // The committed corpus and every crash libFuzzer found, through the same targets.
     .testTarget(name: "FuzzRegressionTests", dependencies: ["MemoFuzzTargets"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 import MemoCore
+import MemoMarkdown
 import MemoNode
 import MemoProtocol
 import MemoStore

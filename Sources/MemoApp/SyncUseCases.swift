@@ -1,6 +1,7 @@
 import MemoCore
 import MemoNode
 import MemoStore
+import MemoSystem
 
 /// How a sync answers deletes the mass-delete guard holds back.
 public enum HeldDeletes: Sendable {

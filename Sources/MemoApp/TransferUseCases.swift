@@ -1,6 +1,7 @@
 import MemoCore
 import MemoCrypto
 import MemoStore
+import MemoSystem
 
 /// What `init` found or made.
 public struct NodeSetup: Sendable {

@@ -2,6 +2,7 @@ import FoundationEssentials
 import MemoApp
 import MemoCore
 import MemoStore
+import MemoSystem
 
 /// A command: its help and its action. The action gets parsed arguments and a context; it
 /// reads its declared options, calls a use case (`context.app()`, MemoApp) and prints the

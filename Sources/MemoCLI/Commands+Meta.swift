@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MemoApp
 import MemoCore
+import MemoMarkdown
 import MemoStore
 
 /// Commands about the command line itself: help, the man page, shell completions.

@@ -5,6 +5,7 @@ import MemoCore
 import MemoNode
 import MemoProtocol
 import MemoStore
+import MemoSystem
 import MemoWeb
 import Synchronization
 

@@ -4,6 +4,7 @@ import MemoCore
 import MemoNode
 import MemoProtocol
 import MemoStore
+import MemoSystem
 import Synchronization
 
 #if canImport(Glibc)

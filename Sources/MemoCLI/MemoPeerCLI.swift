@@ -1,5 +1,6 @@
 import MemoCore
 import MemoPresentation
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

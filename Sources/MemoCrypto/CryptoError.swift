@@ -1,5 +1,6 @@
 internal import COpenSSL
 import MemoCore
+import MemoSystem
 
 /// Failures of the cryptographic layer. The store turns these into `MemoPeerError`s that
 /// name the affected memo; this layer knows nothing about memos.

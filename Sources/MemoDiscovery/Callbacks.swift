@@ -1,5 +1,6 @@
 internal import CDNSSD
 import FoundationEssentials
+import MemoSystem
 import Synchronization
 
 #if canImport(Glibc)

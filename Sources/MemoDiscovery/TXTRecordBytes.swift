@@ -1,5 +1,6 @@
 internal import CDNSSD
 import MemoCore
+import MemoSystem
 
 /// TXT records through dns_sd's own TXTRecord* functions (no hand-written codec).
 ///

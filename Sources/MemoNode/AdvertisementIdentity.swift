@@ -2,6 +2,7 @@ import MemoCore
 import MemoCrypto
 import MemoProtocol
 import MemoStore
+import MemoSystem
 
 /// One period's advertisement: what goes on the network, and until when.
 public struct AdvertisementPlan: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import MemoCore
+import MemoProtocol
 import MemoSystem
 import Synchronization
 

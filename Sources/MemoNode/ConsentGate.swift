@@ -2,6 +2,7 @@ import FoundationEssentials
 import MemoCore
 import MemoDiscovery
 import MemoStore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MemoCore
+import MemoPresentation
 import MemoStore
+import MemoSystem
 import Synchronization
 
 /// Tells the desktop when a memo arrives in the inbox, a sync brings conflicts, or deletes

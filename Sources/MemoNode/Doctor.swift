@@ -3,6 +3,7 @@ import FoundationEssentials
 import MemoCore
 import MemoDiscovery
 import MemoStore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

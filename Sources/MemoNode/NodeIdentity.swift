@@ -3,6 +3,7 @@ import MemoCore
 import MemoCrypto
 import MemoProtocol
 import MemoStore
+import MemoSystem
 import MemoTransport
 
 /// Everything that says who this node is: the Ed25519 identity (device ID, TLS

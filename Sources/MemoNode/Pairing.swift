@@ -22,7 +22,7 @@ public struct PairingOffer: Sendable {
 }
 
 /// Drives one pairing exchange on a fresh channel: a thin loop that feeds the channel's
-/// frames and the person's answer into `PairingMachine` (MemoCore) and carries out what it
+/// frames and the person's answer into `PairingMachine` (MemoProtocol) and carries out what it
 /// says. Nothing is stored unless the machine says so, which it does only once both people
 /// confirmed and both keys crossed. Blocking (it waits for a person and for the peer): it
 /// runs on the connection's thread or the command's, never on Swift's cooperative pool.

@@ -2,6 +2,7 @@ import FoundationEssentials
 import MemoCore
 import MemoProtocol
 import MemoStore
+import MemoSystem
 import Synchronization
 
 /// What happens on a trusted channel once the transport is up: the driver of a

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MemoCore
 import MemoDiscovery
+import MemoProtocol
 import MemoStore
 import MemoSystem
 import MemoTransport

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MemoCore
 import MemoStore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,6 @@
 import MemoCore
 import MemoDBus
+import MemoPresentation
 import Synchronization
 
 /// Where desktop notices go: org.freedesktop.Notifications, or a fake in tests.

@@ -1,5 +1,6 @@
 import MemoCore
 import MemoStore
+import MemoSystem
 
 /// How engine code opens this node's store, and on whose behalf: a person's command
 /// (`send --wait`, `sync`) restarts the idle timeout of protection `complete`; the daemon's

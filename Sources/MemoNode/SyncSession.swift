@@ -2,6 +2,7 @@ import FoundationEssentials
 import MemoCore
 import MemoProtocol
 import MemoStore
+import MemoSystem
 
 /// One sync over a ready trusted connection (docs/PROTOCOL.md, "Sync"): the driver of a
 /// `SyncMachine`. The machine decides every frame and every refusal; this only carries

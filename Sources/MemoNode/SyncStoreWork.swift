@@ -1,6 +1,7 @@
 import MemoCore
 import MemoProtocol
 import MemoStore
+import MemoSystem
 
 /// The store work of one sync session, as `SyncMachine` asks for it: the hellos and the ops
 /// of the notebooks' logs, the plan from what the logs then say, the receiving direction (`SyncSink`: each batch in one transaction with

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MemoCore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,6 @@
 import MemoCore
 import MemoCrypto
+import MemoSystem
 
 /// Who is using the device key: a person's command counts as activity for the idle timeout
 /// of protection `complete`; the widget, `status` and the daemon do not, or a status bar

@@ -1,5 +1,6 @@
 import MemoCore
 import MemoCrypto
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

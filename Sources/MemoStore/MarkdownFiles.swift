@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MemoCore
+import MemoMarkdown
 import MemoSystem
 
 #if canImport(Glibc)

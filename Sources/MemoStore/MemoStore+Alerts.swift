@@ -1,4 +1,5 @@
 import MemoCore
+import MemoPresentation
 
 extension MemoStore {
   /// What desktop notifications compare: inbox entries and their senders, memos with

@@ -1,6 +1,8 @@
 import FoundationEssentials
 import MemoCore
+import MemoPresentation
 import MemoProtocol
+import MemoSystem
 
 /// The node's configuration file `config/config.json` (optional; docs/FORMATS.md):
 /// extra DNS-SD service types, the advertisement's rotation period, the widget's settings,

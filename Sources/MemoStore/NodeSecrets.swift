@@ -1,5 +1,6 @@
 import MemoCore
 import MemoCrypto
+import MemoSystem
 
 /// The node's secrets besides the device key: the identity key (who this device is), the
 /// discovery key (its rotating advertisement) and the trust store (whom it trusts, with their

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MemoCore
 import MemoProtocol
+import MemoSystem
 
 /// `state/pairing-attempts.json`: the counted pairing failures of the last ten minutes
 /// (`PairingAttempts`), kept across windows so that closing and reopening one does not reset

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 import Synchronization
 
 /// Runs two real sessions against each other over an in-memory pair: the way MemoNodeTests,

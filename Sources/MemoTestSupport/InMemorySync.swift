@@ -2,6 +2,7 @@ import MemoCore
 import MemoNode
 import MemoProtocol
 import MemoStore
+import MemoSystem
 import Synchronization
 
 /// The answering side of a node, for syncs in tests: a store connection of its own, opened

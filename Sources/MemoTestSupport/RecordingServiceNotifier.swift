@@ -1,5 +1,5 @@
 import Foundation
-import MemoCore
+import MemoNode
 import Synchronization
 
 /// A `ServiceNotifier` that keeps every event, in order, for tests of the engine's calls

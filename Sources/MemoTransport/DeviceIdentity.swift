@@ -1,6 +1,7 @@
 internal import COpenSSL
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 /// This device's Ed25519 identity key and the self-signed certificate TLS presents for it.
 ///

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MemoCore
+import MemoProtocol
 import MemoSystem
 
 #if canImport(Glibc)

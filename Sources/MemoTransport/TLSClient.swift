@@ -1,4 +1,5 @@
 import MemoCore
+import MemoProtocol
 
 /// Opens connections to peers: TCP with a deadline, then the TLS handshake, accepting only
 /// the keys `accepts` allows (one pinned device, or anyone while pairing).

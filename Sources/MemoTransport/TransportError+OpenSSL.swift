@@ -1,5 +1,6 @@
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 extension TransportError {
   /// A failed OpenSSL call, with OpenSSL's error queue (drained) as the detail.

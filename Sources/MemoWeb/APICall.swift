@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoSystem
 
 /// A call of the page's API with its body decoded and checked: what `WebAPI` performs.
 /// Decoding is strict about types and sizes and says which field was wrong, never what

@@ -1,5 +1,6 @@
 import MemoCore
 import MemoPresentation
+import MemoSystem
 
 /// Every request goes through here, in this order: its path and query decode strictly, the
 /// `Host` names this server, the method is one the server takes, a state-changing request

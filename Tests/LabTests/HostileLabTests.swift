@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoStore
+import MemoSystem
 import XCTest
 
 /// One broken device and one stranger against a running `serve` (issue 13), with real

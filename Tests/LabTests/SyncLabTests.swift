@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoStore
+import MemoSystem
 import XCTest
 
 /// Syncing memos between trusted lab hosts: convergence of three replicas with a conflict,

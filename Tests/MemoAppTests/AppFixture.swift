@@ -3,6 +3,7 @@ import MemoApp
 import MemoCore
 import MemoCrypto
 import MemoStore
+import MemoSystem
 import MemoTestSupport
 import Synchronization
 

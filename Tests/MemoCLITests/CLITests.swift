@@ -2,6 +2,7 @@ import Foundation
 import MemoApp
 import MemoCore
 import MemoPresentation
+import MemoSystem
 import XCTest
 
 @testable import MemoStore

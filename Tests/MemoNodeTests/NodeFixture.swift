@@ -3,6 +3,7 @@ import MemoCore
 import MemoCrypto
 import MemoProtocol
 import MemoStore
+import MemoSystem
 import MemoTestSupport
 import XCTest
 

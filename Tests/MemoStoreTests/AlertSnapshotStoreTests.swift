@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoPresentation
 import MemoTestSupport
 import XCTest
 

@@ -3,6 +3,7 @@ import MemoCore
 import MemoCrypto
 import MemoNode
 import MemoStore
+import MemoSystem
 import MemoTestSupport
 import MemoTransport
 

@@ -1,6 +1,6 @@
 import MemoCore
 
-/// The hash and key derivation the pairing exchange needs, given by the caller: MemoCore
+/// The hash and key derivation the pairing exchange needs, given by the caller: MemoProtocol
 /// stays free of C, and the implementation is OpenSSL's (`MemoCrypto.OpenSSLPairingCryptography`:
 /// EVP_Digest and EVP_KDF "HKDF"). Never a hand-written primitive.
 public protocol PairingCryptography: Sendable {

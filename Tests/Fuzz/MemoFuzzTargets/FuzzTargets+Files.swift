@@ -2,9 +2,11 @@ import Foundation
 import MemoCore
 import MemoCrypto
 @_spi(Fuzzing) import MemoDiscovery
+import MemoMarkdown
 import MemoNode
 import MemoProtocol
 @_spi(Fuzzing) import MemoStore
+import MemoSystem
 import MemoWeb
 
 /// The decoders of what arrives by mDNS and of the files another program could have written

@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoProtocol
 import MemoStore
+import MemoSystem
 
 /// Delivery on the virtual lab: 1,000 memos of 1 KiB queued on host a for host b (b runs
 /// `serve`), delivered by one `memo-peer send --wait` (which takes everything queued for

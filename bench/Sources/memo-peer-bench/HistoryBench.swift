@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import MemoCore
 import MemoStore
+import MemoSystem
 
 /// History at scale: 10,000 memos of 1 KiB with 10 revisions each; `history ID` and `show
 /// ID --revision N` of one memo as whole processes (target < 50 ms each), and the store's

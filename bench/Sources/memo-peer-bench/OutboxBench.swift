@@ -3,6 +3,7 @@ import MemoCore
 import MemoNode
 import MemoProtocol
 import MemoStore
+import MemoSystem
 import MemoTransport
 import Synchronization
 

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoStore
+import MemoSystem
 
 /// The blind relay on the virtual lab (issue 15; needs root): N memos of 1 KiB (default
 /// 10,000) written on laptop `a` in notebook `personal`, which home server `b` relays

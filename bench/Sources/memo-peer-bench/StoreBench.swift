@@ -2,6 +2,7 @@ import CSQLite
 import Foundation
 import MemoCore
 import MemoStore
+import MemoSystem
 
 /// Insert, list and search at scale, against plain unsealed SQLite on the same rows.
 struct StoreBench {

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoStore
+import MemoSystem
 
 /// Sync on the virtual lab, against Syncthing on the same lab in the same run (needs root):
 ///  - initial sync: N memos of 1 KiB (default 10,000) made directly in host a's store (not

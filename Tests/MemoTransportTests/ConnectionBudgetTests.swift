@@ -1,4 +1,4 @@
-import MemoCore
+import MemoTransport
 import XCTest
 
 /// Who gets a connection slot: strangers only ever take from their own budget.

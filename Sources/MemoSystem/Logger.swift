@@ -1,3 +1,5 @@
+import MemoCore
+
 /// Severity of a log line.
 public enum LogLevel: Int, Comparable, Sendable {
   case debug, info, warning, error

@@ -1,3 +1,5 @@
+import MemoCore
+
 /// Why a field is not shown. The widget's JSON names the reason for every redacted field,
 /// so a bar (or a person reading it) can tell "locked" from "private" from "not yet".
 public enum RedactionReason: String, Sendable, Codable, CaseIterable {

@@ -1,4 +1,6 @@
 import FoundationEssentials
+import MemoCore
+import MemoSystem
 
 /// A small, strict reader for the YAML-like front matter of Markdown files (the block
 /// between `---` lines at the top). It reads only what memo files need: `key: value` with

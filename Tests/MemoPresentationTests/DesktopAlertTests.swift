@@ -1,6 +1,7 @@
+import MemoCore
 import XCTest
 
-@testable import MemoCore
+@testable import MemoPresentation
 
 /// What the desktop hears about, and how much of a memo a notification may show.
 final class DesktopAlertTests: XCTestCase {

@@ -1,3 +1,5 @@
+import MemoCore
+
 /// What the desktop should hear about, found by comparing two snapshots of the store that
 /// hold no content: inbox entries (id → sender), memos with conflict copies, and held
 /// deletes per device. Pure, so every rule is tested without a bus.

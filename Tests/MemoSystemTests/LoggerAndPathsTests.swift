@@ -1,4 +1,5 @@
 import MemoCore
+import MemoSystem
 import XCTest
 
 final class CapturingSink: LogSink, @unchecked Sendable {

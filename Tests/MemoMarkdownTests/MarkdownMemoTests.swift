@@ -1,6 +1,7 @@
+import MemoCore
 import XCTest
 
-@testable import MemoCore
+@testable import MemoMarkdown
 
 /// The Markdown file format: what memo-peer writes reads back the same; files other
 /// programs wrote give titles, tags and times; hostile front matter gets a clear refusal
@@ -90,5 +91,19 @@ final class MarkdownMemoTests: XCTestCase {
     var dots = memo
     dots.title = "../.."
     XCTAssertEqual(MarkdownMemo.fileName(for: dots), "memo-3f2a9c1d.md")
+  }
+}
+
+/// What replaced ISO8601DateFormatter reads the times memo-peer and other programs write as
+/// the formatter did.
+final class MarkdownTimeTests: XCTestCase {
+  func testTimesParseAsTheFormatterDid() {
+    XCTAssertEqual(MarkdownMemo.parseTime("2026-11-29T20:15:03.123Z"), 1_795_983_303_123)
+    XCTAssertEqual(MarkdownMemo.parseTime("2026-11-29T20:15:03Z"), 1_795_983_303_000)
+    XCTAssertEqual(MarkdownMemo.parseTime("2026-11-29T22:15:03+02:00"), 1_795_983_303_000)
+    XCTAssertEqual(MarkdownMemo.parseTime("\"2026-11-29\""), 1_795_910_400_000)
+    for bad in ["2026-11-29Tjunk", "junk", "", "1969-12-31T23:59:59Z", "2026-13-01"] {
+      XCTAssertNil(MarkdownMemo.parseTime(bad), bad)
+    }
   }
 }

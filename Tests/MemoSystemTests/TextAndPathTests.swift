@@ -1,8 +1,8 @@
-import MemoCore
+import MemoSystem
 import XCTest
 
-/// What replaced Foundation's NSString paths, `trimmingCharacters(in:)` and
-/// ISO8601DateFormatter behaves as they did on the inputs memo-peer gives them.
+/// What replaced Foundation's NSString paths and `trimmingCharacters(in:)` behaves as they
+/// did on the inputs memo-peer gives them.
 final class TextAndPathTests: XCTestCase {
   func testPathPartsAsNSStringGaveThem() {
     let cases: [(String, parent: String, last: String, ext: String)] = [
@@ -22,15 +22,5 @@ final class TextAndPathTests: XCTestCase {
     XCTAssertEqual("\nx\n".trimmingBlanks(), "\nx\n")
     XCTAssertEqual("   ".trimmingBlanks(), "")
     XCTAssertEqual("\"'x'\"".trimming(["\"", "'"]), "x")
-  }
-
-  func testTimesParseAsTheFormatterDid() {
-    XCTAssertEqual(MarkdownMemo.parseTime("2026-11-29T20:15:03.123Z"), 1_795_983_303_123)
-    XCTAssertEqual(MarkdownMemo.parseTime("2026-11-29T20:15:03Z"), 1_795_983_303_000)
-    XCTAssertEqual(MarkdownMemo.parseTime("2026-11-29T22:15:03+02:00"), 1_795_983_303_000)
-    XCTAssertEqual(MarkdownMemo.parseTime("\"2026-11-29\""), 1_795_910_400_000)
-    for bad in ["2026-11-29Tjunk", "junk", "", "1969-12-31T23:59:59Z", "2026-13-01"] {
-      XCTAssertNil(MarkdownMemo.parseTime(bad), bad)
-    }
   }
 }

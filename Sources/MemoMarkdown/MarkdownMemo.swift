@@ -1,4 +1,6 @@
 import FoundationEssentials
+import MemoCore
+import MemoSystem
 
 /// A memo as a Markdown file (docs/FORMATS.md, "Markdown files"): front matter with id,
 /// title, tags, times, the private mark and the revision, then the body exactly as stored.

@@ -1,3 +1,5 @@
+import MemoCore
+
 /// Where one node keeps its files. The key directory is deliberately separate from the data
 /// directory: backing up or copying the data directory never copies the device key.
 public struct NodePaths: Sendable, Equatable {

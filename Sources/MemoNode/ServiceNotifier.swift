@@ -14,8 +14,8 @@ public enum ServiceEvent: Sendable, Equatable {
 }
 
 /// The seam between the daemon's engine and the service manager. The engine calls it at its
-/// state changes; the systemd implementation lives in MemoNode, a recording fake in
-/// MemoTestSupport.
+/// state changes; the systemd implementation (`SystemdNotifier`) is beside it, a recording
+/// fake in MemoTestSupport.
 ///
 /// Contract: `notify` returns at once and never throws (a missing or broken notification
 /// socket must never stop the daemon); events arrive in the order the engine sent them.

@@ -1,6 +1,9 @@
+import MemoCore
+
 /// Why a connection ended. Each has a stable `kind` that the server logs (never the peer's
-/// bytes) and the client turns into a `MemoPeerError` that says what to do. It lives in the
-/// core because every frame channel (TLS, or the in-memory one of the tests) reports with it.
+/// bytes) and the client turns into a `MemoPeerError` that says what to do. It lives beside
+/// `FrameChannel` because every frame channel (TLS, or the in-memory one of the tests)
+/// reports with it.
 public struct TransportError: Error, Equatable, Sendable, CustomStringConvertible {
   public enum Kind: String, Sendable {
     /// The peer's key is not in the trust store.
