@@ -89,6 +89,9 @@ final class MemoIDTests: XCTestCase {
 final class TagListAndMatcherTests: XCTestCase {
   func testTagListRoundTrips() {
     XCTAssertEqual(TagList.decode(TagList.encode(["a", "b/c"])), ["a", "b/c"])
+    XCTAssertEqual(TagList.decode(Array("\n\nhome\n\nété\n".utf8)), ["home", "été"])
+    XCTAssertEqual(TagList.decode(Array("\n".utf8)), [])
+    XCTAssertEqual(TagList.decode([]), [])
     XCTAssertEqual(TagList.decode(TagList.encode([])), [])
   }
 
@@ -99,6 +102,34 @@ final class TagListAndMatcherTests: XCTestCase {
     XCTAssertFalse(TextMatcher(query: "long query").matches(Array("short".utf8)))
     XCTAssertTrue(TextMatcher(query: "ÉTÉ").matches(Array("un été chaud".utf8)))
     XCTAssertFalse(TextMatcher(query: "hiver").matches(Array("un été chaud".utf8)))
+  }
+
+  /// The word-at-a-time scan finds what a plain folded comparison at every position finds:
+  /// random text over a few letters of both cases and other bytes, every needle length
+  /// across the word boundaries, matches at the start, the end and nowhere.
+  func testTextMatcherAgreesWithAPlainScan() {
+    func fold(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+    func plain(_ hay: [UInt8], _ needle: [UInt8]) -> Bool {
+      guard hay.count >= needle.count else { return false }
+      return (0...(hay.count - needle.count)).contains { start in
+        needle.indices.allSatisfy { fold(hay[start + $0]) == fold(needle[$0]) }
+      }
+    }
+    var random = SystemRandomNumberGenerator()
+    let alphabet = Array("aAbB@`{[zZ 0\u{7F}".utf8) + [0xC3, 0xA9, 0xFF]
+    for _ in 0..<3000 {
+      let hay = (0..<Int.random(in: 0..<40, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+      var needle = (0..<Int.random(in: 1..<5, using: &random)).map { _ in alphabet.randomElement(using: &random)! }
+      if Bool.random(using: &random), hay.count > 2 {
+        let start = Int.random(in: 0..<hay.count, using: &random)
+        needle = Array(hay[start..<min(hay.count, start + Int.random(in: 1..<12, using: &random))])
+      }
+      // Only ASCII needles take the byte path (and `plain` folds ASCII only).
+      guard needle.allSatisfy({ $0 < 0x80 }) else { continue }
+      let query = String(decoding: needle, as: UTF8.self)
+      XCTAssertEqual(
+        TextMatcher(query: query).matches(hay), plain(hay, needle), "\(hay) \(needle)")
+    }
   }
 }
 
@@ -118,11 +149,19 @@ final class SealingContextTests: XCTestCase {
   /// Every memo ever sealed is opened with these bytes (docs/FORMATS.md): they must not drift.
   func testMemoFieldIsTheGenericFormByteForByte() {
     let id = MemoID(canonical: "3f2a9c1d-0000-4000-8000-00000000abcd")!
-    for field in SealingContext.MemoField.allCases {
-      for revision: Int64 in [1, 42, 9_007_199_254_740_992] {
-        XCTAssertEqual(
-          SealingContext.memoField(field, id: id, revision: revision),
-          Array("memo-peer/1\0memo\0\(id.rawValue)\0\(field.rawValue)\0\(revision)".utf8))
+    // One buffer reused across memos, fields and revisions, as `list` and `search` use it.
+    var reused: [UInt8] = []
+    var buffer = SealingContext.MemoFieldBuffer()
+    for id in [id, MemoID(), id] {
+      for field in SealingContext.MemoField.allCases {
+        for revision: Int64 in [1, 9, 10, 42, 0, -1, 9_007_199_254_740_992, .max, .min] {
+          let expected = Array("memo-peer/1\0memo\0\(id.rawValue)\0\(field.rawValue)\0\(revision)".utf8)
+          XCTAssertEqual(SealingContext.memoField(field, id: id, revision: revision), expected)
+          SealingContext.memoField(field, id: id, revision: revision, into: &reused)
+          XCTAssertEqual(reused, expected)
+          buffer.set(field, id: id, revision: revision)
+          XCTAssertEqual(buffer.bytes, expected)
+        }
       }
     }
   }
