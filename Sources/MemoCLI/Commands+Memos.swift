@@ -82,9 +82,10 @@ enum MemoCommands {
       return
     }
     var listed = 0
+    var lines = ListingLines(names: names)
     try whileStdoutIsOpen(console) { next in
       try list.forEachMemo { memo in
-        console.print(OutputFormat.line(memo, names: names))
+        console.printLine { lines.append(memo, to: &$0) }
         listed += 1
         try next()
       }
@@ -325,9 +326,10 @@ enum MemoCommands {
       return
     }
     var relayed: [NotebookSummary]?
+    var lines = ListingLines(names: names)
     try whileStdoutIsOpen(console) { next in
       relayed = try app.memos.search(query, notebook: notebook) { memo in
-        console.print(OutputFormat.line(memo, names: names))
+        console.printLine { lines.append(memo, to: &$0) }
         try next()
       }
     }
