@@ -71,10 +71,10 @@ enum MemoCommands {
     let console = context.console
     // Each memo is printed as it is read; once stdout is gone (`| head`) reading stops.
     if context.wantsJSON {
-      var writer = MemoListJSONWriter(locked: list.locked) { console.write($0) }
+      var writer = MemoListJSONWriter(locked: list.locked, names: names) { console.write($0) }
       try whileStdoutIsOpen(console) { next in
         try list.forEachMemo { memo in
-          writer.add(.init(memo, names: names))
+          writer.add(memo)
           try next()
         }
       }
@@ -314,11 +314,11 @@ enum MemoCommands {
     let notebook = context.arguments[SearchOptions.notebook]
     // Each memo found is printed as it is read, as for `list`.
     if context.wantsJSON {
-      var writer = MemoListJSONWriter(locked: nil) { console.write($0) }
+      var writer = MemoListJSONWriter(locked: nil, names: names) { console.write($0) }
       var relayed: [NotebookSummary] = []
       try whileStdoutIsOpen(console) { next in
         relayed = try app.memos.search(query, notebook: notebook) { memo in
-          writer.add(.init(memo, names: names))
+          writer.add(memo)
           try next()
         }
       }
