@@ -269,40 +269,6 @@ extension MemoStore {
     "SELECT id, title, tags, created, updated, private, revision, notebook, author, body "
     + "FROM memos WHERE deleted = 0 AND notebook = ? ORDER BY updated DESC, id"
 
-  /// `search`, one match at a time as the rows are read, newest first: memory stays that
-  /// of one row whatever the number of memos. `body` may throw to stop early.
-  public func search(_ query: String, notebook: NotebookID? = nil, _ body: (MemoSummary) throws -> Void) throws {
-    let matcher = TextMatcher(query: query)
-    let sealer = try sealer()
-    var reader = RowReader()
-    defer { reader.wipe() }
-    try sql {
-      let rows = try db.prepare(notebook == nil ? Self.searchQuery : Self.notebookSearchQuery)
-      if let notebook { try rows.bind(1, notebook.rawValue) }
-      while try rows.step() {
-        guard let id = reader.memoID(rows, 0) else { throw Self.invalidRowID }
-        let revision = rows.int64(6)
-        try open(
-          .title, of: id, revision: revision, column: 1, of: rows, sealer: sealer, into: &reader.title,
-          context: &reader.context)
-        try open(
-          .tags, of: id, revision: revision, column: 2, of: rows, sealer: sealer, into: &reader.tags,
-          context: &reader.context)
-        if !matcher.matches(reader.title) && !matcher.matches(reader.tags) {
-          try open(
-            .body, of: id, revision: revision, column: 9, of: rows, sealer: sealer, into: &reader.body,
-            context: &reader.context)
-          guard matcher.matches(reader.body) else { continue }
-        }
-        try body(
-          MemoSummary(
-            id: id, title: String(decoding: reader.title, as: UTF8.self), tags: TagList.decode(reader.tags),
-            created: rows.int64(3), updated: rows.int64(4), isPrivate: rows.int64(5) != 0, revision: revision,
-            notebook: reader.notebook(rows, 7), author: reader.device(rows, 8)))
-      }
-    }
-  }
-
   /// Every live memo, decrypted one at a time (exports).
   public func forEachMemo(_ body: (Memo) throws -> Void) throws {
     try forEachRow(includeDeleted: false) { id, revision, columns in
@@ -518,7 +484,8 @@ extension MemoStore {
     }
   }
 
-  /// `open` of bytes wherever they are, into `plaintext`; it touches no store.
+  /// `open` of bytes wherever they are (a row, a batch of `search`), into `plaintext`; it
+  /// touches no store, so any thread with its own `sealer` and buffers may call it.
   static func open(
     _ field: SealingContext.MemoField, of id: MemoID, revision: Int64, _ sealed: UnsafeRawBufferPointer,
     sealer: AES256GCMKey, into plaintext: inout [UInt8], context: inout SealingContext.MemoFieldBuffer

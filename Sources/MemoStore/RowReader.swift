@@ -16,7 +16,6 @@ struct RowReader {
   /// The row's fields as opened (`MemoStore.open(_:of:revision:column:of:sealer:into:context:)`).
   var title: [UInt8] = []
   var tags: [UInt8] = []
-  var body: [UInt8] = []
   /// The sealing context of the field being opened.
   var context = SealingContext.MemoFieldBuffer()
   private var devices = ParsedTextCache<DeviceID>()
@@ -43,7 +42,6 @@ struct RowReader {
   mutating func wipe() {
     Self.wipe(&title)
     Self.wipe(&tags)
-    Self.wipe(&body)
   }
 
   /// Zeroes the whole storage: a shorter field leaves a longer one's end past `count`.
