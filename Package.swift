@@ -3,8 +3,22 @@
 import Foundation
 import PackageDescription
 
-/// Errors on warnings everywhere, so "builds without warnings" is enforced by the build itself.
-let strict: [SwiftSetting] = [.unsafeFlags(["-warnings-as-errors"])]
+/// libdbus's header folders, as `pkg-config --cflags dbus-1` gives them on Debian, given by
+/// hand: through `pkgConfig` SwiftPM would also link `-ldbus-1`, and libdbus (like
+/// libsystemd, libmicrohttpd and Avahi's libraries) is loaded only by the commands that use
+/// it (CLazyLibraries).
+#if arch(arm64)
+  let multiarch = "aarch64-linux-gnu"
+#else
+  let multiarch = "x86_64-linux-gnu"
+#endif
+let dbusIncludes = ["/usr/include/dbus-1.0", "/usr/lib/\(multiarch)/dbus-1.0/include"]
+
+/// Errors on warnings everywhere, so "builds without warnings" is enforced by the build itself;
+/// libdbus's headers for every module that sees CDBus.
+let strict: [SwiftSetting] = [
+  .unsafeFlags(["-warnings-as-errors"] + dbusIncludes.flatMap { ["-Xcc", "-I" + $0] })
+]
 
 let package = Package(
   name: "memo-peer",
@@ -22,19 +36,23 @@ let package = Package(
     // libsodium: sealed boxes to a device's Ed25519 key (notebook keys, sync version 3).
     .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
     // libdbus, wrapped once by MemoDBus: avahi-daemon's API, desktop notifications.
-    .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+    // Headers only, as for the next two and CDNSSD: the library is loaded by CLazyLibraries.
+    .systemLibrary(name: "CDBus", providers: [.apt(["libdbus-1-dev"])]),
     // libsystemd: sd_notify for Type=notify units (READY, STATUS, WATCHDOG, RELOADING, STOPPING).
-    .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+    .systemLibrary(name: "CSystemd", providers: [.apt(["libsystemd-dev"])]),
     // GNU libmicrohttpd: the loopback-only HTTP server of `memo-peer web` (MemoWeb).
     .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+    // The libraries above, Avahi's dns_sd and avahi-client, loaded by the first command that
+    // calls them rather than at every start (dlopen): their functions under their own names,
+    // hidden in the binary (memo_lazy.h). scripts/deb.sh keeps them in the package's Depends.
+    .target(name: "CLazyLibraries", cSettings: [.unsafeFlags(dbusIncludes.map { "-I" + $0 })]),
     // Prefixed C wrappers for OpenSSL macros and parameter builders Swift cannot import.
     .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
     // statfs(2) (memory-backed editor files) and the keyring system calls (add_key, keyctl),
     // which Swift's Glibc module does not export.
     .target(name: "CSystemShims"),
     // avahi-client, only to ask the daemon for its version over D-Bus (`memo-peer doctor`).
-    .target(
-      name: "CAvahiProbe", linkerSettings: [.linkedLibrary("avahi-client"), .linkedLibrary("avahi-common")]),
+    .target(name: "CAvahiProbe", dependencies: ["CLazyLibraries"]),
 
     // Pure logic: no I/O, no C. The domain and its rules: memos, ids, version vectors and the
     // merge, sync rules and limits, notebooks, consent, protection, trust, delivery, errors,
@@ -54,8 +72,9 @@ let package = Package(
     // The node on its host, so not in MemoCore: system calls as typed errors (retried on
     // EINTR, naming the call and its errno), threads, the folder watch; where a node's files
     // live (NodePaths) and where its log goes (Logger); and the few things only full
-    // Foundation had (PathText, trimmingBlanks, C strings). MemoCore for MemoPeerError.
-    .target(name: "MemoSystem", dependencies: ["MemoCore", "CSystemShims"], swiftSettings: strict),
+    // Foundation had (PathText, trimmingBlanks, C strings); loading the
+    // C libraries only some commands use (LazyLibrary). MemoCore for MemoPeerError.
+    .target(name: "MemoSystem", dependencies: ["MemoCore", "CSystemShims", "CLazyLibraries"], swiftSettings: strict),
     // libcrypto: AEAD sealing, randomness, secret bytes, KDF, Ed25519 signatures; libsodium:
     // sealed boxes.
     .target(
@@ -73,7 +92,7 @@ let package = Package(
       swiftSettings: strict),
     // D-Bus through libdbus, for the system bus (avahi-daemon) and the session bus (desktop
     // notifications): one owner of each connection, typed arguments, errors by their names.
-    .target(name: "MemoDBus", dependencies: ["CDBus"], swiftSettings: strict),
+    .target(name: "MemoDBus", dependencies: ["CDBus", "MemoSystem"], swiftSettings: strict),
     // Discovery: register through dns_sd.h (Avahi compat); browse and resolve through
     // avahi-daemon's D-Bus API on one connection (MemoDBus).
     .target(

@@ -163,11 +163,28 @@ exit 0
 EOF
 chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/postrm"
 
-# Depends from the libraries the binary links (dpkg-shlibdeps reads debian/control).
+# Depends from the libraries the binary links (dpkg-shlibdeps reads debian/control), and
+# from those it loads only in the commands that use them (Sources/CLazyLibraries: libdbus,
+# Avahi's dns_sd and avahi-client, libsystemd, libmicrohttpd), which have no NEEDED entry:
+# scripts/lazy-depends.c is linked against them and takes the address of every function
+# memo-peer resolves in them, so dpkg-shlibdeps gives their packages at the versions those
+# functions need. The probe is built here and read, never installed.
 mkdir -p "$stage/debian"
 printf 'Source: memo-peer\n\nPackage: memo-peer\nArchitecture: any\n' >"$stage/debian/control"
-depends=$(cd "$stage" && dpkg-shlibdeps -O -e root/usr/bin/memo-peer 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+cc -o "$stage/lazy-depends" scripts/lazy-depends.c -ISources/CLazyLibraries -I/usr/include/dbus-1.0 \
+  -I"/usr/lib/$multiarch/dbus-1.0/include" -Wl,--no-as-needed \
+  -ldbus-1 -ldns_sd -lavahi-client -lavahi-common -lsystemd -lmicrohttpd
+depends=$(cd "$stage" && dpkg-shlibdeps -O -e root/usr/bin/memo-peer -e lazy-depends 2>/dev/null |
+  sed -n 's/^shlibs:Depends=//p')
 [[ -n $depends ]] || { echo "deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
+# Every library memo-peer may load is in Depends (the probe and the stubs must not drift).
+packages=" $(sed 's/ ([^)]*)//g; s/,/ /g' <<<"$depends") "
+for soname in $(grep -ho '"lib[^"]*\.so\.[0-9]*"' Sources/CLazyLibraries/lazy_*.c | tr -d '"'); do
+  package=$(dpkg -S "$multiarch/$soname" 2>/dev/null | head -1 | cut -d: -f1)
+  [[ -n $package && $packages == *" $package "* ]] ||
+    { echo "deb: $soname (${package:-no package}) is loaded at run time but not in Depends: $depends" >&2; exit 1; }
+done
 size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)
 cat >"$root/DEBIAN/control" <<EOF
 Package: memo-peer

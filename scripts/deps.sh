@@ -30,6 +30,7 @@ packages=(
   fish                   # the fish completions are asked for with `fish -c 'complete -C …'`
   libsystemd-dev         # sd_notify: READY/STATUS/WATCHDOG/RELOADING/STOPPING for Type=notify units
   dpkg-dev               # `make deb`: dpkg-shlibdeps computes Depends from the linked libraries
+  gcc                    # `make deb` links scripts/lazy-depends.c; the bench's C baseline
   lintian                # `make package` and `make deb-check`: no lintian error allowed
   python3-dbusmock       # the desktop-notification test: a fake org.freedesktop.Notifications
   xvfb                   # xvfb-run: an X server for the clipboard test

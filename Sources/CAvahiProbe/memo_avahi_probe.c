@@ -3,6 +3,7 @@
 #include <avahi-client/client.h>
 #include <avahi-common/error.h>
 #include <avahi-common/simple-watch.h>
+#include <memo_lazy.h>
 #include <stdio.h>
 
 static void ignore_state(AvahiClient *client, AvahiClientState state, void *userdata) {
@@ -12,6 +13,9 @@ static void ignore_state(AvahiClient *client, AvahiClientState state, void *user
 }
 
 int memo_avahi_probe(char *version, size_t version_len, char *error, size_t error_len) {
+  // avahi-client is loaded here, by the one command that uses it (a missing library is
+  // reported as the probe's failure).
+  if (!memo_lazy_load(MEMO_LAZY_AVAHI_CLIENT, error, error_len)) return 0;
   AvahiSimplePoll *poll = avahi_simple_poll_new();
   if (poll == NULL) {
     snprintf(error, error_len, "out of memory");

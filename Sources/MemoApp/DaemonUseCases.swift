@@ -93,7 +93,7 @@ public struct DaemonUseCases {
     let engine = try ServeEngine(
       paths: paths, gate: gate, identity: identity, port: options.port, interfaces: interfaces,
       logger: app.logger.scoped("serve"), report: report, syncEvery: options.syncEvery,
-      notifier: notifier ?? SystemdNotifier(), reloadRequest: controls.reloadRequest,
+      notifier: notifier ?? (try SystemdNotifier()), reloadRequest: controls.reloadRequest,
       collaborators: ServeEngine.Collaborators(clock: app.clock, keys: app.keys, receiptDelay: options.receiptDelay))
     return Daemon(engine: engine, controls: controls)
   }

@@ -71,10 +71,10 @@ enum MemoCommands {
     let console = context.console
     // Each memo is printed as it is read; once stdout is gone (`| head`) reading stops.
     if context.wantsJSON {
-      var writer = MemoListJSONWriter(locked: list.locked) { console.write($0) }
+      var writer = MemoListJSONWriter(locked: list.locked, names: names) { console.write($0) }
       try whileStdoutIsOpen(console) { next in
         try list.forEachMemo { memo in
-          writer.add(.init(memo, names: names))
+          writer.add(memo)
           try next()
         }
       }
@@ -82,9 +82,10 @@ enum MemoCommands {
       return
     }
     var listed = 0
+    var lines = ListingLines(names: names)
     try whileStdoutIsOpen(console) { next in
       try list.forEachMemo { memo in
-        console.print(OutputFormat.line(memo, names: names))
+        console.printLine { lines.append(memo, to: &$0) }
         listed += 1
         try next()
       }
@@ -313,11 +314,11 @@ enum MemoCommands {
     let notebook = context.arguments[SearchOptions.notebook]
     // Each memo found is printed as it is read, as for `list`.
     if context.wantsJSON {
-      var writer = MemoListJSONWriter(locked: nil) { console.write($0) }
+      var writer = MemoListJSONWriter(locked: nil, names: names) { console.write($0) }
       var relayed: [NotebookSummary] = []
       try whileStdoutIsOpen(console) { next in
         relayed = try app.memos.search(query, notebook: notebook) { memo in
-          writer.add(.init(memo, names: names))
+          writer.add(memo)
           try next()
         }
       }
@@ -325,9 +326,10 @@ enum MemoCommands {
       return
     }
     var relayed: [NotebookSummary]?
+    var lines = ListingLines(names: names)
     try whileStdoutIsOpen(console) { next in
       relayed = try app.memos.search(query, notebook: notebook) { memo in
-        console.print(OutputFormat.line(memo, names: names))
+        console.printLine { lines.append(memo, to: &$0) }
         try next()
       }
     }

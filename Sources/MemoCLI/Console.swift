@@ -30,6 +30,14 @@ final class Console {
     if buffer.count >= 1 << 16 { flush() }
   }
 
+  /// A line that `body` writes straight into the buffer (no string in between), then a
+  /// newline: `list` and `search` write 100,000 of them.
+  func printLine(_ body: (inout [UInt8]) -> Void) {
+    body(&buffer)
+    buffer.append(0x0A)
+    if buffer.count >= 1 << 16 { flush() }
+  }
+
   func write(_ bytes: [UInt8]) {
     buffer.append(contentsOf: bytes)
     if buffer.count >= 1 << 16 { flush() }

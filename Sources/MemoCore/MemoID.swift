@@ -24,6 +24,13 @@ public struct MemoID: Hashable, Comparable, Sendable, CustomStringConvertible {
     rawValue = text
   }
 
+  /// `init(canonical:)` from bytes read in place (a row of the store): the string is made
+  /// only for a valid id.
+  public init?(canonicalUTF8 bytes: UnsafeBufferPointer<UInt8>) {
+    guard Self.isCanonical(bytes) else { return nil }
+    rawValue = String(decoding: bytes, as: UTF8.self)
+  }
+
   /// 8-4-4-4-12 lowercase hex digits.
   private static func isCanonical(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     guard bytes.count == 36 else { return false }

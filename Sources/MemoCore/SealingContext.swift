@@ -14,16 +14,78 @@ public enum SealingContext {
   }
 
   /// The same bytes as `make(["memo", id, field, revision])`, built without the array of
-  /// strings: `list` makes two of these per memo (a test pins the bytes).
+  /// strings (a test pins the bytes).
   public static func memoField(_ field: MemoField, id: MemoID, revision: Int64) -> [UInt8] {
-    var bytes = memoFieldPrefix
-    bytes.reserveCapacity(memoFieldPrefix.count + 64)
-    bytes.append(contentsOf: id.rawValue.utf8)
-    bytes.append(0)
-    bytes.append(contentsOf: field.rawValue.utf8)
-    bytes.append(0)
-    bytes.append(contentsOf: String(revision).utf8)
+    var bytes: [UInt8] = []
+    memoField(field, id: id, revision: revision, into: &bytes)
     return bytes
+  }
+
+  /// `memoField` written into `bytes` (its contents replaced, its storage reused): `list`
+  /// and `search` open two or three fields of every memo, and an array each cost more than
+  /// the AES of a short title.
+  public static func memoField(_ field: MemoField, id: MemoID, revision: Int64, into bytes: inout [UInt8]) {
+    bytes.removeAll(keepingCapacity: true)
+    bytes.append(contentsOf: memoFieldPrefix)
+    if id.rawValue.utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+      bytes.append(contentsOf: id.rawValue.utf8)
+    }
+    bytes.append(contentsOf: fieldParts[fieldIndex(field)])
+    appendDecimal(revision, to: &bytes)
+  }
+
+  /// `\0field\0` of each field, in `MemoField.allCases` order.
+  private static let fieldParts: [[UInt8]] = MemoField.allCases.map { [0] + Array($0.rawValue.utf8) + [0] }
+
+  private static func fieldIndex(_ field: MemoField) -> Int {
+    switch field {
+    case .title: 0
+    case .body: 1
+    case .tags: 2
+    case .listingTitle: 3
+    }
+  }
+
+  /// `memoField` of one memo's fields in turn, in one buffer: the prefix and the id are
+  /// written once per memo, then only each field's name and the revision (`list` and
+  /// `search` open two or three fields of every memo, and an array each cost more than the
+  /// AES of a short title).
+  public struct MemoFieldBuffer: Sendable {
+    /// The sealing context of the field last `set`.
+    public private(set) var bytes: [UInt8] = []
+    private var memo: MemoID?
+    /// Where the memo's part (the prefix and the id) ends.
+    private var memoEnd = 0
+
+    public init() {}
+
+    public mutating func set(_ field: MemoField, id: MemoID, revision: Int64) {
+      if memo != id {
+        memoField(field, id: id, revision: revision, into: &bytes)
+        memo = id
+        memoEnd = memoFieldPrefix.count + id.rawValue.utf8.count
+        return
+      }
+      bytes.removeSubrange(memoEnd...)
+      bytes.append(contentsOf: fieldParts[fieldIndex(field)])
+      appendDecimal(revision, to: &bytes)
+    }
+  }
+
+  /// `String(value).utf8` without the string.
+  static func appendDecimal(_ value: Int64, to bytes: inout [UInt8]) {
+    if value < 0 { bytes.append(0x2D) }
+    var magnitude = value.magnitude
+    var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: room for 20 digits
+    var count = 0
+    withUnsafeMutableBytes(of: &digits) { buffer in
+      repeat {
+        buffer[31 - count] = 0x30 + UInt8(magnitude % 10)
+        magnitude /= 10
+        count += 1
+      } while magnitude > 0
+      bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(32 - count)...]))
+    }
   }
 
   private static let memoFieldPrefix = make(["memo", ""])

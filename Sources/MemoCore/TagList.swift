@@ -3,10 +3,20 @@
 public enum TagList {
   public static func encode(_ tags: [String]) -> [UInt8] { Array(tags.joined(separator: "\n").utf8) }
 
+  /// The tags in `bytes`, empty lines skipped (`list` decodes one list per memo, so this
+  /// walks the bytes once rather than splitting into slices).
   public static func decode(_ bytes: [UInt8]) -> [String] {
     guard !bytes.isEmpty else { return [] }
-    return bytes.split(separator: 0x0A, omittingEmptySubsequences: true).map {
-      String(decoding: $0, as: UTF8.self)
+    return bytes.withUnsafeBufferPointer { buffer in
+      var tags: [String] = []
+      var start = 0
+      for index in 0...buffer.count where index == buffer.count || buffer[index] == 0x0A {
+        if index > start {
+          tags.append(String(decoding: UnsafeBufferPointer(rebasing: buffer[start..<index]), as: UTF8.self))
+        }
+        start = index + 1
+      }
+      return tags
     }
   }
 }

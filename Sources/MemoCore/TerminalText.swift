@@ -52,11 +52,7 @@ public enum TerminalText {
   /// scalars) of the original.
   public static func render(_ text: String, limit: Int = nameLimit) -> Rendering {
     let limit = max(0, limit)
-    // Fast path for the common case (listing 100,000 titles): short, and no byte that can
-    // start an unsafe character (C0, DEL, the lead bytes of C1 and of U+061C, U+20xx).
-    if text.utf8.count <= limit
-      && !text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xD8 || $0 == 0xE2 })
-    {
+    if text.utf8.count <= limit && !text.utf8.contains(where: mayStartUnsafe) {
       return Rendering(text: text, escaped: false, truncated: false)
     }
     let kept = text.unicodeScalars.prefix(limit)
@@ -85,6 +81,24 @@ public enum TerminalText {
   /// A memo title as human output shows it: a valid title holds no control character, but
   /// one from a peer may hold a bidirectional override, so it gets `display` too.
   public static func title(_ text: String) -> String { display(text, limit: titleLimit) }
+
+  /// `title(text)`'s bytes appended to `bytes`: a title with nothing to escape (the fast
+  /// path, listing 100,000 titles) is copied as it is, without a new string.
+  public static func appendTitle(_ text: String, to bytes: inout [UInt8]) {
+    var text = text
+    let copied = text.withUTF8 { utf8 in
+      guard utf8.count <= titleLimit, !utf8.contains(where: mayStartUnsafe) else { return false }
+      bytes.append(contentsOf: utf8)
+      return true
+    }
+    if !copied { bytes.append(contentsOf: title(text).utf8) }
+  }
+
+  /// Whether a byte of UTF-8 may start a character `isUnsafe` refuses: C0, DEL, and the
+  /// lead bytes of C1, of U+061C and of U+20xx. Text without any needs no escape.
+  @inline(__always) static func mayStartUnsafe(_ byte: UInt8) -> Bool {
+    byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xD8 || byte == 0xE2
+  }
 
   /// `\x1b` for a character below U+0100, `\u{202e}` above.
   /// A word a person typed, repeated in a message only when it looks like a word of the

@@ -54,6 +54,25 @@ public final class AES256GCMKey {
     try OpenSSLCall.check(results.1, "EVP_DecryptInit_ex")
   }
 
+  private init(encryptor: OpaquePointer, decryptor: OpaquePointer) {
+    self.encryptor = encryptor
+    self.decryptor = decryptor
+  }
+
+  /// Another instance under the same key, for another thread (`search` opens memos on
+  /// every core): the keyed contexts are copied, so the key itself is never handed out.
+  public func duplicate() throws(CryptoError) -> AES256GCMKey {
+    guard let encryptor = EVP_CIPHER_CTX_new() else { throw OpenSSLCall.failure("EVP_CIPHER_CTX_new") }
+    guard let decryptor = EVP_CIPHER_CTX_new() else {
+      EVP_CIPHER_CTX_free(encryptor)
+      throw OpenSSLCall.failure("EVP_CIPHER_CTX_new")
+    }
+    let copy = AES256GCMKey(encryptor: encryptor, decryptor: decryptor)
+    try OpenSSLCall.check(EVP_CIPHER_CTX_copy(encryptor, self.encryptor), "EVP_CIPHER_CTX_copy")
+    try OpenSSLCall.check(EVP_CIPHER_CTX_copy(decryptor, self.decryptor), "EVP_CIPHER_CTX_copy")
+    return copy
+  }
+
   deinit {
     EVP_CIPHER_CTX_free(encryptor)
     EVP_CIPHER_CTX_free(decryptor)
@@ -103,14 +122,44 @@ public final class AES256GCMKey {
   /// Opens a value made by `seal(_:associatedData:)`; any change to it, or a different
   /// associated data, gives `.authenticationFailed`.
   public func open(_ sealed: [UInt8], associatedData: [UInt8]) throws(CryptoError) -> [UInt8] {
-    guard sealed.count >= Self.overhead else { throw .malformed }
-    guard sealed[0] == Self.formatVersion else { throw .malformed }
+    var plaintext: [UInt8] = []
+    try sealed.withUnsafeBufferPointer { input throws(CryptoError) in
+      try associatedData.withUnsafeBufferPointer { data throws(CryptoError) in
+        try open(UnsafeRawBufferPointer(input), associatedData: UnsafeRawBufferPointer(data), into: &plaintext)
+      }
+    }
+    return plaintext
+  }
+
+  /// `open(_:associatedData:)` into `plaintext`, whose contents are replaced and whose
+  /// storage is reused: for reading many short fields in a row (`list` opens two per memo),
+  /// where a new array for each cost more than the AES itself. On any failure `plaintext` is
+  /// wiped and left empty.
+  public func open(
+    _ sealed: UnsafeRawBufferPointer, associatedData: UnsafeRawBufferPointer, into plaintext: inout [UInt8]
+  ) throws(CryptoError) {
+    guard sealed.count >= Self.overhead, sealed[0] == Self.formatVersion else {
+      plaintext.removeAll(keepingCapacity: true)
+      throw .malformed
+    }
     let plainCount = sealed.count - Self.overhead
-    return try sealed.withUnsafeBufferPointer { input throws(CryptoError) in
-      let nonce = UnsafeBufferPointer(rebasing: input[1..<(1 + Self.nonceSize)])
-      let ciphertext = UnsafeBufferPointer(rebasing: input[(1 + Self.nonceSize)..<(1 + Self.nonceSize + plainCount)])
-      let tag = UnsafeBufferPointer(rebasing: input[(sealed.count - Self.tagSize)...])
-      return try decrypt(nonce: nonce, ciphertext: ciphertext, tag: tag, associatedData: associatedData)
+    // Resized without a new allocation once the buffer has held a field this long.
+    if plaintext.count < plainCount {
+      plaintext.append(contentsOf: repeatElement(0, count: plainCount - plaintext.count))
+    } else if plaintext.count > plainCount {
+      plaintext.removeLast(plaintext.count - plainCount)
+    }
+    let input = sealed.baseAddress!
+    let verified = try plaintext.withUnsafeMutableBufferPointer { output throws(CryptoError) in
+      try decrypt(
+        nonce: input + 1, ciphertext: UnsafeRawBufferPointer(start: input + 1 + Self.nonceSize, count: plainCount),
+        tag: input + sealed.count - Self.tagSize, associatedData: associatedData,
+        into: UnsafeMutableRawPointer(output.baseAddress))
+    }
+    guard verified else {
+      plaintext.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+      plaintext.removeAll(keepingCapacity: true)
+      throw .authenticationFailed
     }
   }
 
@@ -139,13 +188,26 @@ public final class AES256GCMKey {
     throws(CryptoError) -> [UInt8]
   {
     guard nonce.count == Self.nonceSize, tag.count == Self.tagSize else { throw .malformed }
-    return try nonce.withUnsafeBufferPointer { n throws(CryptoError) in
+    var plaintext = [UInt8](repeating: 0, count: ciphertext.count)
+    let verified = try nonce.withUnsafeBufferPointer { n throws(CryptoError) in
       try ciphertext.withUnsafeBufferPointer { c throws(CryptoError) in
         try tag.withUnsafeBufferPointer { t throws(CryptoError) in
-          try decrypt(nonce: n, ciphertext: c, tag: t, associatedData: associatedData)
+          try associatedData.withUnsafeBufferPointer { a throws(CryptoError) in
+            try plaintext.withUnsafeMutableBufferPointer { p throws(CryptoError) in
+              try decrypt(
+                nonce: UnsafeRawPointer(n.baseAddress!), ciphertext: UnsafeRawBufferPointer(c),
+                tag: UnsafeRawPointer(t.baseAddress!), associatedData: UnsafeRawBufferPointer(a),
+                into: UnsafeMutableRawPointer(p.baseAddress))
+            }
+          }
         }
       }
     }
+    guard verified else {
+      plaintext.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
+      throw .authenticationFailed
+    }
+    return plaintext
   }
 
   private func encrypt(
@@ -178,38 +240,36 @@ public final class AES256GCMKey {
       "EVP_CIPHER_CTX_ctrl(GET_TAG)")
   }
 
+  /// Decrypts `ciphertext` into `output` (room for as many bytes) and checks the tag: false
+  /// when it does not match (`output` then holds bytes that must not be used).
   private func decrypt(
-    nonce: UnsafeBufferPointer<UInt8>, ciphertext: UnsafeBufferPointer<UInt8>, tag: UnsafeBufferPointer<UInt8>,
-    associatedData: [UInt8]
-  ) throws(CryptoError) -> [UInt8] {
+    nonce: UnsafeRawPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawPointer,
+    associatedData: UnsafeRawBufferPointer, into output: UnsafeMutableRawPointer?
+  ) throws(CryptoError) -> Bool {
     guard ciphertext.count < Int(Int32.max) - 64, associatedData.count < Int(Int32.max) else { throw .malformed }
     var written: Int32 = 0
-    try OpenSSLCall.check(EVP_DecryptInit_ex(decryptor, nil, nil, nil, nonce.baseAddress), "EVP_DecryptInit_ex")
-    if !associatedData.isEmpty {
-      let result = associatedData.withUnsafeBufferPointer {
-        EVP_DecryptUpdate(decryptor, nil, &written, $0.baseAddress, Int32($0.count))
-      }
+    try OpenSSLCall.check(
+      EVP_DecryptInit_ex(decryptor, nil, nil, nil, nonce.assumingMemoryBound(to: UInt8.self)), "EVP_DecryptInit_ex")
+    if associatedData.count > 0 {
+      let result = EVP_DecryptUpdate(
+        decryptor, nil, &written, associatedData.baseAddress!.assumingMemoryBound(to: UInt8.self),
+        Int32(associatedData.count))
       try OpenSSLCall.check(result, "EVP_DecryptUpdate(aad)")
     }
-    var plaintext = [UInt8](repeating: 0, count: ciphertext.count)
     if ciphertext.count > 0 {
-      let result = plaintext.withUnsafeMutableBufferPointer {
-        EVP_DecryptUpdate(decryptor, $0.baseAddress, &written, ciphertext.baseAddress, Int32(ciphertext.count))
-      }
+      let result = EVP_DecryptUpdate(
+        decryptor, output!.assumingMemoryBound(to: UInt8.self), &written,
+        ciphertext.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(ciphertext.count))
       try OpenSSLCall.check(result, "EVP_DecryptUpdate")
     }
     // EVP_CTRL_GCM_SET_TAG takes a non-const pointer but only reads it.
     let tagResult = EVP_CIPHER_CTX_ctrl(
-      decryptor, EVP_CTRL_GCM_SET_TAG, Int32(Self.tagSize), UnsafeMutableRawPointer(mutating: tag.baseAddress))
+      decryptor, EVP_CTRL_GCM_SET_TAG, Int32(Self.tagSize), UnsafeMutableRawPointer(mutating: tag))
     try OpenSSLCall.check(tagResult, "EVP_CIPHER_CTX_ctrl(SET_TAG)")
     let verified = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) {
       EVP_DecryptFinal_ex(decryptor, $0.baseAddress, &written) > 0
     }
-    guard verified else {
-      _ = OpenSSLCall.drainErrorQueue()
-      plaintext.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) }
-      throw .authenticationFailed
-    }
-    return plaintext
+    if !verified { _ = OpenSSLCall.drainErrorQueue() }
+    return verified
   }
 }

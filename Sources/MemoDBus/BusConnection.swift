@@ -1,5 +1,6 @@
 internal import CDBus
 import FoundationEssentials
+import MemoSystem
 
 /// Which bus to connect to.
 public enum BusAddress: Sendable, Equatable {
@@ -38,6 +39,8 @@ public final class BusConnection {
   /// Connects and says Hello. Blocks for one round trip to the bus daemon; sends nothing to
   /// the network. libdbus's default of exiting the process when the bus goes away is off.
   public init(_ address: BusAddress) throws(BusError) {
+    // libdbus is loaded by the first connection (CLazyLibraries), not at every start.
+    do { try LazyLibrary.dbus.load() } catch { throw BusError.libraryMissing(error) }
     var error = DBusError()
     dbus_error_init(&error)
     defer { dbus_error_free(&error) }

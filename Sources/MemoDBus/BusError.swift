@@ -1,3 +1,5 @@
+import MemoSystem
+
 /// A D-Bus failure, typed: the error's name says what happened (`…DBus.Error.ServiceUnknown`:
 /// nobody owns the name; `…Avahi.TimeoutError`: the daemon found no answer in time), exactly
 /// as the bus or the service named it. The detail (the bus's message) is for `--debug`
@@ -17,6 +19,13 @@ public struct BusError: Error, Equatable, Sendable {
   public static let disconnected = BusError(name: "org.freedesktop.DBus.Error.Disconnected")
   /// Nothing answered within the caller's time limit.
   public static let timedOut = BusError(name: "memo-peer.Error.TimedOut")
+  /// The name of `libraryMissing`'s errors.
+  public static let libraryMissingName = "memo-peer.Error.LibraryMissing"
+
+  /// libdbus itself could not be loaded (the detail says why and what to install).
+  static func libraryMissing(_ error: LazyLibraryError) -> BusError {
+    BusError(name: libraryMissingName, detail: error.message + "; " + error.hint)
+  }
 
   /// The method does not exist (an older service without the interface asked for).
   public var isUnknownMethod: Bool {

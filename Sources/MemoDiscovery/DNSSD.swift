@@ -2,6 +2,7 @@ internal import CDNSSD
 import Dispatch
 import FoundationEssentials
 import MemoCore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc
@@ -54,6 +55,8 @@ public enum DNSSD {
     name: String, type: String, port: UInt16, txt: [String: String], interfaceIndex: UInt32 = 0,
     timeout: Duration = .seconds(5)
   ) async throws -> DNSServiceRegistration {
+    // Avahi's dns_sd is loaded by the first registration (CLazyLibraries), not at every start.
+    do { try LazyLibrary.dnsSD.load() } catch { throw MemoPeerError(.io, error.message, hint: error.hint) }
     quietCompatibilityWarning
     let owner = ServiceRefOwner(label: "register")
     let record = try TXTRecordBytes.encode(txt)

@@ -1,6 +1,7 @@
 internal import CSystemd
 import FoundationEssentials
 import MemoCore
+import MemoSystem
 import Synchronization
 
 /// Tells systemd about the daemon through libsystemd's `sd_notify` (Type=notify units). Does
@@ -12,7 +13,10 @@ public final class SystemdNotifier: ServiceNotifier, Sendable {
   private let watchdogInterval: Double?
   private let lastPing = Mutex<Double>(0)
 
-  public init() {
+  /// Loads libsystemd (CLazyLibraries: only `serve` does); a missing library is an error
+  /// here rather than a daemon that never says it is ready.
+  public init() throws {
+    do { try LazyLibrary.systemd.load() } catch { throw MemoPeerError(.io, error.message, hint: error.hint) }
     var microseconds: UInt64 = 0
     // 0 keeps WATCHDOG_USEC in the environment, for child processes (there are none).
     watchdogInterval = sd_watchdog_enabled(0, &microseconds) > 0 ? Double(microseconds) / 1_000_000 : nil

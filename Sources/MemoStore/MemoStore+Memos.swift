@@ -103,13 +103,14 @@ extension MemoStore {
     let wanted = try tag.map { try MemoRules.normalizeTags([$0])[0] }
     if wanted != nil { _ = try sealer() }
     let conflicted = try conflictedMemoIDs()
-    var authors = AuthorCache()
+    var reader = RowReader()
+    defer { reader.wipe() }
     try sql {
       let query = try db.prepare(notebook == nil ? Self.listingQuery : Self.notebookListingQuery)
       if let notebook { try query.bind(1, notebook.rawValue) }
       while try query.step() {
-        var memo = try listed(query, authors: &authors)
-        memo.hasConflict = conflicted.contains(memo.id)
+        var memo = try listed(query, &reader)
+        if !conflicted.isEmpty { memo.hasConflict = conflicted.contains(memo.id) }
         if let wanted, !(memo.tags ?? []).contains(wanted) { continue }
         try body(memo)
       }
@@ -121,8 +122,9 @@ extension MemoStore {
   public func widgetMemo() throws -> MemoListing? {
     try sql {
       let query = try db.prepare(Self.widgetQuery)
-      var authors = AuthorCache()
-      return try query.step() ? try listed(query, authors: &authors) : nil
+      var reader = RowReader()
+      defer { reader.wipe() }
+      return try query.step() ? try listed(query, &reader) : nil
     }
   }
 
@@ -143,33 +145,22 @@ extension MemoStore {
     try sql { Int(try db.scalarInt("SELECT count(*) FROM outbox WHERE delivered IS NULL")) }
   }
 
-  /// The devices named in a run of rows, parsed once each: a household's memos have a few
-  /// authors, and parsing a device ID (base32 and its check) was 40% of `list`.
-  struct AuthorCache {
-    private var parsed: [String: DeviceID?] = [:]
-
-    /// The device in `column`, nil when NULL (or not a device ID).
-    mutating func device(_ query: SQLiteStatement, _ column: Int32) -> DeviceID? {
-      guard !query.isNull(column) else { return nil }
-      let text = query.text(column)
-      if let known = parsed[text] { return known }
-      if parsed.count >= 256 { parsed.removeAll(keepingCapacity: true) }
-      let device = DeviceID(text)
-      parsed[text] = device
-      return device
-    }
-  }
-
   /// One row of `listingQuery` or `widgetQuery`.
-  private func listed(_ query: SQLiteStatement, authors: inout AuthorCache) throws -> MemoListing {
-    let id = try memoID(query.text(0))
+  private func listed(_ query: SQLiteStatement, _ reader: inout RowReader) throws -> MemoListing {
+    guard let id = reader.memoID(query, 0) else { throw Self.invalidRowID }
     let revision = query.int64(7)
     let isPrivate = query.int64(6) != 0
     var title: String?
     var tags: [String]?
-    if contentSealer != nil {
-      title = String(decoding: try open(.title, of: id, revision: revision, query.blob(1)), as: UTF8.self)
-      tags = TagList.decode(try open(.tags, of: id, revision: revision, query.blob(3)))
+    if let contentSealer {
+      try open(
+        .title, of: id, revision: revision, column: 1, of: query, sealer: contentSealer, into: &reader.title,
+        context: &reader.context)
+      title = String(decoding: reader.title, as: UTF8.self)
+      try open(
+        .tags, of: id, revision: revision, column: 3, of: query, sealer: contentSealer, into: &reader.tags,
+        context: &reader.context)
+      tags = TagList.decode(reader.tags)
     } else if !isPrivate && !query.isNull(2) {
       title = String(decoding: try openListingTitle(of: id, revision: revision, query.blob(2)), as: UTF8.self)
     }
@@ -177,8 +168,7 @@ extension MemoStore {
       id: id, title: title, tags: tags, created: query.int64(4), updated: query.int64(5), isPrivate: isPrivate,
       isPinned: query.int64(8) != 0, revision: revision,
       conflictOf: query.isNull(9) ? nil : MemoID(canonical: query.text(9)),
-      notebook: query.isNull(10) ? nil : NotebookID(query.text(10)),
-      author: authors.device(query, 11))
+      notebook: reader.notebook(query, 10), author: reader.device(query, 11))
   }
 
   /// One live memo, fully decrypted.
@@ -278,32 +268,6 @@ extension MemoStore {
   static let notebookSearchQuery =
     "SELECT id, title, tags, created, updated, private, revision, notebook, author, body "
     + "FROM memos WHERE deleted = 0 AND notebook = ? ORDER BY updated DESC, id"
-
-  /// `search`, one match at a time as the rows are read, newest first: memory stays that
-  /// of one row whatever the number of memos. `body` may throw to stop early.
-  public func search(_ query: String, notebook: NotebookID? = nil, _ body: (MemoSummary) throws -> Void) throws {
-    let matcher = TextMatcher(query: query)
-    var authors = AuthorCache()
-    try sql {
-      let rows = try db.prepare(notebook == nil ? Self.searchQuery : Self.notebookSearchQuery)
-      if let notebook { try rows.bind(1, notebook.rawValue) }
-      while try rows.step() {
-        let id = try memoID(rows.text(0))
-        let revision = rows.int64(6)
-        let title = try open(.title, of: id, revision: revision, rows.blob(1))
-        let tags = try open(.tags, of: id, revision: revision, rows.blob(2))
-        if !matcher.matches(title) && !matcher.matches(tags) {
-          guard matcher.matches(try open(.body, of: id, revision: revision, rows.blob(9))) else { continue }
-        }
-        try body(
-          MemoSummary(
-            id: id, title: String(decoding: title, as: UTF8.self), tags: TagList.decode(tags),
-            created: rows.int64(3), updated: rows.int64(4), isPrivate: rows.int64(5) != 0, revision: revision,
-            notebook: rows.isNull(7) ? nil : NotebookID(rows.text(7)),
-            author: authors.device(rows, 8)))
-      }
-    }
-  }
 
   /// Every live memo, decrypted one at a time (exports).
   public func forEachMemo(_ body: (Memo) throws -> Void) throws {
@@ -458,13 +422,13 @@ extension MemoStore {
   }
 
   func memoID(_ text: String) throws -> MemoID {
-    guard let id = MemoID(canonical: text) else {
-      throw MemoPeerError(
-        .corruptDatabase, "the memo database holds a row with an invalid id",
-        hint: "restore from an export; the file was left untouched")
-    }
+    guard let id = MemoID(canonical: text) else { throw Self.invalidRowID }
     return id
   }
+
+  static let invalidRowID = MemoPeerError(
+    .corruptDatabase, "the memo database holds a row with an invalid id",
+    hint: "restore from an export; the file was left untouched")
 
   // MARK: - Sealing
 
@@ -505,11 +469,42 @@ extension MemoStore {
     do {
       return try sealer.open(sealed, associatedData: SealingContext.memoField(field, id: id, revision: revision))
     } catch {
-      throw MemoPeerError(
-        .integrity, "memo \(id): its \(field.rawValue) failed the integrity check (tampered, truncated or moved)",
-        hint: "the other memos are unaffected; restore this one from an export or another device, "
-          + "or delete it with `memo-peer delete \(id.short)`",
-        diagnostics: "\(error)")
+      throw Self.integrityFailure(field, of: id, error)
     }
+  }
+
+  /// `open` of column `column` of the current row, read where SQLite holds it, into
+  /// `plaintext` (its storage reused; the sealing context is built in `reader.context`).
+  func open(
+    _ field: SealingContext.MemoField, of id: MemoID, revision: Int64, column: Int32, of row: SQLiteStatement,
+    sealer: AES256GCMKey, into plaintext: inout [UInt8], context: inout SealingContext.MemoFieldBuffer
+  ) throws {
+    try row.withBytes(column) { sealed in
+      try Self.open(field, of: id, revision: revision, sealed, sealer: sealer, into: &plaintext, context: &context)
+    }
+  }
+
+  /// `open` of bytes wherever they are (a row, a batch of `search`), into `plaintext`; it
+  /// touches no store, so any thread with its own `sealer` and buffers may call it.
+  static func open(
+    _ field: SealingContext.MemoField, of id: MemoID, revision: Int64, _ sealed: UnsafeRawBufferPointer,
+    sealer: AES256GCMKey, into plaintext: inout [UInt8], context: inout SealingContext.MemoFieldBuffer
+  ) throws {
+    context.set(field, id: id, revision: revision)
+    do {
+      try context.bytes.withUnsafeBytes { try sealer.open(sealed, associatedData: $0, into: &plaintext) }
+    } catch {
+      throw integrityFailure(field, of: id, error)
+    }
+  }
+
+  private static func integrityFailure(_ field: SealingContext.MemoField, of id: MemoID, _ error: any Error)
+    -> MemoPeerError
+  {
+    MemoPeerError(
+      .integrity, "memo \(id): its \(field.rawValue) failed the integrity check (tampered, truncated or moved)",
+      hint: "the other memos are unaffected; restore this one from an export or another device, "
+        + "or delete it with `memo-peer delete \(id.short)`",
+      diagnostics: "\(error)")
   }
 }

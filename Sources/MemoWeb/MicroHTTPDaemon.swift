@@ -39,6 +39,11 @@ final class MicroHTTPDaemon: Sendable {
   /// Starts serving `socket` (a listening socket made by `LoopbackListener`, closed by the
   /// daemon when it stops; closed here if it cannot start).
   init(socket: Int32, frontDoor: WebFrontDoor, gate: ConnectionGate, limits: Limits) throws {
+    // libmicrohttpd is loaded here, by the commands that serve the page (CLazyLibraries).
+    do { try LazyLibrary.microhttpd.load() } catch {
+      close(socket)
+      throw MemoPeerError(.io, "the web server cannot start: " + error.message, hint: error.hint)
+    }
     let context = Unmanaged.passRetained(DaemonContext(frontDoor: frontDoor, gate: gate))
     let pointer = memo_mhd_start(
       socket, limits.threads, limits.connections, limits.idleTimeout, limits.memoryPerConnection, accessHandler,

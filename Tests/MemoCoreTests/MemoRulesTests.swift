@@ -89,6 +89,9 @@ final class MemoIDTests: XCTestCase {
 final class TagListTests: XCTestCase {
   func testTagListRoundTrips() {
     XCTAssertEqual(TagList.decode(TagList.encode(["a", "b/c"])), ["a", "b/c"])
+    XCTAssertEqual(TagList.decode(Array("\n\nhome\n\nété\n".utf8)), ["home", "été"])
+    XCTAssertEqual(TagList.decode(Array("\n".utf8)), [])
+    XCTAssertEqual(TagList.decode([]), [])
     XCTAssertEqual(TagList.decode(TagList.encode([])), [])
   }
 }
@@ -109,11 +112,19 @@ final class SealingContextTests: XCTestCase {
   /// Every memo ever sealed is opened with these bytes (docs/FORMATS.md): they must not drift.
   func testMemoFieldIsTheGenericFormByteForByte() {
     let id = MemoID(canonical: "3f2a9c1d-0000-4000-8000-00000000abcd")!
-    for field in SealingContext.MemoField.allCases {
-      for revision: Int64 in [1, 42, 9_007_199_254_740_992] {
-        XCTAssertEqual(
-          SealingContext.memoField(field, id: id, revision: revision),
-          Array("memo-peer/1\0memo\0\(id.rawValue)\0\(field.rawValue)\0\(revision)".utf8))
+    // One buffer reused across memos, fields and revisions, as `list` and `search` use it.
+    var reused: [UInt8] = []
+    var buffer = SealingContext.MemoFieldBuffer()
+    for id in [id, MemoID(), id] {
+      for field in SealingContext.MemoField.allCases {
+        for revision: Int64 in [1, 9, 10, 42, 0, -1, 9_007_199_254_740_992, .max, .min] {
+          let expected = Array("memo-peer/1\0memo\0\(id.rawValue)\0\(field.rawValue)\0\(revision)".utf8)
+          XCTAssertEqual(SealingContext.memoField(field, id: id, revision: revision), expected)
+          SealingContext.memoField(field, id: id, revision: revision, into: &reused)
+          XCTAssertEqual(reused, expected)
+          buffer.set(field, id: id, revision: revision)
+          XCTAssertEqual(buffer.bytes, expected)
+        }
       }
     }
   }

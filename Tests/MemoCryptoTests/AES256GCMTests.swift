@@ -67,6 +67,36 @@ final class AES256GCMTests: XCTestCase {
     XCTAssertEqual(try key.open(key.seal([], associatedData: []), associatedData: []), [])
   }
 
+  /// A duplicate (for another thread) opens what the original sealed and the other way
+  /// round; each draws its own nonces; opening into a reused buffer gives the same bytes.
+  func testDuplicateAndOpeningIntoABuffer() throws {
+    let key = try AES256GCMKey(SecureBytes.random(count: 32))
+    let copy = try key.duplicate()
+    let long = Array(String(repeating: "a memo body ", count: 100).utf8)
+    let sealed = try key.seal(long, associatedData: [1])
+    XCTAssertEqual(try copy.open(sealed, associatedData: [1]), long)
+    XCTAssertEqual(
+      try key.open(copy.seal(Array("short".utf8), associatedData: []), associatedData: []), Array("short".utf8))
+    XCTAssertNotEqual(
+      Array(try copy.seal([], associatedData: [])[1..<13]), Array(try key.seal([], associatedData: [])[1..<13]))
+    var buffer: [UInt8] = []
+    for plaintext in [long, Array("short".utf8), [], long] {
+      let sealed = try copy.seal(plaintext, associatedData: [2])
+      try sealed.withUnsafeBytes { input in
+        try [UInt8]([2]).withUnsafeBytes { try key.open(input, associatedData: $0, into: &buffer) }
+      }
+      XCTAssertEqual(buffer, plaintext)
+    }
+    var tampered = try key.seal(long, associatedData: [3])
+    tampered[20] ^= 1
+    XCTAssertThrowsError(
+      try tampered.withUnsafeBytes { input in
+        try [UInt8]([3]).withUnsafeBytes { try key.open(input, associatedData: $0, into: &buffer) }
+      }
+    ) { XCTAssertEqual($0 as? CryptoError, .authenticationFailed) }
+    XCTAssertEqual(buffer, [], "a failed open leaves nothing behind")
+  }
+
   func testEveryFlippedBitFailsToOpen() throws {
     let key = try AES256GCMKey(SecureBytes.random(count: 32))
     let sealed = try key.seal(Array("sixteen byte msg".utf8), associatedData: Array("ad".utf8))

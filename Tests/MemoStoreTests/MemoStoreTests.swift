@@ -120,6 +120,61 @@ final class MemoStoreTests: XCTestCase {
     XCTAssertEqual(try store.search("absent"), [])
   }
 
+  /// `search` opens memos on several threads, a batch at a time: across batches and
+  /// threads it finds what a plain scan finds, in the listing's order; a field that fails
+  /// to open is thrown after every match before it, and a body that throws stops it.
+  func testSearchOverManyBatchesIsInTheListingsOrder() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let count = SearchBatch.maximumRows * 2 + 300
+    let drafts = (0..<count).map { index in
+      MemoDraft(
+        title: index % 7 == 0 ? "Needle in the title \(index)" : "memo \(index)",
+        body: index % 5 == 0 ? "a NEEDLE in the body" : "hay \(index)", tags: index % 11 == 0 ? ["needles"] : [])
+    }
+    // Ten times of a hundred memos each: the order among equal times is the id's.
+    for start in stride(from: 0, to: count, by: 100) {
+      try store.createMany(Array(drafts[start..<min(count, start + 100)]), now: Timestamp(1000 + start / 230))
+    }
+    var memos: [Memo] = []
+    try store.forEachMemo { memos.append($0) }
+    let listed = try store.listing().map(\.id)
+    let byID = Dictionary(uniqueKeysWithValues: memos.map { ($0.id, $0) })
+    let expected = listed.filter { id in
+      let memo = byID[id]!
+      return ([memo.title, memo.body] + memo.tags).contains { $0.lowercased().contains("needle") }
+    }
+    XCTAssertGreaterThan(expected.count, count / 3)
+    let found = try store.search("nEEdle")
+    XCTAssertEqual(found.map(\.id), expected)
+    XCTAssertEqual(found, expected.map { byID[$0]!.summary })
+
+    // Stopped by the body after 5 memos: no more are handed on.
+    struct Stop: Error {}
+    var seen = 0
+    XCTAssertThrowsError(
+      try store.search("needle") { _ in
+        seen += 1
+        if seen == 5 { throw Stop() }
+      }
+    ) { XCTAssertTrue($0 is Stop) }
+    XCTAssertEqual(seen, 5)
+
+    // A memo of the second batch whose body fails to open: every match before it, then
+    // the integrity error naming it.
+    let broken = listed[(SearchBatch.maximumRows + 40)...].first { id in
+      !([byID[id]!.title] + byID[id]!.tags).contains { $0.lowercased().contains("needle") }
+    }!
+    let donor = listed[0]
+    try node.tamper("UPDATE memos SET body = (SELECT body FROM memos WHERE id = '\(donor)') WHERE id = '\(broken)'")
+    var before: [MemoID] = []
+    assertMemoError(.integrity, try node.open().search("needle") { before.append($0.id) }) {
+      XCTAssertTrue($0.message.contains(broken.rawValue))
+    }
+    let brokenIndex = listed.firstIndex(of: broken)!
+    XCTAssertEqual(before, expected.filter { listed.firstIndex(of: $0)! < brokenIndex })
+  }
+
   func testPrefixesResolveLikeGit() throws {
     let node = try TemporaryNode()
     let store = try node.open()

@@ -16,6 +16,9 @@ extension BusError {
 
   /// What the user sees: "daemon unreachable" with how to start it, or Avahi's refusal by name.
   var memoPeerError: MemoPeerError {
+    if name == Self.libraryMissingName {
+      return MemoPeerError(.io, "D-Bus cannot be used: " + detail, hint: "run `memo-peer doctor`")
+    }
     if meansDaemonUnreachable { return DaemonUnavailable.error(diagnostics: "\(name): \(detail)") }
     if self == Self.timedOut || name == "org.freedesktop.Avahi.TimeoutError" {
       return MemoPeerError(.discovery, "no answer from the network in time", hint: "run `memo-peer doctor`")

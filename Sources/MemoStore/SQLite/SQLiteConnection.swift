@@ -190,6 +190,14 @@ final class SQLiteStatement {
     return String(cString: bytes)
   }
 
+  /// The column's bytes (a blob's, or a text's UTF-8 without its NUL) where SQLite holds
+  /// them, without a copy: valid only inside `body`, and never past the next step.
+  func withBytes<R>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    let base = sqlite3_column_blob(handle, column)
+    let count = Int(sqlite3_column_bytes(handle, column))
+    return try body(UnsafeRawBufferPointer(start: count > 0 ? base : nil, count: count))
+  }
+
   func blob(_ column: Int32) -> [UInt8] {
     let count = Int(sqlite3_column_bytes(handle, column))
     guard count > 0, let base = sqlite3_column_blob(handle, column) else { return [] }

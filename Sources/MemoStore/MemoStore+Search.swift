@@ -1,0 +1,244 @@
+import Dispatch
+import FoundationEssentials
+import MemoCore
+import MemoCrypto
+
+extension MemoStore {
+  /// `search`, one match at a time, newest first (the listing's order); `body` may throw to
+  /// stop early.
+  ///
+  /// Opening three sealed fields of every memo is most of a search, so it runs on every
+  /// core: this thread reads rows into a batch (the sealed bytes copied out of SQLite) while
+  /// workers open and match the batch before it, each with its own copy of the key and its
+  /// own buffers, and their findings are handed to `body` here, in order. At most two
+  /// batches exist at a time (each at most `SearchBatch.maximumRows` rows or about
+  /// `SearchBatch.maximumBytes` of sealed bytes), so memory stays bounded whatever the
+  /// number of memos; nothing is written anywhere. A failure (a field that does not open, a
+  /// damaged row, SQLite's error) is thrown once every memo before it has been handed on,
+  /// as a search one row at a time would.
+  public func search(_ query: String, notebook: NotebookID? = nil, _ body: (MemoSummary) throws -> Void) throws {
+    let matcher = TextMatcher(query: query)
+    let sealer = try sealer()
+    let batches = [SearchBatch(), SearchBatch()]
+    let group = DispatchGroup()
+    var workers: [SearchWorker] = []
+    var reader = RowReader()
+    defer {
+      group.wait()
+      for worker in workers { worker.wipe() }
+      for batch in batches { batch.wipe() }
+    }
+    try sql {
+      workers = try (0..<Self.searchThreads).map { index in
+        SearchWorker(sealer: index == 0 ? sealer : try sealer.duplicate(), matcher: matcher)
+      }
+      let rows = try db.prepare(notebook == nil ? Self.searchQuery : Self.notebookSearchQuery)
+      if let notebook { try rows.bind(1, notebook.rawValue) }
+      var pending: SearchBatch?
+      var readFailure: (any Error)?
+      var next = 0
+      repeat {
+        let batch = batches[next]
+        next = 1 - next
+        do {
+          if try !batch.fill(from: rows, &reader) { readFailure = Self.endOfRows }
+        } catch {
+          readFailure = error
+        }
+        if let pending {
+          group.wait()
+          try Self.emit(pending, workers, body)
+        }
+        pending = batch.rows.isEmpty ? nil : batch
+        if let pending { Self.start(pending, on: workers, group) }
+      } while readFailure == nil
+      if let pending {
+        group.wait()
+        try Self.emit(pending, workers, body)
+      }
+      if let readFailure, !(readFailure is EndOfRows) { throw readFailure }
+    }
+  }
+
+  /// Not an error: how the reading loop of `search` learns the rows ran out.
+  private struct EndOfRows: Error {}
+  private static let endOfRows = EndOfRows()
+
+  /// The threads `search` opens memos on: one per core it may use, at most 4 (beyond that,
+  /// reading the rows is the limit); 1 opens them on the calling thread.
+  static var searchThreads: Int { max(1, min(4, ProcessInfo.processInfo.activeProcessorCount)) }
+
+  /// Hands each worker its share of `batch` (a worker alone works on this thread).
+  private static func start(_ batch: SearchBatch, on workers: [SearchWorker], _ group: DispatchGroup) {
+    let count = batch.rows.count
+    guard workers.count > 1 else {
+      workers[0].process(batch, 0..<count)
+      return
+    }
+    for (index, worker) in workers.enumerated() {
+      let share = (count * index / workers.count)..<(count * (index + 1) / workers.count)
+      DispatchQueue.global(qos: .userInitiated).async(group: group) { worker.process(batch, share) }
+    }
+  }
+
+  /// What the workers found in `batch`, handed on in the batch's order.
+  private static func emit(_ batch: SearchBatch, _ workers: [SearchWorker], _ body: (MemoSummary) throws -> Void)
+    throws
+  {
+    for worker in workers {
+      for found in worker.found {
+        switch found {
+        case .memo(let memo): try body(memo)
+        case .failure(let error): throw error
+        }
+      }
+    }
+  }
+}
+
+/// Rows of `search` as read: the sealed fields and the id copied out of SQLite into one
+/// buffer, the rest parsed. Filled by the reading thread, then only read by the workers
+/// until they are done with it.
+final class SearchBatch: @unchecked Sendable {
+  static let maximumRows = 1024
+  /// A batch is closed once its sealed bytes pass this (a memo's fields are at most a few
+  /// hundred KiB more).
+  static let maximumBytes = 1 << 20
+
+  struct Row {
+    var id: Range<Int>
+    var title: Range<Int>
+    var tags: Range<Int>
+    var body: Range<Int>
+    var revision: Int64
+    var created: Timestamp
+    var updated: Timestamp
+    var isPrivate: Bool
+    var notebook: NotebookID?
+    var author: DeviceID?
+  }
+
+  private(set) var bytes: [UInt8] = []
+  private(set) var rows: [Row] = []
+
+  /// Reads rows of `MemoStore.searchQuery` until the batch is full; false once the rows
+  /// ran out. (The arrays are filled as locals: appending to a class's stored array checks
+  /// exclusivity at every call.)
+  func fill(from query: SQLiteStatement, _ reader: inout RowReader) throws -> Bool {
+    var bytes: [UInt8] = []
+    var rows: [Row] = []
+    swap(&bytes, &self.bytes)
+    swap(&rows, &self.rows)
+    bytes.removeAll(keepingCapacity: true)
+    rows.removeAll(keepingCapacity: true)
+    defer {
+      self.bytes = bytes
+      self.rows = rows
+    }
+    func copy(_ column: Int32) -> Range<Int> {
+      let start = bytes.count
+      query.withBytes(column) { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
+      return start..<bytes.count
+    }
+    while rows.count < Self.maximumRows && bytes.count < Self.maximumBytes {
+      guard try query.step() else { return false }
+      rows.append(
+        Row(
+          id: copy(0), title: copy(1), tags: copy(2), body: copy(9), revision: query.int64(6),
+          created: query.int64(3), updated: query.int64(4), isPrivate: query.int64(5) != 0,
+          notebook: reader.notebook(query, 7), author: reader.device(query, 8)))
+    }
+    return true
+  }
+
+  /// Zeroes the sealed bytes (not secret, but nothing of the search is left behind).
+  func wipe() {
+    bytes.withUnsafeMutableBufferPointer { $0.initialize(repeating: 0) }
+    bytes.removeAll()
+    rows.removeAll()
+  }
+}
+
+/// One thread's share of a search: its copy of the key, its buffers, and what it found in
+/// the rows it was given, in their order (a failure ends its share).
+final class SearchWorker: @unchecked Sendable {
+  enum Found {
+    case memo(MemoSummary)
+    case failure(any Error)
+  }
+
+  /// The fields opened last and the sealing context; taken out of the object while a share
+  /// is processed, so the loop works on locals (a class's stored arrays passed `inout` cost
+  /// an exclusivity check at every use).
+  private struct Buffers {
+    var title: [UInt8] = []
+    var tags: [UInt8] = []
+    var body: [UInt8] = []
+    var context = SealingContext.MemoFieldBuffer()
+  }
+
+  private let sealer: AES256GCMKey
+  private let matcher: TextMatcher
+  private var buffers = Buffers()
+  private(set) var found: [Found] = []
+
+  init(sealer: AES256GCMKey, matcher: TextMatcher) {
+    self.sealer = sealer
+    self.matcher = matcher
+  }
+
+  func process(_ batch: SearchBatch, _ share: Range<Int>) {
+    var buffers = self.buffers
+    self.buffers = Buffers()
+    var found: [Found] = []
+    swap(&found, &self.found)
+    found.removeAll(keepingCapacity: true)
+    defer {
+      self.buffers = buffers
+      self.found = found
+    }
+    let rows = batch.rows
+    batch.bytes.withUnsafeBytes { bytes in
+      for index in share {
+        do {
+          if let memo = try match(rows[index], bytes, &buffers) { found.append(.memo(memo)) }
+        } catch {
+          found.append(.failure(error))
+          return
+        }
+      }
+    }
+  }
+
+  /// The memo when its title, tags or body contain the text; the body is opened only when
+  /// the title and tags do not.
+  private func match(_ row: SearchBatch.Row, _ bytes: UnsafeRawBufferPointer, _ buffers: inout Buffers) throws
+    -> MemoSummary?
+  {
+    let idBytes = UnsafeRawBufferPointer(rebasing: bytes[row.id]).assumingMemoryBound(to: UInt8.self)
+    guard let id = MemoID(canonicalUTF8: idBytes) else { throw MemoStore.invalidRowID }
+    func open(_ field: SealingContext.MemoField, _ range: Range<Int>, into plaintext: inout [UInt8]) throws {
+      try MemoStore.open(
+        field, of: id, revision: row.revision, UnsafeRawBufferPointer(rebasing: bytes[range]), sealer: sealer,
+        into: &plaintext, context: &buffers.context)
+    }
+    try open(.title, row.title, into: &buffers.title)
+    try open(.tags, row.tags, into: &buffers.tags)
+    if !matcher.matches(buffers.title) && !matcher.matches(buffers.tags) {
+      try open(.body, row.body, into: &buffers.body)
+      guard matcher.matches(buffers.body) else { return nil }
+    }
+    return MemoSummary(
+      id: id, title: String(decoding: buffers.title, as: UTF8.self), tags: TagList.decode(buffers.tags),
+      created: row.created, updated: row.updated, isPrivate: row.isPrivate, revision: row.revision,
+      notebook: row.notebook, author: row.author)
+  }
+
+  /// Zeroes what was opened last.
+  func wipe() {
+    RowReader.wipe(&buffers.title)
+    RowReader.wipe(&buffers.tags)
+    RowReader.wipe(&buffers.body)
+    found.removeAll()
+  }
+}
