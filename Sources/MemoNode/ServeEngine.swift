@@ -346,8 +346,7 @@ public actor ServeEngine {
     let now = clock()
     guard now >= retryAfter else { return false }
     do {
-      let fingerprint = KeyFile.discovery(paths).fingerprint()
-      let loaded = try loadIdentity()
+      let (loaded, fingerprint) = try identityWithFingerprint()
       trusted = try TrustedDevices(store: TrustStore(paths: paths, keys: keys))
       identity = loaded
       discoveryFingerprint = fingerprint
@@ -571,16 +570,31 @@ public actor ServeEngine {
     let fingerprint = KeyFile.discovery(paths).fingerprint()
     guard let known = discoveryFingerprint, fingerprint != known else { return }
     do {
-      let loaded = try loadIdentity()
+      let (loaded, current) = try identityWithFingerprint()
       identity = loaded
       servedIdentity?.replace(with: loaded)
-      discoveryFingerprint = fingerprint
+      discoveryFingerprint = current
     } catch {
       logger.error(error, while: "loading the rotated discovery key")
       return
     }
     await withdrawAdvertisement()
     logger.info("discovery key rotated: advertising under the new one")
+  }
+
+  /// The identity and the discovery key file's fingerprint that goes with it: taken after
+  /// the load (the first start writes the file), and the load made again if the file was
+  /// replaced meanwhile (a revocation rotating the key), so the two always agree.
+  private func identityWithFingerprint() throws -> (NodeIdentity, String) {
+    let file = KeyFile.discovery(paths)
+    var before = file.fingerprint()
+    for _ in 0..<3 {
+      let loaded = try loadIdentity()
+      let after = file.fingerprint()
+      if after == before { return (loaded, after) }
+      before = after
+    }
+    return (try loadIdentity(), file.fingerprint())
   }
 
   /// Notices trust store changes; a removed device loses its live connections at once.
