@@ -133,7 +133,7 @@ public final class SyncSink {
     let day = MemoStore.quotaDay(now)
     if addedBefore?.day != day { addedBefore = (day, try store.memosAdded(by: peer, day: day)) }
     let before = addedBefore?.count ?? 0
-    try store.batch {
+    try store.stagedBatch {
       let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
       let pending = try store.signatureChecks(of: batch.records, refused: refused)
       var verification: MemoStore.BackgroundVerification?
@@ -378,7 +378,8 @@ extension MemoStore {
   /// Rows in this replica's feed after `position` (memos and relayed records): an upper
   /// bound of what a sync sends.
   public func feedCount(after position: UInt64) throws -> Int {
-    try sql {
+    try flushStaged()
+    return try sql {
       let count = try db.prepare(
         "SELECT (SELECT count(*) FROM memos WHERE feed_seq > ?1) + (SELECT count(*) FROM relayed WHERE feed_seq > ?1)")
       try count.bind(1, Int64(bitPattern: position))
