@@ -303,9 +303,9 @@ extension MemoStore {
     let incoming = HeadSummary(dot: dot, clock: memo.clock, revision: memo.revision, isDeleted: memo.isDeleted)
     guard let winner = MemoHeads.winner(kept.map(\.head) + [incoming]) else { return }
     // A delete that won over a live revision puts the memo in the trash; a live winner
-    // takes it out.
+    // takes it out (a memo with no row here has nothing there: a purge empties both).
     let wasLive = before.map { !$0.isDeleted } ?? false
-    if winner.isDeleted == wasLive {
+    if winner.isDeleted == wasLive, winner.isDeleted || !existing.isEmpty {
       try updateTrash(
         memo.id, winnerDeleted: winner.isDeleted, author: winner.dot == dot ? memo.record?.author : nil, now: now)
     }
