@@ -15,9 +15,21 @@ final class StagedWrites {
   fileprivate var feed: (stored: UInt64, last: UInt64)?
   fileprivate var horizon: [ReplicaID: UInt64] = [:]
   fileprivate var notebookHorizon: [NotebookID: [ReplicaID: UInt64]] = [:]
+  /// The dot last staged, not yet in the two above.
+  fileprivate var last: (origin: ReplicaID, notebook: NotebookID?, seq: UInt64)?
 
   fileprivate var isEmpty: Bool {
-    (feed.map { $0.stored == $0.last } ?? true) && horizon.isEmpty && notebookHorizon.isEmpty
+    (feed.map { $0.stored == $0.last } ?? true) && horizon.isEmpty && notebookHorizon.isEmpty && last == nil
+  }
+
+  /// Moves `last` into the horizons.
+  fileprivate func foldLast() {
+    guard let (origin, notebook, seq) = last else { return }
+    last = nil
+    horizon[origin] = max(horizon[origin] ?? 0, seq)
+    if let notebook {
+      notebookHorizon[notebook, default: [:]][origin] = max(notebookHorizon[notebook]?[origin] ?? 0, seq)
+    }
   }
 
   fileprivate func reset() {
@@ -25,6 +37,7 @@ final class StagedWrites {
     feed = nil
     horizon = [:]
     notebookHorizon = [:]
+    last = nil
   }
 }
 
@@ -47,6 +60,7 @@ extension MemoStore {
   /// Writes what is staged; nothing when nothing is.
   func flushStaged() throws {
     guard staged.isActive, !staged.isEmpty else { return }
+    staged.foldLast()
     try sql {
       if let feed = staged.feed, feed.last != feed.stored {
         try db.withCached(
@@ -86,13 +100,16 @@ extension MemoStore {
     return feed.last + 1
   }
 
-  /// Raises the staged horizons to `dot` (see `raiseHorizon`).
+  /// Raises the staged horizons to `dot` (see `raiseHorizon`). A batch's records come in
+  /// runs of one replica and notebook: a dot of the same pair as the last one only raises
+  /// a number, without hashing either id.
   func stageHorizon(_ dot: Dot, in notebook: NotebookID?) {
-    staged.horizon[dot.origin] = max(staged.horizon[dot.origin] ?? 0, dot.seq)
-    if let notebook {
-      staged.notebookHorizon[notebook, default: [:]][dot.origin] = max(
-        staged.notebookHorizon[notebook]?[dot.origin] ?? 0, dot.seq)
+    if let last = staged.last, last.origin == dot.origin, last.notebook == notebook {
+      staged.last?.seq = max(last.seq, dot.seq)
+      return
     }
+    staged.foldLast()
+    staged.last = (dot.origin, notebook, dot.seq)
   }
 
   /// A counter past 2^53 (which no real history reaches, but a damaged file may hold).
