@@ -94,6 +94,17 @@ public final class SyncSink {
     budget = ReplicaBudget(known: try store.knownReplicas(), maximum: maximumReplicas)
     held = try store.heldDeleteCount(peer)
     purged = try store.purgedMemos()
+    try store.beginBulkWrites()
+  }
+
+  deinit { endBulkWrites() }
+
+  /// The connection's receiving settings end with the direction (or the sink).
+  private var bulkWritesEnded = false
+  private func endBulkWrites() {
+    guard !bulkWritesEnded else { return }
+    bulkWritesEnded = true
+    store.endBulkWrites()
   }
 
   /// Applies one batch; returns the position to acknowledge. Throws `SyncViolation` (and
@@ -294,6 +305,7 @@ public final class SyncSink {
       try store.markSynced(peer, now: now)
     }
     self.outcome = outcome
+    endBulkWrites()
     return outcome
   }
 }
