@@ -71,8 +71,10 @@ struct SyncBench {
     var sessionMilliseconds: Double
     var sessionBytes: Int
     var sentRevisions: Int
-    /// GNU time's figure for the command (`sync(…, peakRSS: true)`).
+    /// GNU time's figures for the command (`sync(…, peakRSS: true)`): peak RSS, and CPU
+    /// time (user + system).
     var peakRSSKiB: Int?
+    var cpuSeconds: Double?
   }
 
   static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
@@ -120,6 +122,9 @@ struct SyncBench {
       "sender peak RSS (a's `memo-peer sync`, GNU time)", value: mebibytes(initial.run.peakRSSKiB ?? 0), unit: "MiB",
       baselineName: "none", baseline: 0)
     report.add(
+      "initial sync of \(count) memos, CPU seconds of both processes (a's command, b's serve)",
+      value: (initial.run.cpuSeconds ?? 0) + initial.receiverCPU, unit: "s", baselineName: "none", baseline: 0)
+    report.add(
       "initial sync of \(count) memos, session_ms (ready connection)", value: initial.run.sessionMilliseconds / 1000,
       unit: "s", baselineName: "Syncthing, scan to b complete", baseline: syncthing.initialSeconds)
     report.add(
@@ -156,11 +161,11 @@ struct SyncBench {
   {
     let arguments = ["sync", "--peer", peer, "--json", "--timeout", "600"]
     let before = try memoPeer.linkBytes(host)
-    let (output, wall, kib): (String, Double, Int?)
+    let (output, wall, kib, cpu): (String, Double, Int?, Double?)
     if peakRSS {
-      (output, wall, kib) = try memoPeer.runMeasured(host, arguments)
+      (output, wall, kib, cpu) = try memoPeer.runMeasured(host, arguments)
     } else {
-      ((output, wall), kib) = (try memoPeer.run(host, arguments), nil)
+      ((output, wall), kib, cpu) = (try memoPeer.run(host, arguments), nil, nil)
     }
     let after = try memoPeer.linkBytes(host)
     guard let decoded = try? JSONDecoder().decode(SyncOutput.self, from: Data(output.utf8)),
@@ -169,7 +174,7 @@ struct SyncBench {
     return Run(
       wallSeconds: wall, linkBytes: after - before, connectMilliseconds: peer.connectMilliseconds ?? 0,
       sessionMilliseconds: peer.sessionMilliseconds ?? 0, sessionBytes: peer.sessionBytes ?? 0,
-      sentRevisions: peer.sentRevisions ?? 0, peakRSSKiB: kib)
+      sentRevisions: peer.sentRevisions ?? 0, peakRSSKiB: kib, cpuSeconds: cpu)
   }
 
   /// `bench/syncthing/baseline.sh` (next to the lab script's `scripts/`) on the lab that is up.
@@ -230,6 +235,19 @@ struct SyncBench {
     throw BenchError("no memo-peer process under the serve wrapper \(pid)")
   }
 
+  /// CPU seconds (user + system) a running process has used so far (`/proc/PID/stat`).
+  func cpuSeconds(_ pid: Int32) throws -> Double {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    // Fields after the command name (in parentheses, which may hold spaces): utime and
+    // stime are the 12th and 13th of them, in clock ticks.
+    guard let close = stat.lastIndex(of: ")") else { throw BenchError("unreadable /proc/\(pid)/stat") }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+      throw BenchError("unreadable /proc/\(pid)/stat")
+    }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+  }
+
   /// VmHWM of a running process, in KiB.
   func peakRSSKiB(_ pid: Int32) throws -> Int {
     let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
@@ -264,15 +282,18 @@ struct LabMemoPeer {
 
   /// `run` under GNU time: also the command's peak RSS in KiB (`-f %M`), written to a file
   /// in the host's lab folder so that the command's own stderr stays its own.
-  func runMeasured(_ host: String, _ arguments: [String]) throws -> (output: String, seconds: Double, peakKiB: Int) {
+  /// Also the command's CPU time (user + system, `%U %S`).
+  func runMeasured(_ host: String, _ arguments: [String]) throws
+    -> (output: String, seconds: Double, peakKiB: Int, cpuSeconds: Double)
+  {
     let file = "\(environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench")/\(host)/peak-rss"
     defer { unlink(file) }
-    let (output, seconds) = try capture(host, ["/usr/bin/time", "-f", "%M", "-o", file, memoPeer] + arguments)
+    let (output, seconds) = try capture(host, ["/usr/bin/time", "-f", "%M %U %S", "-o", file, memoPeer] + arguments)
     let text = try String(contentsOfFile: file, encoding: .utf8)
-    guard let kib = text.split(separator: "\n").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
-      throw BenchError("/usr/bin/time wrote no peak RSS: \(text)")
-    }
-    return (output, seconds, kib)
+    let fields = text.split(separator: "\n").last.map { $0.split(separator: " ") } ?? []
+    guard fields.count == 3, let kib = Int(fields[0]), let user = Double(fields[1]), let system = Double(fields[2])
+    else { throw BenchError("/usr/bin/time wrote no peak RSS and CPU time: \(text)") }
+    return (output, seconds, kib, user + system)
   }
 
   /// rx + tx bytes of `host`'s eth0.

@@ -3,10 +3,10 @@ import MemoCore
 import MemoStore
 
 /// Two lab hosts set up as the sync figures need them (`sync` and `sync-large`): both
-/// consent, a trusts b and shares `personal` with it, b trusts a, b's `serve` runs, and one
-/// warm-up `sync` with both stores empty has made b a member, b's `serve` found and a's
-/// discovery key known. Memos are then made directly in a's store (not timed) and sent by
-/// `memo-peer sync` on a.
+/// consent, a trusts b and shares `personal` with it, b trusts a, b's `serve` runs, one
+/// warm-up `sync` with both stores empty has found b's `serve`, made a's discovery key
+/// known and brought b the invitation, which b accepts. Memos are then made directly in
+/// a's store (not timed) and sent by `memo-peer sync` on a.
 struct SyncPair {
   let bench: BenchLab
   let options: BenchOptions
@@ -37,10 +37,10 @@ struct SyncPair {
       let sync = SyncBench(options: options)
       let servePID = try sync.memoPeerProcess(under: serve.processIdentifier)
       _ = try sync.sync(memoPeer)
-      // The warm-up brought b an invitation (sync version 3): a person accepts it, and a
-      // second warm-up, still with nothing to send, makes b a member that takes records.
+      // The warm-up brought b an invitation (sync version 3): a person accepts it. The
+      // initial sync is then b's first of the notebook with a, as a new device's is: the
+      // daily quota of new memos from one peer does not count it (PROTOCOL.md, "Quotas").
       try acceptInvitations(on: "b", memoPeer)
-      _ = try sync.sync(memoPeer)
       let open = { (host: String) in
         try MemoStore.open(paths: try NodePaths.resolve(environment: ["MEMO_PEER_HOME": bench.home(host)]))
       }
@@ -54,9 +54,10 @@ struct SyncPair {
   }
 
   /// `count` memos of 1 KiB made in a's store (in one transaction, not timed), then one
-  /// `memo-peer sync` on a under GNU time; checks that b holds them all. Returns the run
-  /// and b's `serve` peak RSS (VmHWM) after it.
-  mutating func initialSync(count: Int) throws -> (run: SyncBench.Run, receiverPeakKiB: Int) {
+  /// `memo-peer sync` on a under GNU time; checks that b holds them all. Returns the run,
+  /// b's `serve` peak RSS (VmHWM) after it, and the CPU seconds b's `serve` spent meanwhile
+  /// (with the command's own, the figure a noisy machine changes least).
+  mutating func initialSync(count: Int) throws -> (run: SyncBench.Run, receiverPeakKiB: Int, receiverCPU: Double) {
     let sync = SyncBench(options: options)
     let now = sync.wallClock()
     // Made in chunks, so the benchmark itself never holds 100,000 bodies at once.
@@ -66,8 +67,10 @@ struct SyncPair {
       }
       memos += try storeA.createMany(drafts, now: now).map(\.id)
     }
+    let serveCPU = try sync.cpuSeconds(servePID)
     let initial = try sync.sync(memoPeer, peakRSS: true)
     let receiverPeakKiB = try sync.peakRSSKiB(servePID)
+    let receiverCPU = try sync.cpuSeconds(servePID) - serveCPU
     guard initial.sentRevisions == count, try storeB.count() == count else {
       throw BenchError(
         "the initial sync sent \(initial.sentRevisions); b holds \(try storeB.count()) of \(count) memos")
@@ -76,8 +79,9 @@ struct SyncPair {
       "  initial: \(count) memos in \(Self.milliseconds(initial.wallSeconds)) ms (connect "
         + "\(initial.connectMilliseconds) ms, session \(initial.sessionMilliseconds) ms), \(initial.sessionBytes) TLS "
         + "bytes, \(initial.linkBytes) bytes on a's eth0; peak RSS: a's sync \(initial.peakRSSKiB ?? 0) KiB, b's serve "
-        + "\(receiverPeakKiB) KiB")
-    return (initial, receiverPeakKiB)
+        + "\(receiverPeakKiB) KiB; CPU: a's sync \(String(format: "%.2f", initial.cpuSeconds ?? 0)) s, b's serve "
+        + "\(String(format: "%.2f", receiverCPU)) s")
+    return (initial, receiverPeakKiB, receiverCPU)
   }
 
   /// `count` times: one memo edited in a's store, then `memo-peer sync` on a; checks that

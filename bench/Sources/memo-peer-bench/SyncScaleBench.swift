@@ -36,6 +36,9 @@ struct SyncScaleBench {
       target: "≤ 4 s and ≤ 2.5× the floor",
       met: initial.run.wallSeconds <= 4 && initial.run.wallSeconds <= 2.5 * floor)
     report.add(
+      "initial sync of \(count) memos, CPU seconds of both processes (a's command, b's serve)",
+      value: (initial.run.cpuSeconds ?? 0) + initial.receiverCPU, unit: "s", baselineName: "none", baseline: 0)
+    report.add(
       "initial sync of \(count) memos, session_ms (ready connection)", value: initial.run.sessionMilliseconds / 1000,
       unit: "s", baselineName: "plain SQLite inserting the same rows in one transaction", baseline: floor)
     report.add(
