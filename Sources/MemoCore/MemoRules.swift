@@ -73,7 +73,9 @@ public enum MemoRules {
         .tooLarge, "the title is \(title.utf8.count) bytes; the limit is \(maxTitleBytes) bytes",
         hint: "use a shorter --title")
     }
-    guard !title.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+    // Printable ASCII has no control character; anything else is looked up per scalar.
+    let printable = title.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7f }
+    guard printable || !title.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
       throw MemoPeerError(
         .invalidInput, "the title contains a line break or control character",
         hint: "a title is one line of text")
@@ -99,10 +101,14 @@ public enum MemoRules {
     var seen = Set<String>()
     var result: [String] = []
     for (index, raw) in tags.enumerated() {
-      let tag = raw.trimmingWhitespace.lowercased()
+      // A tag already in its normal form in ASCII (the usual) is taken as it is: trimming
+      // and lowercasing would not change it, and every byte is a letter, digit or - _ . /.
+      let plain = raw.utf8.count <= maxTagCharacters && !raw.isEmpty && raw.utf8.allSatisfy(Self.isPlainTagByte)
+      let tag = plain ? raw : raw.trimmingWhitespace.lowercased()
       let valid =
-        !tag.isEmpty && tag.count <= maxTagCharacters
-        && tag.allSatisfy { $0.isLetter || $0.isNumber || "-_./".contains($0) }
+        plain
+        || (!tag.isEmpty && tag.count <= maxTagCharacters
+          && tag.allSatisfy { $0.isLetter || $0.isNumber || "-_./".contains($0) })
       guard valid else {
         throw MemoPeerError(
           .invalidInput, "tag number \(index + 1) is not a valid tag",
@@ -114,6 +120,12 @@ public enum MemoRules {
       throw MemoPeerError(.tooLarge, "a memo can have at most \(maxTags) tags")
     }
     return result
+  }
+
+  /// A lowercase ASCII letter, a digit, or one of `- _ . /`.
+  private static func isPlainTagByte(_ byte: UInt8) -> Bool {
+    (byte >= 0x61 && byte <= 0x7a) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2d || byte == 0x5f || byte == 0x2e
+      || byte == 0x2f
   }
 
   /// Decodes bytes that must be UTF-8 (stdin, an edited file), naming the byte offset of
@@ -142,6 +154,12 @@ public enum MemoRules {
 extension String {
   /// The string without leading and trailing white space and newlines.
   public var trimmingWhitespace: String {
+    // Text that starts and ends with ASCII other than whitespace (tab to carriage return,
+    // space) has nothing to trim: no scalar property look-ups.
+    let isSpace = { (byte: UInt8) in byte == 0x20 || (byte >= 0x09 && byte <= 0x0d) }
+    if let first = utf8.first, let last = utf8.last, first < 0x80, last < 0x80, !isSpace(first), !isSpace(last) {
+      return self
+    }
     let scalars = unicodeScalars
     guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
       let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })

@@ -95,7 +95,8 @@ extension MemoStore {
 
   /// Reserves `count` positions in this replica's change feed; returns the first.
   func nextFeedPositions(_ count: Int) throws -> UInt64 {
-    try bump(
+    if staged.isActive { return try stagedFeedPositions(count) }
+    return try bump(
       "INSERT INTO counters (name, value) VALUES (?1, ?2) ON CONFLICT(name) DO UPDATE SET value = value + ?2 RETURNING value",
       key: "feed", by: count)
   }
@@ -110,10 +111,7 @@ extension MemoStore {
         guard try upsert.step() else { throw MemoPeerError(.storage, "a sync counter could not be advanced") }
         let last = upsert.int64(0)
         guard count >= 1, last >= count, UInt64(last) <= SyncLimits.maximumSequence else {
-          throw MemoPeerError(
-            .corruptDatabase,
-            "the memo database's \(key == "feed" ? "change feed" : "sequence") counter is out of range",
-            hint: "export the memos (`memo-peer export`) and import them into a new node")
+          throw Self.counterOutOfRange(key == "feed" ? "change feed" : "sequence")
         }
         return UInt64(last) - UInt64(count) + 1
       }
@@ -125,7 +123,8 @@ extension MemoStore {
   /// purge (which removes rows without a revision) or history let go (the trash emptied).
   /// Counts only, never content, so the page may ask for it while the node is locked.
   public func changeMark() throws -> String {
-    try sql {
+    try flushStaged()
+    return try sql {
       let read = try db.prepare(
         "SELECT (SELECT value FROM counters WHERE name = 'feed'), (SELECT count(*) FROM inbox), "
           + "(SELECT coalesce(max(rowid), 0) FROM inbox), (SELECT count(*) FROM purges), "
@@ -139,7 +138,8 @@ extension MemoStore {
   /// here (made here, synced, delivered or relayed) and with nothing else, so `serve`'s live
   /// push compares it to tell a change worth sending from a write that was only progress.
   public func feedEnd() throws -> UInt64 {
-    try sql {
+    try flushStaged()
+    return try sql {
       let read = try db.prepare("SELECT value FROM counters WHERE name = 'feed'")
       return try read.step() ? UInt64(bitPattern: read.int64(0)) : 0
     }
@@ -186,7 +186,8 @@ extension MemoStore {
 
   /// The (origin, seq) rows of one of the horizon tables, as a vector.
   private func horizonRows(_ query: String, _ values: [SQLiteValue] = []) throws -> VersionVector {
-    try sql {
+    try flushStaged()
+    return try sql {
       try db.withCached(query) { read in
         try read.bind(values)
         var entries: [ReplicaID: UInt64] = [:]
@@ -200,23 +201,28 @@ extension MemoStore {
 
   /// Raises the horizon to `dot`, and the horizon of `notebook` (schema 7), which bounds
   /// what a peer may claim for that notebook (this replica's own dots excluded: its bound
-  /// is its own sequence). Runs inside the caller's transaction.
+  /// is its own sequence). Runs inside the caller's transaction; in a staged batch it is
+  /// written at its end (`StagedWrites`).
   func raiseHorizon(_ dot: Dot, in notebook: NotebookID?) throws {
     guard dot.origin != replicaID else { return }
+    if staged.isActive { return stageHorizon(dot, in: notebook) }
     try sql {
       try Self.raiseHorizon(db, dot)
-      guard let notebook else { return }
-      try db.withCached(
-        "INSERT INTO notebook_horizon (notebook, origin, seq) VALUES (?1, ?2, ?3) "
-          + "ON CONFLICT(notebook, origin) DO UPDATE SET seq = max(seq, ?3)"
-      ) { upsert in
-        try upsert.bind([.text(notebook.rawValue), .text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq))])
-        _ = try upsert.step()
-      }
+      if let notebook { try Self.raiseHorizon(db, dot, in: notebook) }
     }
   }
 
-  private static func raiseHorizon(_ db: SQLiteConnection, _ dot: Dot) throws {
+  static func raiseHorizon(_ db: SQLiteConnection, _ dot: Dot, in notebook: NotebookID) throws {
+    try db.withCached(
+      "INSERT INTO notebook_horizon (notebook, origin, seq) VALUES (?1, ?2, ?3) "
+        + "ON CONFLICT(notebook, origin) DO UPDATE SET seq = max(seq, ?3)"
+    ) { upsert in
+      try upsert.bind([.text(notebook.rawValue), .text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq))])
+      _ = try upsert.step()
+    }
+  }
+
+  static func raiseHorizon(_ db: SQLiteConnection, _ dot: Dot) throws {
     try db.withCached(
       "INSERT INTO horizon (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)"
     ) { upsert in
@@ -297,9 +303,9 @@ extension MemoStore {
     let incoming = HeadSummary(dot: dot, clock: memo.clock, revision: memo.revision, isDeleted: memo.isDeleted)
     guard let winner = MemoHeads.winner(kept.map(\.head) + [incoming]) else { return }
     // A delete that won over a live revision puts the memo in the trash; a live winner
-    // takes it out.
+    // takes it out (a memo with no row here has nothing there: a purge empties both).
     let wasLive = before.map { !$0.isDeleted } ?? false
-    if winner.isDeleted == wasLive {
+    if winner.isDeleted == wasLive, winner.isDeleted || !existing.isEmpty {
       try updateTrash(
         memo.id, winnerDeleted: winner.isDeleted, author: winner.dot == dot ? memo.record?.author : nil, now: now)
     }

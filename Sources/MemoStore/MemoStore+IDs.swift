@@ -54,3 +54,19 @@ extension MemoStore {
     return dot
   }
 }
+
+/// The notebooks named in a run of feed rows, parsed once per change of value: a feed's
+/// rows come in long runs of one notebook, and checking the 32 hex digits of each row was a
+/// measurable part of reading a feed of 10,000 memos for a sync.
+struct NotebookIDCache {
+  private var last: (text: String, id: NotebookID?)?
+
+  /// The notebook id in `column` (not NULL: the caller checked); nil when it is not one.
+  mutating func notebook(_ query: SQLiteStatement, _ column: Int32) -> NotebookID? {
+    let text = query.text(column)
+    if let last, last.text == text { return last.id }
+    let id = NotebookID(text)
+    last = (text, id)
+    return id
+  }
+}

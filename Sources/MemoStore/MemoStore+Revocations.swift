@@ -289,7 +289,8 @@ extension MemoStore {
   /// What this device has seen of `device`'s replicas: per replica bound to it here, the
   /// highest sequence stored, held or relayed.
   func cut(of device: DeviceID) throws -> [ReplicaID: UInt64] {
-    try sql {
+    try flushStaged()
+    return try sql {
       let read = try db.prepare(
         """
         SELECT b.replica, max(coalesce(h.seq, 0), coalesce((SELECT max(n.seq) FROM notebook_horizon n

@@ -32,6 +32,10 @@ public final class MemoStore {
   let logger: Logger
   /// Notebook keys opened so far (sealed under the device key in `notebook_keys`).
   let notebookKeys = NotebookKeyCache()
+  /// The feed's counter and the horizons while a staged batch runs (`stagedBatch`).
+  let staged = StagedWrites()
+  /// Sinks receiving a sync on this connection (`beginBulkWrites`).
+  let bulkWriters = BulkWriters()
   /// Membership logs loaded so far, and what they say (`notebook_ops`).
   let membership = MembershipCache()
   /// How the device key and the node's secrets are reached (the keyring).

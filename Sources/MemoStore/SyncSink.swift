@@ -94,6 +94,17 @@ public final class SyncSink {
     budget = ReplicaBudget(known: try store.knownReplicas(), maximum: maximumReplicas)
     held = try store.heldDeleteCount(peer)
     purged = try store.purgedMemos()
+    try store.beginBulkWrites()
+  }
+
+  deinit { endBulkWrites() }
+
+  /// The connection's receiving settings end with the direction (or the sink).
+  private var bulkWritesEnded = false
+  private func endBulkWrites() {
+    guard !bulkWritesEnded else { return }
+    bulkWritesEnded = true
+    store.endBulkWrites()
   }
 
   /// Applies one batch; returns the position to acknowledge. Throws `SyncViolation` (and
@@ -133,7 +144,7 @@ public final class SyncSink {
     let day = MemoStore.quotaDay(now)
     if addedBefore?.day != day { addedBefore = (day, try store.memosAdded(by: peer, day: day)) }
     let before = addedBefore?.count ?? 0
-    try store.batch {
+    try store.stagedBatch {
       let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
       let pending = try store.signatureChecks(of: batch.records, refused: refused)
       var verification: MemoStore.BackgroundVerification?
@@ -294,6 +305,7 @@ public final class SyncSink {
       try store.markSynced(peer, now: now)
     }
     self.outcome = outcome
+    endBulkWrites()
     return outcome
   }
 }
@@ -378,7 +390,8 @@ extension MemoStore {
   /// Rows in this replica's feed after `position` (memos and relayed records): an upper
   /// bound of what a sync sends.
   public func feedCount(after position: UInt64) throws -> Int {
-    try sql {
+    try flushStaged()
+    return try sql {
       let count = try db.prepare(
         "SELECT (SELECT count(*) FROM memos WHERE feed_seq > ?1) + (SELECT count(*) FROM relayed WHERE feed_seq > ?1)")
       try count.bind(1, Int64(bitPattern: position))

@@ -112,18 +112,25 @@ extension MemoStore {
           + "UNION ALL SELECT clock, feed_seq, rowid, notebook, 1 FROM relayed WHERE feed_seq > ?1 "
           + "ORDER BY 2 LIMIT ?2")
       try query.bind([.integer(Int64(bitPattern: position)), .integer(Int64(limit))])
+      let recordRow = try db.prepare(
+        "SELECT id, conflict_of, dot_origin, dot_seq, record_key, record, signature FROM memos WHERE rowid = ?")
       let memoRow = try db.prepare("SELECT \(Self.memoColumns) FROM memos WHERE rowid = ?")
       let relayedRow = try db.prepare(
         "SELECT memo, dot_origin, dot_seq, notebook, clock, key_id, sealed, signature FROM relayed WHERE rowid = ?")
       var positions: [UInt64] = []
+      var notebooks = NotebookIDCache()
       while try query.step() {
         let feed = UInt64(bitPattern: query.int64(1))
         positions.append(feed)
-        let notebook = query.isNull(3) ? nil : NotebookID(query.text(3))
-        if skip(notebook, feed, VersionVector(encoded: query.blob(0)) ?? VersionVector()) { continue }
+        let notebook = query.isNull(3) ? nil : notebooks.notebook(query, 3)
+        let clock = VersionVector(encoded: query.blob(0)) ?? VersionVector()
+        if skip(notebook, feed, clock) { continue }
         let record: SyncRecord?
         if query.int64(4) == 0 {
-          record = try memoRecord(memoRow, rowid: query.int64(2))
+          let rowid = query.int64(2)
+          record =
+            try notebook.flatMap { try storedRecord(recordRow, rowid: rowid, notebook: $0, clock: clock) }
+            ?? memoRecord(memoRow, rowid: rowid)
         } else {
           record = try relayedRecord(relayedRow, rowid: query.int64(2))
         }
@@ -131,6 +138,24 @@ extension MemoStore {
       }
       return positions
     }
+  }
+
+  /// A memo row's record as its author sealed and signed it (sync version 3), read without
+  /// its other columns (the sealed title, body and tags, the author): nil for a row from
+  /// before signing, which `memoRecord` seals as it leaves.
+  private func storedRecord(_ statement: SQLiteStatement, rowid: Int64, notebook: NotebookID, clock: VersionVector)
+    throws -> SyncRecord?
+  {
+    try statement.bind(1, rowid)
+    defer { statement.reset() }
+    guard try statement.step(), !statement.isNull(2), let dot = statement.dot(2, 3), !statement.isNull(4),
+      !statement.isNull(5)
+    else { return nil }
+    let rowID = try memoID(statement.text(0))
+    let memo = statement.isNull(1) ? rowID : MemoID(canonical: statement.text(1)) ?? rowID
+    return SyncRecord(
+      notebook: notebook, memo: memo, dot: dot, clock: clock, keyID: statement.text(4),
+      sealed: statement.blob(5), signature: statement.isNull(6) ? nil : statement.blob(6))
   }
 
   /// A memo row opened under the device key and sealed under its notebook's key.

@@ -37,10 +37,18 @@ final class MemoRulesTests: XCTestCase {
       }
     }
     XCTAssertThrowsError(try MemoRules.normalizeTags((0...32).map { "t\($0)" }))
+    // Plain ASCII takes a shorter path; the rules are the same on both.
+    let longest = String(repeating: "x", count: 64)
+    XCTAssertEqual(try MemoRules.normalizeTags([longest, "ÉTÉ", "\u{A0}x.y\u{A0}"]), [longest, "été", "x.y"])
+    XCTAssertEqual("\u{A0}title\u{85}".trimmingWhitespace, "title")
+    XCTAssertEqual("\ttitle two\r\n".trimmingWhitespace, "title two")
+    XCTAssertEqual("title\u{301}".trimmingWhitespace, "title\u{301}")
   }
 
   func testTitleMustBeOneLine() {
     XCTAssertThrowsError(try MemoRules.validated(MemoDraft(title: "a\u{7}b", body: "x")))
+    XCTAssertThrowsError(try MemoRules.validated(MemoDraft(title: "a\u{7f}b", body: "x")))
+    XCTAssertThrowsError(try MemoRules.validated(MemoDraft(title: "é\u{9f}", body: "x")))
     XCTAssertThrowsError(try MemoRules.validated(MemoDraft(title: String(repeating: "é", count: 300), body: "x"))) {
       XCTAssertEqual(($0 as? MemoPeerError)?.code, .tooLarge)
     }
@@ -127,5 +135,31 @@ final class SealingContextTests: XCTestCase {
         }
       }
     }
+  }
+
+  /// Every record is sealed and signed over these bytes (docs/PROTOCOL.md, "Records"): the
+  /// clear fields, then the clock as u32 count and, by origin, u32 length, origin, u64 seq.
+  func testRecordContextIsTheDocumentedLayoutByteForByte() throws {
+    let notebook = try XCTUnwrap(NotebookID(String(repeating: "ab", count: 16)))
+    let memo = MemoID(canonical: "3f2a9c1d-0000-4000-8000-00000000abcd")!
+    let low = try XCTUnwrap(ReplicaID(String(repeating: "1", count: 32)))
+    let high = try XCTUnwrap(ReplicaID(String(repeating: "f", count: 32)))
+    let origin = String(repeating: "1", count: 32)
+    let clear = "memo-peer/1\0record\0\(notebook.rawValue)\0key7\0\(memo.rawValue)\0\(origin)\0"
+    let entry = { (replica: ReplicaID, seq: UInt8) -> [UInt8] in
+      [0, 0, 0, 32] + Array(replica.rawValue.utf8) + [0, 0, 0, 0, 0, 0, 0, seq]
+    }
+    let one = VersionVector([low: 9])
+    XCTAssertEqual(
+      SealingContext.record(notebook: notebook, keyID: "key7", memo: memo, dot: Dot(origin: low, seq: 9), clock: one),
+      Array((clear + "9\0").utf8) + [0, 0, 0, 1] + entry(low, 9))
+    XCTAssertEqual(one.encoded(), [0, 0, 0, 1] + entry(low, 9))
+    let two = VersionVector([high: 3, low: 9])
+    XCTAssertEqual(
+      SealingContext.record(
+        notebook: notebook, keyID: "key7", memo: memo, dot: Dot(origin: low, seq: 300), clock: two),
+      Array((clear + "300\0").utf8) + [0, 0, 0, 2] + entry(low, 9) + entry(high, 3))
+    XCTAssertEqual(VersionVector(encoded: two.encoded()), two)
+    XCTAssertEqual(VersionVector().encoded(), [0, 0, 0, 0])
   }
 }

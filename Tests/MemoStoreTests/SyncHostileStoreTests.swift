@@ -241,6 +241,34 @@ final class SyncHostileStoreTests: XCTestCase {
     XCTAssertEqual(try b.memo(first.memo).body, "forged edit")
   }
 
+  /// A batch writes the feed's counter and the horizons once, before it commits
+  /// (`StagedWrites`): a batch rolled back for a forgery and applied again raises the
+  /// horizon only to what it stored, never to the forged record's dot, and the next batch's
+  /// rows follow the last row written on the feed.
+  func testABatchAppliedAgainAfterAForgeryRaisesTheHorizonOnlyToWhatItStored() throws {
+    let b = try store()
+    let receiving = try sink(b, guard: nil)
+    let feedBefore = try b.feedEnd()
+    var revisions = (1...19).map { fresh($0, origin: made, seq: UInt64($0)) }
+    revisions.append(fresh(20, origin: made, seq: 40))
+    let records = try revisions.map { revision in
+      var revision = revision
+      revision.notebook = receiving.notebook
+      return try b.sealRecord(revision)
+    }
+    var (signed, bindings) = receiving.author.signed(records)
+    signed[19].signature?[0] ^= 1
+    _ = try receiving.sink.apply(SyncRecordBatch.Batch(position: 1, bindings: bindings, records: signed), now: 2)
+    XCTAssertEqual(receiving.outcome.quarantined, 1)
+    XCTAssertEqual(try b.horizon()[made], 19)
+    XCTAssertEqual(try b.horizon(of: receiving.notebook)[made], 19)
+    XCTAssertEqual(try b.feedEnd(), feedBefore + 19)
+    _ = try receiving.apply(.init(position: 2, revisions: [fresh(21, origin: made, seq: 20)]), now: 3)
+    XCTAssertEqual(try b.feedEnd(), feedBefore + 20)
+    XCTAssertEqual(try b.horizon()[made], 20)
+    XCTAssertEqual(try b.count(), 20)
+  }
+
   /// A revision counter of Int64.max (which made a later edit trap) is refused before
   /// anything is stored, whichever way it arrives.
   func testAnImpossibleRevisionNumberIsRefusedAndLaterEditsStillWork() throws {

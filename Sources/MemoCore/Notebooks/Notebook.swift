@@ -6,8 +6,7 @@ public struct NotebookID: Hashable, Comparable, Sendable, CustomStringConvertibl
 
   /// Accepts exactly 32 lowercase hex digits (the form this program writes and sends).
   public init?(_ text: String) {
-    guard text.utf8.count == 32, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
-    else { return nil }
+    guard SyncLimits.isLowercaseHex(text, count: 32) else { return nil }
     rawValue = text
   }
 

@@ -52,9 +52,14 @@ public enum SyncLimits {
   public static let guardWindow: Int64 = 24 * 3_600_000
 
   /// A replica id is 16 random bytes in lowercase hex: exactly 32 characters of 0-9a-f.
-  public static func isReplicaID(_ text: String) -> Bool {
-    text.utf8.count == 32
-      && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+  public static func isReplicaID(_ text: String) -> Bool { isLowercaseHex(text, count: 32) }
+
+  /// Exactly `count` characters of 0-9a-f (replica, notebook and key ids). Read from the
+  /// string's UTF-8 buffer where it has one: a received record names four or five ids.
+  public static func isLowercaseHex(_ text: String, count: Int) -> Bool {
+    let isHex = { (byte: UInt8) in (byte >= 0x30 && byte <= 0x39) || (byte >= 0x61 && byte <= 0x66) }
+    guard text.utf8.count == count else { return false }
+    return text.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isHex) } ?? text.utf8.allSatisfy(isHex)
   }
 
   /// Whether `value` is a sequence number (1...2^53).

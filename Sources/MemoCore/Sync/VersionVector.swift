@@ -81,14 +81,33 @@ public struct VersionVector: Equatable, Hashable, Sendable {
 extension VersionVector {
   /// The stored and wire form: u32 count, then (u32-length origin, u64 seq) by origin.
   public func encoded() -> [UInt8] {
-    var writer = ByteWriter()
-    let entries = sorted
-    writer.u32(UInt32(entries.count))
-    for entry in entries {
-      writer.string(entry.origin.rawValue)
-      writer.u64(entry.seq)
+    var bytes: [UInt8] = []
+    encode(into: &bytes)
+    return bytes
+  }
+
+  /// `encoded()` appended to `bytes`: a clock of one or two replicas (the usual) is written
+  /// without sorting a copy of the dictionary.
+  public func encode(into bytes: inout [UInt8]) {
+    bytes.reserveCapacity(bytes.count + 4 + entries.count * 44)
+    Self.append(UInt64(entries.count), size: 4, to: &bytes)
+    func write(_ origin: ReplicaID, _ seq: UInt64) {
+      Self.append(UInt64(origin.rawValue.utf8.count), size: 4, to: &bytes)
+      bytes.append(contentsOf: origin.rawValue.utf8)
+      Self.append(seq, size: 8, to: &bytes)
     }
-    return writer.bytes
+    if entries.count == 1, let (origin, seq) = entries.first {
+      write(origin, seq)
+    } else {
+      for (origin, seq) in entries.sorted(by: { $0.key < $1.key }) { write(origin, seq) }
+    }
+  }
+
+  /// `value`'s low `size` bytes, big-endian.
+  private static func append(_ value: UInt64, size: Int, to bytes: inout [UInt8]) {
+    for shift in stride(from: (size - 1) * 8, through: 0, by: -8) {
+      bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+    }
   }
 
   /// Nil for bytes that are not an encoded vector (or name something that is not a

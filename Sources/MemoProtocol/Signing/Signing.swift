@@ -18,11 +18,16 @@ public enum Signing {
   }
 
   /// `label ‖ 0x00 ‖ body`: the bytes an Ed25519 signature covers.
-  public static func message(_ label: Label, _ body: [UInt8]) -> [UInt8] {
+  public static func message(_ label: Label, _ body: [UInt8]) -> [UInt8] { message(label, body, []) }
+
+  /// `label ‖ 0x00 ‖ body ‖ more`, in one buffer: a record's message is its additional
+  /// data and its sealed bytes (a kilobyte or more), copied once.
+  public static func message(_ label: Label, _ body: [UInt8], _ more: [UInt8]) -> [UInt8] {
     var bytes = Array(label.rawValue.utf8)
-    bytes.reserveCapacity(bytes.count + 1 + body.count)
+    bytes.reserveCapacity(bytes.count + 1 + body.count + more.count)
     bytes.append(0)
     bytes.append(contentsOf: body)
+    bytes.append(contentsOf: more)
     return bytes
   }
 }

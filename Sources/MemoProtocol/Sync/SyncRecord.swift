@@ -40,7 +40,7 @@ public struct SyncRecord: Equatable, Sendable {
   /// What the author signs: every clear field (as the seal's additional data binds them)
   /// and the sealed bytes, so a relay verifies authorship without reading, and nobody can
   /// move a signature to other content, another memo, dot or clock.
-  public var signedMessage: [UInt8] { Signing.message(.revision, associatedData + sealed) }
+  public var signedMessage: [UInt8] { Signing.message(.revision, associatedData, sealed) }
 
   /// The largest sealed part a record may carry: a memo's content at its limits (64 KiB of
   /// body, 512 bytes of title, 32 tags) with room to spare; a relay refuses more.

@@ -7,8 +7,15 @@ internal import CSQLite
 final class SQLiteConnection {
   let path: String
   private let handle: OpaquePointer
-  /// Prepared statements kept for reuse by `withCached`, by SQL text, while not in use.
-  private var cached: [String: OpaquePointer] = [:]
+  /// Prepared statements kept for reuse by `withCached`, by SQL text.
+  private var cached: [String: CachedStatement] = [:]
+
+  /// A statement of the cache, and whether a call is using it now.
+  private final class CachedStatement {
+    let handle: OpaquePointer
+    var inUse = false
+    init(_ handle: OpaquePointer) { self.handle = handle }
+  }
 
   /// Opens an existing database, or creates it when `create` is set.
   init(path: String, create: Bool) throws(SQLiteError) {
@@ -26,7 +33,7 @@ final class SQLiteConnection {
   }
 
   deinit {
-    for statement in cached.values { sqlite3_finalize(statement) }
+    for statement in cached.values { sqlite3_finalize(statement.handle) }
     sqlite3_close_v2(handle)
   }
 
@@ -49,17 +56,24 @@ final class SQLiteConnection {
   /// preparing costs more than running. The statement is reset and its bindings cleared
   /// after `body`, so it holds no read transaction or values between uses; `body` must not
   /// keep it. A nested use of the same SQL gets a statement of its own.
+  ///
+  /// One look-up of the SQL text per use: a statement stays in the cache while in use
+  /// (marked so) rather than being taken out and put back, which hashed the text three
+  /// times a call, a tenth of a sync's time on the receiving side.
   func withCached<R>(_ sql: String, _ body: (SQLiteStatement) throws -> R) throws -> R {
-    let statement: SQLiteStatement
-    if let handle = cached.removeValue(forKey: sql) {
-      statement = SQLiteStatement(handle, connection: self, owned: false)
+    let entry: CachedStatement
+    if let known = cached[sql] {
+      guard !known.inUse else { return try body(try prepare(sql)) }
+      entry = known
     } else {
-      statement = try prepare(sql)
-      statement.owned = false
+      entry = CachedStatement(try prepare(sql).handOver())
+      cached[sql] = entry
     }
+    entry.inUse = true
+    let statement = SQLiteStatement(entry.handle, connection: self, owned: false)
     defer {
       statement.reset()
-      if cached[sql] == nil { cached[sql] = statement.handle } else { statement.owned = true }
+      entry.inUse = false
     }
     return try body(statement)
   }
@@ -106,6 +120,9 @@ final class SQLiteConnection {
 
   var changes: Int { Int(sqlite3_changes(handle)) }
 
+  /// Whether a transaction is open on this connection.
+  var inTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
   func check(_ result: Int32, _ call: String) throws(SQLiteError) {
     guard result == SQLITE_OK || result == SQLITE_ROW || result == SQLITE_DONE else {
       throw SQLiteError(code: result, call: call, message: String(cString: sqlite3_errmsg(handle)))
@@ -128,6 +145,13 @@ final class SQLiteStatement {
   }
 
   deinit { if owned { sqlite3_finalize(handle) } }
+
+  /// The handle, which the caller now owns (`withCached`'s cache): this statement no
+  /// longer finalizes it.
+  fileprivate func handOver() -> OpaquePointer {
+    owned = false
+    return handle
+  }
 
   func bind(_ index: Int32, _ value: Int64) throws(SQLiteError) {
     try connection.check(sqlite3_bind_int64(handle, index, value), "sqlite3_bind_int64")

@@ -11,13 +11,15 @@ struct BenchOptions {
   var labScript = "scripts/lab"
   /// Memos of the sync benchmark's initial sync (and files of its Syncthing baseline).
   var syncMemoCount = 10_000
+  /// Memos of the `sync-large` group's initial sync.
+  var syncLargeMemoCount = 100_000
   /// The Syncthing baseline script; default: `bench/syncthing/baseline.sh` beside the lab
   /// script's directory.
   var syncthingBaseline: String?
   /// Leave the sync benchmark's lab up at the end (serve stopped), to profile on it.
   var keepLab = false
-  /// Which groups to run: binary, store, aead, ed25519, tls, discovery, outbox, delivery, sync, relay, live
-  /// (default all).
+  /// Which groups to run: binary, store, history, aead, ed25519, tls, discovery, outbox, delivery, sync,
+  /// sync-large, relay, live (default all).
   var only: Set<String> = []
   /// Keep the benchmark node in this directory (for profiling) instead of a temporary one.
   var keepHome: String?
@@ -37,6 +39,8 @@ struct BenchOptions {
       case "--keep-home": options.keepHome = iterator.next()
       case "--lab": options.labScript = iterator.next() ?? options.labScript
       case "--sync-memos": options.syncMemoCount = max(10, Int(iterator.next() ?? "") ?? options.syncMemoCount)
+      case "--sync-large-memos":
+        options.syncLargeMemoCount = max(10, Int(iterator.next() ?? "") ?? options.syncLargeMemoCount)
       case "--syncthing-baseline": options.syncthingBaseline = iterator.next()
       case "--keep-lab": options.keepLab = true
       case "--only": options.only.insert(iterator.next() ?? "")
@@ -44,7 +48,7 @@ struct BenchOptions {
       case "--idle-seconds": options.idleSeconds = max(10, Double(iterator.next() ?? "") ?? options.idleSeconds)
       default:
         print(
-          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--live-changes N] [--idle-seconds S] [--only binary|store|history|aead|ed25519|tls|discovery|outbox|delivery|sync|relay|live]"
+          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--sync-large-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--live-changes N] [--idle-seconds S] [--only binary|store|history|aead|ed25519|tls|discovery|outbox|delivery|sync|sync-large|relay|live]"
         )
         exit(argument == "--help" ? 0 : 2)
       }

@@ -8,13 +8,15 @@ import MemoSystem
 ///    timed), then one `memo-peer sync --peer b` on a, which sends them all to b's `serve`.
 ///    Figures: the wall time of the command (the user action: process start, discovery,
 ///    handshake and sync), its `session_ms`, the bytes of a's `eth0` (rx + tx, counted as
-///    Syncthing's figure is) and b's `serve` peak RSS (VmHWM), the receiver's;
+///    Syncthing's figure is), b's `serve` peak RSS (VmHWM), the receiver's, and the
+///    command's (GNU time);
 ///  - one change: one memo edited on a (directly in the store), then `memo-peer sync` again;
 ///    the median of 5, each another memo. Figures: `session_ms` (the sync over the ready
 ///    connection), `session_bytes` (its TLS records, both ways), the wall time of the command
 ///    and a's `eth0` bytes for the whole command.
-/// Baseline: `bench/syncthing/baseline.sh` with as many files of 1 KiB, run first, with no
-/// memo-peer process on the lab.
+/// Baselines: `bench/syncthing/baseline.sh` with as many files of 1 KiB, run first, with no
+/// memo-peer process on the lab; and the floor, plain SQLite inserting as many rows of 1 KiB
+/// in one transaction on the same file system (`PlainSQLite`, as the store figures).
 struct SyncBench {
   let options: BenchOptions
   static let changes = 5
@@ -70,7 +72,13 @@ struct SyncBench {
     var sessionMilliseconds: Double
     var sessionBytes: Int
     var sentRevisions: Int
+    /// GNU time's figures for the command (`sync(…, peakRSS: true)`): peak RSS, and CPU
+    /// time (user + system).
+    var peakRSSKiB: Int?
+    var cpuSeconds: Double?
   }
+
+  static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
   func run(into report: inout BenchReport) throws {
     let count = options.syncMemoCount
@@ -87,73 +95,42 @@ struct SyncBench {
         + "\(syncthing.initialBytes) bytes; one change \(String(format: "%.1f", syncthing.changeSeconds * 1000)) ms, "
         + "\(syncthing.changeBytes) bytes; receiver peak RSS \(syncthing.receiverPeakRSSKiB) KiB")
 
-    let memoPeer = LabMemoPeer(lab: lab, memoPeer: options.memoPeer, environment: environment)
-    for host in ["a", "b"] {
-      try bench.emptyHome(host)
-      _ = try memoPeer.run(host, ["consent", "grant"])
-    }
-    let idA = try memoPeer.run("a", ["id"]).output
-    let idB = try memoPeer.run("b", ["id"]).output
-    // a shares its notebook with b: b is invited at the warm-up sync below and accepts.
-    _ = try memoPeer.run("a", ["trust", "add", idB, "--name", "bee", "--share", "personal"])
-    _ = try memoPeer.run("b", ["trust", "add", idA, "--name", "ay"])
-    let serve = try startLabServe(lab: lab, host: "b", memoPeer: options.memoPeer, environment: environment)
-    defer { stopLabProcess(serve) }
-    let servePID = try memoPeerProcess(under: serve.processIdentifier)
-    // Warm-up with both stores empty: b's serve is up, advertised and found, and a has
-    // learnt b's discovery key.
-    _ = try sync(memoPeer)
-    try memoPeer.acceptInvitations(on: "b")
+    var pair = try SyncPair.start(bench, options: options)
+    defer { stopLabProcess(pair.serve) }
+    // The floor: the same number of rows of 1 KiB in one transaction of plain SQLite, on
+    // the same file system as b's store (bench/README.md, "Sync").
+    let floor = try PlainSQLite.insert(count: count, body: Self.randomBody(), in: "\(labDirectory)/b/floor.sqlite")
+    unlink("\(labDirectory)/b/floor.sqlite")
 
-    let storeA = try MemoStore.open(
-      paths: try NodePaths.resolve(environment: ["MEMO_PEER_HOME": "\(labDirectory)/a/home"]))
-    let memos = try storeA.createMany(
-      (0..<count).map { MemoDraft(title: "memo \($0)", body: Self.randomBody(), tags: ["bench"]) },
-      now: wallClock())
-    let initial = try sync(memoPeer)
-    let receiverPeakKiB = try peakRSSKiB(servePID)
-    let storeB = try MemoStore.open(
-      paths: try NodePaths.resolve(environment: ["MEMO_PEER_HOME": "\(labDirectory)/b/home"]))
-    guard initial.sentRevisions == count, try storeB.count() == count else {
-      throw BenchError(
-        "the initial sync sent \(initial.sentRevisions); b holds \(try storeB.count()) of \(count) memos")
-    }
-    print(
-      "  initial: \(count) memos in \(milliseconds(initial.wallSeconds)) ms (connect \(initial.connectMilliseconds) ms, "
-        + "session \(initial.sessionMilliseconds) ms), \(initial.sessionBytes) TLS bytes, \(initial.linkBytes) bytes on "
-        + "a's eth0; b's serve peak RSS \(receiverPeakKiB) KiB")
-
-    var changes: [Run] = []
-    for index in 0..<Self.changes {
-      let memo = memos[(index * count / Self.changes + 7) % count]
-      let body = Self.randomBody()
-      try storeA.update(memo.id, MemoChange(body: body), now: wallClock())
-      let change = try sync(memoPeer)
-      guard change.sentRevisions == 1, try storeB.memo(memo.id).body == body else {
-        throw BenchError("change \(index + 1): sent \(change.sentRevisions) revisions, or b lacks the new body")
-      }
-      print(
-        "  change \(index + 1)/\(Self.changes): command \(milliseconds(change.wallSeconds)) ms (connect "
-          + "\(change.connectMilliseconds) ms, session \(change.sessionMilliseconds) ms), \(change.sessionBytes) TLS "
-          + "bytes, \(change.linkBytes) bytes on a's eth0")
-      changes.append(change)
-    }
-    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-    let changeSession = median(changes.map(\.sessionMilliseconds))
-    let changeSessionBytes = median(changes.map { Double($0.sessionBytes) })
-    let changeCommand = median(changes.map { $0.wallSeconds * 1000 })
-    let changeLink = median(changes.map { Double($0.linkBytes) })
+    let initial = try pair.initialSync(count: count)
+    let (changes, changeCommand) = try pair.changes(Self.changes)
+    let changeSession = Self.median(changes.map(\.sessionMilliseconds))
+    let changeSessionBytes = Self.median(changes.map { Double($0.sessionBytes) })
+    let changeLink = Self.median(changes.map { Double($0.linkBytes) })
     let mebibytes = { (kib: Int) in Double(kib) / 1024 }
+    let receiverPeakKiB = initial.receiverPeakKiB
 
     report.add(
-      "initial sync of \(count) memos, `memo-peer sync` command", value: initial.wallSeconds, unit: "s",
-      baselineName: "Syncthing, scan to b complete", baseline: syncthing.initialSeconds, target: "< 1 s",
-      met: initial.wallSeconds < 1)
+      "initial sync of \(count) memos, `memo-peer sync` command", value: initial.run.wallSeconds, unit: "s",
+      baselineName: "Syncthing, scan to b complete", baseline: syncthing.initialSeconds,
+      target: "≤ 0.45 s and ≤ 0.06× Syncthing",
+      met: initial.run.wallSeconds <= 0.45 && initial.run.wallSeconds <= 0.06 * syncthing.initialSeconds)
     report.add(
-      "initial sync of \(count) memos, session_ms (ready connection)", value: initial.sessionMilliseconds / 1000,
+      "initial sync of \(count) memos, `memo-peer sync` command", value: initial.run.wallSeconds, unit: "s",
+      baselineName: "plain SQLite inserting the same rows in one transaction", baseline: floor,
+      target: "≤ 2.7× the floor", met: initial.run.wallSeconds <= 2.7 * floor)
+    report.add(
+      "sender peak RSS (a's `memo-peer sync`, GNU time)", value: mebibytes(initial.run.peakRSSKiB ?? 0), unit: "MiB",
+      baselineName: "none", baseline: 0)
+    report.add(
+      "initial sync of \(count) memos, CPU seconds of both processes (a's command, b's serve)",
+      value: (initial.run.cpuSeconds ?? 0) + initial.receiverCPU, unit: "s", baselineName: "none", baseline: 0)
+    report.add(
+      "initial sync of \(count) memos, session_ms (ready connection)", value: initial.run.sessionMilliseconds / 1000,
       unit: "s", baselineName: "Syncthing, scan to b complete", baseline: syncthing.initialSeconds)
     report.add(
-      "initial sync of \(count) memos, bytes on a's eth0 (rx+tx)", value: Double(initial.linkBytes), unit: "bytes",
+      "initial sync of \(count) memos, bytes on a's eth0 (rx+tx)", value: Double(initial.run.linkBytes),
+      unit: "bytes",
       baselineName: "Syncthing, a's eth0", baseline: Double(syncthing.initialBytes))
     report.add(
       "receiver peak RSS (b's serve, VmHWM)", value: mebibytes(receiverPeakKiB), unit: "MiB",
@@ -177,10 +154,20 @@ struct SyncBench {
   }
 
   /// One `memo-peer sync --peer PEER --json` on `host` (default: a with bee), timed from the
-  /// start of the process to its exit, with the host's link counters read around it.
-  func sync(_ memoPeer: LabMemoPeer, on host: String = "a", peer: String = "bee") throws -> Run {
+  /// start of the process to its exit, with the host's link counters read around it. With
+  /// `peakRSS`, run by GNU time (`-f %M`, as the store figures are), which adds its fork to
+  /// the time (well under a millisecond).
+  func sync(_ memoPeer: LabMemoPeer, on host: String = "a", peer: String = "bee", peakRSS: Bool = false) throws
+    -> Run
+  {
+    let arguments = ["sync", "--peer", peer, "--json", "--timeout", "600"]
     let before = try memoPeer.linkBytes(host)
-    let (output, wall) = try memoPeer.run(host, ["sync", "--peer", peer, "--json", "--timeout", "60"])
+    let (output, wall, kib, cpu): (String, Double, Int?, Double?)
+    if peakRSS {
+      (output, wall, kib, cpu) = try memoPeer.runMeasured(host, arguments)
+    } else {
+      ((output, wall), kib, cpu) = (try memoPeer.run(host, arguments), nil, nil)
+    }
     let after = try memoPeer.linkBytes(host)
     guard let decoded = try? JSONDecoder().decode(SyncOutput.self, from: Data(output.utf8)),
       let peer = decoded.peers.first, peer.status == "synced"
@@ -188,7 +175,7 @@ struct SyncBench {
     return Run(
       wallSeconds: wall, linkBytes: after - before, connectMilliseconds: peer.connectMilliseconds ?? 0,
       sessionMilliseconds: peer.sessionMilliseconds ?? 0, sessionBytes: peer.sessionBytes ?? 0,
-      sentRevisions: peer.sentRevisions ?? 0)
+      sentRevisions: peer.sentRevisions ?? 0, peakRSSKiB: kib, cpuSeconds: cpu)
   }
 
   /// `bench/syncthing/baseline.sh` (next to the lab script's `scripts/`) on the lab that is up.
@@ -249,6 +236,19 @@ struct SyncBench {
     throw BenchError("no memo-peer process under the serve wrapper \(pid)")
   }
 
+  /// CPU seconds (user + system) a running process has used so far (`/proc/PID/stat`).
+  func cpuSeconds(_ pid: Int32) throws -> Double {
+    let stat = try String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)
+    // Fields after the command name (in parentheses, which may hold spaces): utime and
+    // stime are the 12th and 13th of them, in clock ticks.
+    guard let close = stat.lastIndex(of: ")") else { throw BenchError("unreadable /proc/\(pid)/stat") }
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
+      throw BenchError("unreadable /proc/\(pid)/stat")
+    }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+  }
+
   /// VmHWM of a running process, in KiB.
   func peakRSSKiB(_ pid: Int32) throws -> Int {
     let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
@@ -279,6 +279,22 @@ struct LabMemoPeer {
   /// and `env`, ~2 ms). Fails on a non-zero exit.
   func run(_ host: String, _ arguments: [String], stdin: String? = nil) throws -> (output: String, seconds: Double) {
     try capture(host, [memoPeer] + arguments, stdin: stdin)
+  }
+
+  /// `run` under GNU time: also the command's peak RSS in KiB (`-f %M`), written to a file
+  /// in the host's lab folder so that the command's own stderr stays its own.
+  /// Also the command's CPU time (user + system, `%U %S`).
+  func runMeasured(_ host: String, _ arguments: [String]) throws
+    -> (output: String, seconds: Double, peakKiB: Int, cpuSeconds: Double)
+  {
+    let file = "\(environment["MEMO_PEER_LAB_DIR"] ?? "/tmp/memo-peer-lab-bench")/\(host)/peak-rss"
+    defer { unlink(file) }
+    let (output, seconds) = try capture(host, ["/usr/bin/time", "-f", "%M %U %S", "-o", file, memoPeer] + arguments)
+    let text = try String(contentsOfFile: file, encoding: .utf8)
+    let fields = text.split(separator: "\n").last.map { $0.split(separator: " ") } ?? []
+    guard fields.count == 3, let kib = Int(fields[0]), let user = Double(fields[1]), let system = Double(fields[2])
+    else { throw BenchError("/usr/bin/time wrote no peak RSS and CPU time: \(text)") }
+    return (output, seconds, kib, user + system)
   }
 
   /// rx + tx bytes of `host`'s eth0.
