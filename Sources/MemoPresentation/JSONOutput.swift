@@ -26,39 +26,12 @@ public enum JSONOutput {
     (try? encoder.encode(value)).map(Array.init) ?? Array("{}".utf8)
   }
 
-  private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
   /// A JSON string as `makeEncoder()`'s encoder writes it, for writers that make the same
   /// bytes without the encoder (`list --json`): `"` and `\` escaped, control characters as
   /// JSONEncoder writes them (the short forms where JSON has them, else `\u00xx`), slashes
   /// and everything else as their UTF-8.
   public static func appendString(_ text: String, to bytes: inout [UInt8]) {
-    let quote = UInt8(ascii: "\"")
-    let backslash = UInt8(ascii: "\\")
-    bytes.append(quote)
-    var text = text
-    text.withUTF8 { utf8 in
-      // Runs of bytes that need no escape are copied at once.
-      var start = 0
-      for index in utf8.indices {
-        let byte = utf8[index]
-        guard byte < 0x20 || byte == quote || byte == backslash else { continue }
-        if start < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index])) }
-        start = index + 1
-        switch byte {
-        case quote, backslash: bytes += [backslash, byte]
-        case 0x08: bytes += [backslash, UInt8(ascii: "b")]
-        case 0x0C: bytes += [backslash, UInt8(ascii: "f")]
-        case 0x0A: bytes += [backslash, UInt8(ascii: "n")]
-        case 0x0D: bytes += [backslash, UInt8(ascii: "r")]
-        case 0x09: bytes += [backslash, UInt8(ascii: "t")]
-        default:
-          bytes += [backslash, UInt8(ascii: "u"), 0x30, 0x30, hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]]
-        }
-      }
-      if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
-    }
-    bytes.append(quote)
+    JSONStringBytes.append(text, to: &bytes, escapingSlashes: false)
   }
 }
 
