@@ -150,13 +150,17 @@ public actor ServeEngine {
   /// synced to disk, which on a busy disk takes milliseconds or more.
   var feedSettleChecks: [Double] = []
   static let feedSettleDelays = [0.005, 0.02, 0.1]
-  /// When a write in one of the node's folders last woke a step. A burst of writes (a sync
-  /// storing 10,000 records, by this daemon or another process) wakes at most one step per
-  /// `folderWakeInterval`: each step reads the lock state, the trust store and the consent
+  /// Folder wakes are counted in windows of `folderWakeInterval`, from the first write after
+  /// a quiet spell: a burst of writes (a sync storing 10,000 records, by this daemon or
+  /// another process) wakes at most `folderWakesPerInterval` steps per window, the rest
+  /// waiting for its end. Each step reads the lock state, the trust store and the consent
   /// log, and one per WAL write (hundreds a second) took a third of a core from the sync
-  /// itself. The first write after a quiet spell still wakes at once.
-  var lastFolderWake: ContinuousClock.Instant?
+  /// itself. One commit is several writes, and SQLite publishes it only after the last:
+  /// with one step per window, its second write held the step that would see it until the
+  /// window's end, so a few wakes pass at once.
+  var folderWakeWindow: (start: ContinuousClock.Instant, wakes: Int)?
   static let folderWakeInterval: Duration = .milliseconds(50)
+  static let folderWakesPerInterval = 3
   /// Live sync (ServeEngine+LiveSync.swift): the links being dialled or up, and their rules.
   var liveLinks: [DeviceID: LiveLink] = [:]
   var liveLinkPlan = LiveLinkPlan()
@@ -256,11 +260,18 @@ public actor ServeEngine {
       (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: settle ?? Self.tick) }) ?? FolderChangeWatch.Wake()
     if !feedSettleChecks.isEmpty { feedSettleChecks.removeFirst() }
     if !wake.folders.isEmpty, !wake.poked, !wake.network {
-      if let last = lastFolderWake, ContinuousClock.now < last + Self.folderWakeInterval {
-        // What is written meanwhile is read as one wake by the next step.
-        try? await Task.sleep(until: last + Self.folderWakeInterval, clock: .continuous)
+      let now = ContinuousClock.now
+      if let window = folderWakeWindow, now < window.start + Self.folderWakeInterval {
+        if window.wakes >= Self.folderWakesPerInterval {
+          // What is written meanwhile is read as one wake by the next step.
+          try? await Task.sleep(until: window.start + Self.folderWakeInterval, clock: .continuous)
+          folderWakeWindow = (ContinuousClock.now, 1)
+        } else {
+          folderWakeWindow = (window.start, window.wakes + 1)
+        }
+      } else {
+        folderWakeWindow = (now, 1)
       }
-      lastFolderWake = ContinuousClock.now
     }
     // inotify tells of the write before SQLite has published it (the WAL index is updated
     // after the WAL's fsync): while live sync runs, the feed is read again 5, 20 and 100 ms
