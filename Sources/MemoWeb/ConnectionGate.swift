@@ -155,6 +155,17 @@ public final class ConnectionGate: Sendable {
     }
   }
 
+  /// When the first connection held falls past its deadline (nil when none is held, or all
+  /// are ended already): the watchdog sleeps until then, not on a fixed short period.
+  /// A deadline only moves later for a connection held; a new one's is `headSeconds` away.
+  func nextDeadline() -> Double? {
+    state.withLock { state in
+      state.entries.values.lazy.filter { !$0.ended }.map { entry in
+        entry.since + (entry.phase == .awaitingHead ? self.limits.headSeconds : self.limits.requestSeconds)
+      }.min()
+    }
+  }
+
   /// Connections held now (for tests and the debug log).
   var count: Int { state.withLock { $0.entries.count } }
 

@@ -86,6 +86,22 @@ final class ConnectionGateTests: XCTestCase {
     XCTAssertEqual(ended, [10, 11])
   }
 
+  func testTheNextDeadlineIsTheEarliestOfTheConnectionsNotYetEnded() throws {
+    let gate = gate()
+    XCTAssertNil(gate.nextDeadline(), "nobody connected: nothing to wake for")
+    let waiting = try gate.admit(user: owner, address: "127.0.0.1", fd: 7, now: 2).get()
+    let busy = try gate.admit(user: owner, address: "::1", fd: 8, now: 1).get()
+    gate.headArrived(busy, now: 3)
+    XCTAssertEqual(gate.nextDeadline(), 12, "the head due 10 s after accept, before the request's 63")
+    XCTAssertEqual(gate.endOverdue(now: 12.5) { _ in }, 1)
+    XCTAssertEqual(gate.nextDeadline(), 63, "an ended connection no longer counts")
+    gate.closed(waiting)
+    gate.requestFinished(busy, now: 5)
+    XCTAssertEqual(gate.nextDeadline(), 15)
+    gate.closed(busy)
+    XCTAssertNil(gate.nextDeadline())
+  }
+
   func testARequestHasADeadlineToo() throws {
     let gate = gate()
     let id = try gate.admit(user: owner, address: "127.0.0.1", fd: 5, now: 0).get()
