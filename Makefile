@@ -51,7 +51,7 @@ LAB_TESTS := ^LabTests\.
 PACKAGE_TESTS := ^MemoCLITests\.DebianPackageTests
 MODEL_TESTS := ^(MemoStoreTests\.(SyncModelTests|NotebookModelTests|SyncHostileModelTests)|MemoProtocolTests\.MembershipModelTests|MemoNodeTests\.LiveSyncModelTests)
 
-test: check model lab package
+test: check model lab package demo
 
 build-tests: deps
 	$(SWIFT) build --build-tests

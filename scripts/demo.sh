@@ -24,6 +24,17 @@ export TZ=UTC
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
+# Nobody joins a notebook without a person: a device a notebook is shared with holds an
+# invitation until someone there accepts it. Shows the invitations of `host` and accepts each.
+accept_invitations() {
+  local host=$1 id
+  run "$lab" exec "$host" "$bin" notebook invitations
+  for id in $("$lab" exec "$host" "$bin" notebook invitations --json \
+    | python3 -c 'import json, sys; print("\n".join(i["notebook"] for i in json.load(sys.stdin)["invitations"]))'); do
+    run "$lab" exec "$host" "$bin" notebook accept "$id"
+  done
+}
+
 step "A new node in a temporary home ($demo/laptop)"
 export MEMO_PEER_HOME=$demo/laptop
 run "$bin" init
@@ -126,6 +137,9 @@ pair a home-server b laptop-b "" "--share household --as relay"
 run "$lab" exec b "$bin" trust list
 run "$lab" exec b "$bin" ping home-server --count 3
 run "$lab" exec b "$bin" browse --timeout 2
+echo "(the share reaches the home server as an invitation; its administrator accepts it)"
+run "$lab" exec b "$bin" sync --peer home-server
+accept_invitations a
 
 step "Laptop c's user acts: \`browse\` asks first; then c pairs with the home server and with b"
 printf 'allow\n' | "$lab" exec c script -qec "$bin browse --timeout 2" /dev/null
@@ -148,9 +162,11 @@ run "$lab" exec c "$bin" inbox
 entry=$("$lab" exec c "$bin" inbox --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["entries"][0]["id"])')
 run "$lab" exec c "$bin" inbox accept "$entry"
 
-step "b writes in the shared notebook; when b and c meet, c gets the notebook's key and its memos"
+step "b writes in the shared notebook; when b and c meet, c is invited, accepts, and gets its key and memos"
 memo=$(printf 'milk\neggs\n' | "$lab" exec b "$bin" new --notebook household --title "Shopping list" --json \
   | python3 -c 'import json, sys; print(json.load(sys.stdin)["memo"]["id"])')
+run "$lab" exec b "$bin" sync --peer laptop-c
+accept_invitations c
 run "$lab" exec b "$bin" sync --peer laptop-c
 run "$lab" exec c "$bin" notebook list
 echo "(c lets the home server relay the notebook too, so the laptops need not be on together)"
