@@ -150,17 +150,8 @@ public actor ServeEngine {
   /// synced to disk, which on a busy disk takes milliseconds or more.
   var feedSettleChecks: [Double] = []
   static let feedSettleDelays = [0.005, 0.02, 0.1]
-  /// Folder wakes are counted in windows of `folderWakeInterval`, from the first write after
-  /// a quiet spell: a burst of writes (a sync storing 10,000 records, by this daemon or
-  /// another process) wakes at most `folderWakesPerInterval` steps per window, the rest
-  /// waiting for its end. Each step reads the lock state, the trust store and the consent
-  /// log, and one per WAL write (hundreds a second) took a third of a core from the sync
-  /// itself. One commit is several writes, and SQLite publishes it only after the last:
-  /// with one step per window, its second write held the step that would see it until the
-  /// window's end, so a few wakes pass at once.
-  var folderWakeWindow: (start: ContinuousClock.Instant, wakes: Int)?
-  static let folderWakeInterval: Duration = .milliseconds(50)
-  static let folderWakesPerInterval = 3
+  /// At most a few steps per 50 ms for a burst of folder writes (`FolderWakeThrottle`).
+  var folderWakes = FolderWakeThrottle()
   /// Live sync (ServeEngine+LiveSync.swift): the links being dialled or up, and their rules.
   var liveLinks: [DeviceID: LiveLink] = [:]
   var liveLinkPlan = LiveLinkPlan()
@@ -260,17 +251,9 @@ public actor ServeEngine {
       (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: settle ?? Self.tick) }) ?? FolderChangeWatch.Wake()
     if !feedSettleChecks.isEmpty { feedSettleChecks.removeFirst() }
     if !wake.folders.isEmpty, !wake.poked, !wake.network {
-      let now = ContinuousClock.now
-      if let window = folderWakeWindow, now < window.start + Self.folderWakeInterval {
-        if window.wakes >= Self.folderWakesPerInterval {
-          // What is written meanwhile is read as one wake by the next step.
-          try? await Task.sleep(until: window.start + Self.folderWakeInterval, clock: .continuous)
-          folderWakeWindow = (ContinuousClock.now, 1)
-        } else {
-          folderWakeWindow = (window.start, window.wakes + 1)
-        }
-      } else {
-        folderWakeWindow = (now, 1)
+      if let later = folderWakes.wake(at: ContinuousClock.now) {
+        // What is written meanwhile is read as one wake by the next step.
+        try? await Task.sleep(until: later, clock: .continuous)
       }
     }
     // inotify tells of the write before SQLite has published it (the WAL index is updated
