@@ -167,10 +167,7 @@ extension MemoStore {
   /// The invitation `reference` names: its name (any case) or a prefix of its notebook id.
   private func findInvitation(_ reference: String, includingDeclined: Bool) throws -> NotebookInvitation {
     let all = try invitations(includingDeclined: includingDeclined)
-    if let named = all.first(where: { $0.name?.lowercased() == reference.lowercased() }) { return named }
-    let prefix = reference.lowercased().replacing("…", with: "")
-    let isHex = !prefix.isEmpty && prefix.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-    let matches = isHex ? all.filter { $0.notebook.rawValue.hasPrefix(prefix) } : []
+    let matches = Self.named(reference, in: all, name: \.name, notebook: \.notebook)
     switch matches.count {
     case 1: return matches[0]
     case 0:

@@ -66,11 +66,7 @@ extension MemoStore {
   /// Finds a notebook by name (any case) or by a prefix of its id (a relayed notebook has
   /// only its id).
   public func findNotebook(_ reference: String) throws -> Notebook {
-    let all = try notebooks()
-    if let named = all.first(where: { $0.name?.lowercased() == reference.lowercased() }) { return named }
-    let prefix = reference.lowercased().replacing("…", with: "")
-    let isHex = !prefix.isEmpty && prefix.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-    let matches = isHex ? all.filter { $0.id.rawValue.hasPrefix(prefix) } : []
+    let matches = Self.named(reference, in: try notebooks(), name: \.name, notebook: \.id)
     switch matches.count {
     case 1: return matches[0]
     case 0:
@@ -82,6 +78,19 @@ extension MemoStore {
         .ambiguousID, "\(Self.quotedName(reference)) matches \(matches.count) notebooks",
         hint: "give more characters of the notebook's id")
     }
+  }
+
+  /// What `reference` names among `candidates` (notebooks, invitations): the one of that
+  /// name (any case), else every one whose notebook id starts with it (lowercase hex; a
+  /// shortened id's "…" as `notebook list` prints it is dropped). Empty when none.
+  static func named<Candidate>(
+    _ reference: String, in candidates: [Candidate], name: (Candidate) -> String?,
+    notebook: (Candidate) -> NotebookID
+  ) -> [Candidate] {
+    if let named = candidates.first(where: { name($0)?.lowercased() == reference.lowercased() }) { return [named] }
+    let prefix = reference.lowercased().replacing("…", with: "")
+    let isHex = !prefix.isEmpty && prefix.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    return isHex ? candidates.filter { notebook($0).rawValue.hasPrefix(prefix) } : []
   }
 
   /// A name typed by a person, repeated in a message only when it is a valid name (it
