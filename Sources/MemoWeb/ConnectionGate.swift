@@ -145,8 +145,7 @@ public final class ConnectionGate: Sendable {
     state.withLock { state in
       var count = 0
       for (id, entry) in state.entries where !entry.ended {
-        let limit = entry.phase == .awaitingHead ? limits.headSeconds : limits.requestSeconds
-        guard now - entry.since > limit else { continue }
+        guard now > deadline(of: entry) else { continue }
         state.entries[id]?.ended = true
         end(entry.fd)
         count += 1
@@ -160,10 +159,13 @@ public final class ConnectionGate: Sendable {
   /// A deadline only moves later for a connection held; a new one's is `headSeconds` away.
   func nextDeadline() -> Double? {
     state.withLock { state in
-      state.entries.values.lazy.filter { !$0.ended }.map { entry in
-        entry.since + (entry.phase == .awaitingHead ? self.limits.headSeconds : self.limits.requestSeconds)
-      }.min()
+      state.entries.values.lazy.filter { !$0.ended }.map(self.deadline(of:)).min()
     }
+  }
+
+  /// When `entry` falls past its deadline: its head's or its request's time after `since`.
+  private func deadline(of entry: Entry) -> Double {
+    entry.since + (entry.phase == .awaitingHead ? limits.headSeconds : limits.requestSeconds)
   }
 
   /// Connections held now (for tests and the debug log).
