@@ -200,8 +200,8 @@ public struct OutboxDelivery: Sendable {
     let now = clock()
     var due: [String] = []
     var expired: [(id: String, state: OutboxState)] = []
-    for entry in try store.outboxEntries()
-    where entry.recipient == recipient && entry.state.isPending && (only == nil || entry.id == only) {
+    for entry in try store.outboxEntries(for: recipient)
+    where entry.state.isPending && (only == nil || entry.id == only) {
       if entry.hasExpired(at: now) { expired.append((entry.id, .expired)) } else { due.append(entry.id) }
     }
     try store.setOutboxStates(expired)
@@ -213,7 +213,7 @@ public struct OutboxDelivery: Sendable {
         let action = actions[next]
         next += 1
         switch action {
-        case .read(let id): actions += machine.handle(.read(try store.outboxContent(id)))
+        case .read(let id): actions += machine.handle(.readJSON(try store.outboxContentJSON(id)))
         case .markSending(let ids): try store.setOutboxStates(ids.map { ($0, .sending) }, attempted: true)
         case .record(let changes):
           let time = clock()

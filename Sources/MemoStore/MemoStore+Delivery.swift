@@ -62,6 +62,19 @@ extension MemoStore {
 
   /// Every outbox entry, oldest first, without opening the memos.
   public func outboxEntries() throws -> [OutboxEntry] {
+    try outboxEntries { DeviceID($0) }
+  }
+
+  /// The outbox entries for `recipient`, oldest first. A round reads every entry it sends
+  /// through this, so a row written in the compact form every version writes is matched by
+  /// its text without parsing the device ID again; any other text is parsed, as
+  /// `outboxEntries()` does, so that no entry is passed over for how its recipient is written.
+  public func outboxEntries(for recipient: DeviceID) throws -> [OutboxEntry] {
+    let compact = recipient.compact
+    return try outboxEntries { $0 == compact ? recipient : DeviceID($0) }.filter { $0.recipient == recipient }
+  }
+
+  private func outboxEntries(recipient: (String) -> DeviceID?) throws -> [OutboxEntry] {
     try sql {
       let query = try db.prepare(
         "SELECT id, recipient, created, expires, state, attempts, delivered FROM outbox ORDER BY created, id")
@@ -69,7 +82,7 @@ extension MemoStore {
       while try query.step() {
         result.append(
           OutboxEntry(
-            id: query.text(0), recipient: DeviceID(query.text(1)), created: query.int64(2),
+            id: query.text(0), recipient: recipient(query.text(1)), created: query.int64(2),
             expires: query.isNull(3) ? nil : query.int64(3),
             state: OutboxState.parse(query.text(4), delivered: query.isNull(6) ? nil : query.int64(6)),
             attempts: Int(query.int64(5))))
@@ -80,6 +93,19 @@ extension MemoStore {
 
   /// The sealed memo of an outbox entry, opened for sending.
   public func outboxContent(_ id: String) throws -> DeliveryMessage.Content {
+    try Self.content(of: openedOutboxEntry(id))
+  }
+
+  /// The same memo as the JSON object a batch carries: the stored JSON as it is when
+  /// `DeliveryMessage.sendableJSON` lets it through (every entry queued as JSON), else the
+  /// memo `outboxContent` makes of it, encoded.
+  public func outboxContentJSON(_ id: String) throws -> [UInt8] {
+    let entry = try openedOutboxEntry(id)
+    return try DeliveryMessage.sendableJSON(entry.payload) ?? DeliveryMessage.encode(Self.content(of: entry))
+  }
+
+  /// Outbox entry `id` with its payload opened.
+  private func openedOutboxEntry(_ id: String) throws -> QueueRow {
     let row = try sql { () -> QueueRow? in
       try db.withCached("SELECT recipient, payload, created FROM outbox WHERE id = ?") { query in
         try query.bind(1, id)
@@ -99,7 +125,7 @@ extension MemoStore {
         .integrity, "outbox entry \(id) failed the integrity check (tampered, truncated or moved)",
         diagnostics: "\(error)")
     }
-    return try Self.content(of: QueueRow(id: id, peer: row.peer, payload: payload, time: row.time))
+    return QueueRow(id: id, peer: row.peer, payload: payload, time: row.time)
   }
 
   /// One outbox entry's state, without opening its memo.

@@ -43,6 +43,32 @@ final class DeliveryEncodingTests: XCTestCase {
     assertSameAsJSONEncoder(content)
   }
 
+  /// A queued memo's stored JSON goes into a batch as it is only when it keeps the batch
+  /// one valid JSON document; anything else is decoded and encoded again by the store.
+  func testOnlyStoredJSONWithAMemosShapeIsSentAsItIs() throws {
+    let content = DeliveryMessage.Content(title: "t", body: "b \u{1}\"", tags: ["x"], isPrivate: true, sent: 7)
+    let stored = DeliveryMessage.encode(content)
+    XCTAssertEqual(DeliveryMessage.sendableJSON(stored), stored)
+    let entry = DeliveryMessage.Batch.encodedEntry(id: "e", memoJSON: stored)
+    XCTAssertEqual(entry, DeliveryMessage.Batch.encodedEntry(id: "e", memo: content))
+    let batch = DeliveryMessage.Batch.payload(encodedEntries: [entry, entry])
+    XCTAssertEqual(
+      PeerMessage.decode(DeliveryMessage.Batch.self, from: batch)?.entries.map(\.memo), [content, content])
+    let refused = [
+      "plain text queued before memos were JSON", #"{"body":"b","sent":1"#, #"{"body":"b","sent":"1"}"#,
+      #"{"title":"no body","sent":1}"#, #"{"body":"no time"}"#, #"[{"body":"b","sent":1}]"#, "",
+      #"{"body":"b","sent":1} {}"#, #"{"body":"b","sent":1.5}"#,
+    ]
+    for text in refused {
+      XCTAssertNil(DeliveryMessage.sendableJSON(Array(text.utf8)), text)
+    }
+    XCTAssertNil(DeliveryMessage.sendableJSON([UInt8(ascii: "{"), 0xFF, UInt8(ascii: "}")]), "not UTF-8")
+    // Another shape of a memo (keys in another order, a field this version does not know):
+    // still one valid JSON object, which the receiver checks as a memo on its own.
+    let other = Array(#"{"sent":1,"title":"t","body":"b","tags":[],"private":false,"later":[1]}"#.utf8)
+    XCTAssertEqual(DeliveryMessage.sendableJSON(other), other)
+  }
+
   func testRandomTextIsWrittenAsJSONEncoderWritesIt() {
     var generator = SystemRandomNumberGenerator()
     for _ in 0..<200 {

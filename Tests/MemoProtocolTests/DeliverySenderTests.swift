@@ -42,7 +42,8 @@ final class DeliverySenderTests: XCTestCase {
         case .read(let id):
           reads.append(id)
           guard let content = contents[id] else { return XCTFail("read of \(id), not an entry") }
-          pending += machine.handle(.read(content))
+          // Both answers, in turn: the memo, and its JSON as the store hands it over.
+          pending += machine.handle(reads.count % 2 == 0 ? .read(content) : .readJSON(DeliveryMessage.encode(content)))
         case .markSending(let ids): markedSending.append(ids)
         case .record(let changes):
           for change in changes {

@@ -155,4 +155,27 @@ final class DeliveryBatchStoreTests: XCTestCase {
     XCTAssertEqual(try store.setOutboxStates(queued.map { ($0, .delivered(9)) }), 3)
     XCTAssertEqual(try store.outboxEntries().map(\.attempts), [1, 1, 1])
   }
+
+  /// A round reads its own peer's entries only, and each memo as the JSON the store sealed.
+  func testARoundReadsItsPeersEntriesAndTheirStoredJSON() throws {
+    let storeNode = try TemporaryNode()
+    let store = try storeNode.open()
+    let (b, c) = (TestDevices.id(named: "DEVICEB"), TestDevices.id(named: "DEVICEC"))
+    let memo = DeliveryMessage.Content(
+      title: "t", body: "the stored JSON phrase", tags: ["x"], isPrivate: true, sent: 4)
+    let first = try store.queueForDelivery(memo, to: b, expires: nil, now: 1)
+    _ = try store.queueForDelivery(memo, to: c, expires: nil, now: 2)
+    let second = try store.queueForDelivery(memo, to: b, expires: 9, now: 3)
+    let forB = try store.outboxEntries(for: b)
+    XCTAssertEqual(forB.map(\.id), [first, second])
+    XCTAssertEqual(forB, try store.outboxEntries().filter { $0.recipient == b })
+    XCTAssertEqual(try store.outboxEntries(for: TestDevices.id(named: "DEVICED")), [])
+    XCTAssertEqual(try store.outboxContentJSON(first), DeliveryMessage.encode(memo))
+    XCTAssertEqual(DeliveryMessage.decode(try store.outboxContentJSON(second)), memo)
+    // A recipient written in another form of the same ID is still the recipient's (and the
+    // sealed payload, bound to the text it was sealed with, no longer opens).
+    try store.db.execute("UPDATE outbox SET recipient = '\(b.description.lowercased())' WHERE id = '\(second)'")
+    XCTAssertEqual(try store.outboxEntries(for: b).map(\.id), [first, second])
+    XCTAssertThrowsError(try store.outboxContentJSON(second))
+  }
 }

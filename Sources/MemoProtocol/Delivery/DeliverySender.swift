@@ -73,6 +73,9 @@ public struct DeliverySender: Sendable {
   public enum Event: Sendable, Equatable {
     /// The answer to `.read`: the entry's memo, opened.
     case read(DeliveryMessage.Content)
+    /// The same answer as the memo's JSON object: `DeliveryMessage.encode(_:)` of it, or its
+    /// stored JSON that `DeliveryMessage.sendableJSON` let through.
+    case readJSON([UInt8])
     /// The answer to `.send`: the frame went out.
     case sent
     case frame(Frame)
@@ -154,9 +157,11 @@ public struct DeliverySender: Sendable {
     guard !finished else { return [] }
     switch event {
     case .read(let content):
+      return handle(.readJSON(DeliveryMessage.encode(content)))
+    case .readJSON(let memo):
       guard case .read(let id) = awaiting else { return [] }
       awaiting = nil
-      return pack(id, content) + fill()
+      return pack(id, memo) + fill()
     case .sent:
       guard awaiting == .sent else { return [] }
       awaiting = nil
@@ -190,9 +195,9 @@ public struct DeliverySender: Sendable {
 
   /// Adds an entry's memo to the batch being packed; a batch the entry would take past its
   /// size goes out first (a full one goes out from `fill`).
-  private mutating func pack(_ id: String, _ content: DeliveryMessage.Content) -> [Action] {
+  private mutating func pack(_ id: String, _ memo: [UInt8]) -> [Action] {
     next += 1
-    let entry = DeliveryMessage.Batch.encodedEntry(id: id, memo: content)
+    let entry = DeliveryMessage.Batch.encodedEntry(id: id, memoJSON: memo)
     guard DeliveryMessage.Batch.overheadBytes + entry.count + 1 <= DeliveryMessage.maximumBatchBytes else {
       // Larger than any frame carries on its own: no peer could take it.
       return [.record([Change(id: id, fate: .failed("peer refused: \(RefusalReason.tooLarge.explanation)"))])]
