@@ -118,6 +118,8 @@
     (struct MHD_Connection * connection, unsigned int status_code, struct MHD_Response *response),            \
     (connection, status_code, response))                                                                     \
   V(MHD_stop_daemon, (struct MHD_Daemon * daemon), (daemon))                                                  \
+  V(MHD_suspend_connection, (struct MHD_Connection * connection), (connection))                               \
+  V(MHD_resume_connection, (struct MHD_Connection * connection), (connection))                                \
   S(MHD_start_daemon_va)                                                                                      \
   S(MHD_get_connection_info)
 

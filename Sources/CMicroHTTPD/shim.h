@@ -53,7 +53,10 @@ static inline struct MHD_Daemon *memo_mhd_start(int listening_socket, unsigned i
       {MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t)memo_mhd_keep_escapes, NULL},
       {MHD_OPTION_END, 0, NULL},
   };
-  return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handler, handler_cls, MHD_OPTION_ARRAY,
+  // MHD_ALLOW_SUSPEND_RESUME: the page's status call waits for a change without holding one
+  // of the threads (`GET /api/status?wait=`, MicroHTTPDaemon).
+  return MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, handler,
+                          handler_cls, MHD_OPTION_ARRAY,
                           options, MHD_OPTION_END);
 }
 

@@ -41,12 +41,7 @@ public struct StatusUseCases {
     var consent: [ConsentScope: ConsentState] = [:]
     for scope in ConsentScope.allCases { consent[scope] = try gate.state(scope) }
     let serve = ServeStatus.read(app.paths)
-    // Opened for the daemon's kind of use: the page asks twice a second, which must not
-    // count as a person's use of a `complete` node.
-    let store =
-      PrivateFiles.exists(app.paths.databasePath)
-      ? try? MemoStore.open(paths: app.paths, logger: app.logger.scoped("store"), keys: app.keys, use: .background)
-      : nil
+    let store = storeToLookAt()
     var status = NodeStatus(
       consent: consent, serve: serve?.isRunning ?? false ? serve : nil, protection: try app.keys.status(),
       changes: try? store?.changeMark(), revocations: (try? store?.revocations()) ?? [])
@@ -55,6 +50,19 @@ public struct StatusUseCases {
       NodeStatus.KeptAside(peer: $0.peer, reason: $0.reason, count: $0.count)
     }
     return status
+  }
+
+  /// The store's change mark alone (`current()`'s `changes`), for the page's status call
+  /// that waits for a change: nil when there is no store or it does not open (locked).
+  public func changeMark() -> String? {
+    try? storeToLookAt()?.changeMark()
+  }
+
+  /// The store opened for the daemon's kind of use: the page asks for the status whenever
+  /// something changed, which must not count as a person's use of a `complete` node.
+  private func storeToLookAt() -> MemoStore? {
+    guard PrivateFiles.exists(app.paths.databasePath) else { return nil }
+    return try? MemoStore.open(paths: app.paths, logger: app.logger.scoped("store"), keys: app.keys, use: .background)
   }
 }
 

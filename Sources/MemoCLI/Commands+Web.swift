@@ -168,40 +168,90 @@ final class LocalWebServer: Sendable {
     }
     self.server = server
     self.files = files
-    lockWatch = WebLockWatch(keys: DeviceKeys(paths: paths), sessions: server.sessions)
+    watch = WebChangeWatch(paths: paths, keys: DeviceKeys(paths: paths), server: server, backend: backend)
   }
 
-  /// Suspends the page's sessions when the node locks (`memo-peer lock`, the idle timeout).
-  private let lockWatch: WebLockWatch
+  /// Suspends the page's sessions when the node locks (`memo-peer lock`, the idle timeout),
+  /// and answers the page's status calls that wait for a change.
+  private let watch: WebChangeWatch
 
   /// Stops serving and removes the runtime files (the link dies with them).
   func stop() {
-    lockWatch.stop()
+    watch.stop()
     server.stop()
     files.remove()
   }
 }
 
-/// Watches the node's lock state while the page is served: when it becomes locked
-/// (`memo-peer lock` anywhere, the idle timeout of `complete`, the page's own Lock), every
-/// session is suspended within `interval`, so a copy of a cookie is worth nothing from
-/// then on (docs/WEB.md), even when the node is unlocked again before any request came.
-/// Requests do not wait for it: the front door asks the lock state on each one.
-final class WebLockWatch: Sendable {
-  /// How often the keyring is asked: at most once a second, so an idle server stays idle.
+/// Watches the node while the page is served, on a thread of its own:
+///
+/// - its lock state: when it becomes locked (`memo-peer lock` anywhere, the idle timeout of
+///   `complete`, the page's own Lock), every session is suspended within `interval`, so a
+///   copy of a cookie is worth nothing from then on (docs/WEB.md), even when the node is
+///   unlocked again before any request came. Requests do not wait for it: the front door
+///   asks the lock state on each one.
+/// - the store's folder (inotify, `FolderChangeWatch`, as `serve` watches it): a write there
+///   lets the page's waiting status calls go whose mark moved (`WebServer.wakeWaiters`), so
+///   a change reaches the page as soon as it is stored, whoever stored it; a lock or unlock,
+///   and every look while locked, lets them all go. Without the inotify watch (the kernel
+///   refused it) the mark is compared once a second instead.
+final class WebChangeWatch: Sendable {
+  /// The longest sleep: the keyring's lock state is asked at most once a second, so an idle
+  /// server stays idle.
   static let interval = 1.0
   private let stopped = Mutex(false)
+  private let folders: FolderChangeWatch?
 
-  init(keys: DeviceKeys, sessions: WebSessions) {
+  init(paths: NodePaths, keys: DeviceKeys, server: WebServer, backend: WebBackend) {
+    let folders = try? FolderChangeWatch()
+    // SQLite's shared memory is written by readers too (this server's own status reads).
+    if let folders, !folders.watch(paths.dataDirectory, ignoring: ["-shm", ".open-lock"]) {
+      self.folders = nil
+    } else {
+      self.folders = folders
+    }
+    let watching = self.folders
+    let sessions = server.sessions
     let watch: @Sendable () -> Void = { [self] in
+      var wasLocked = keys.isLocked
+      var lookedAtLock = monotonicSeconds()
       while !stopped.withLock({ $0 }) {
-        sessions.observeLock { keys.isLocked }
-        SystemThread.sleep(seconds: Self.interval)
+        // Until the next look at the lock, unless something is written first.
+        let untilLook = max(0.01, lookedAtLock + Self.interval - monotonicSeconds())
+        let written: Bool
+        if let watching {
+          written = !watching.wait(upTo: untilLook).folders.isEmpty
+        } else {
+          SystemThread.sleep(seconds: untilLook)
+          written = true
+        }
+        // The lock state once a second, as before writes woke this thread: a command that
+        // changes the protection writes here while it works. (poll's milliseconds may end
+        // the wait a little early: 10 ms count as the second.)
+        let now = monotonicSeconds()
+        if now >= lookedAtLock + Self.interval - 0.01 {
+          lookedAtLock = now
+          let locked = keys.isLocked
+          sessions.observeLock { locked }
+          if locked || wasLocked {
+            // A lock, an unlock, or locked still: every waiting call goes, to be answered
+            // (a session the lock suspended gets its 401 now, one that came as the lock did
+            // too).
+            wasLocked = locked
+            server.wakeWaiters(everyone: true, mark: nil)
+            continue
+          }
+        }
+        server.wakeWaiters(mark: written ? { backend.changeMark() } : nil)
       }
     }
-    // Without the watch, requests still meet every lock (the front door asks on each).
-    _ = try? SystemThread.start(name: "mp.web-lock", watch)
+    // Without the watch, requests still meet every lock (the front door asks on each), and
+    // waiting status calls end after their longest wait (the server's watchdog sees to it).
+    _ = try? SystemThread.start(name: "mp.web-watch", watch)
   }
 
-  func stop() { stopped.withLock { $0 = true } }
+  func stop() {
+    stopped.withLock { $0 = true }
+    folders?.poke()
+  }
 }

@@ -38,13 +38,14 @@ final class MicroHTTPDaemon: Sendable {
 
   /// Starts serving `socket` (a listening socket made by `LoopbackListener`, closed by the
   /// daemon when it stops; closed here if it cannot start).
-  init(socket: Int32, frontDoor: WebFrontDoor, gate: ConnectionGate, limits: Limits) throws {
+  init(socket: Int32, frontDoor: WebFrontDoor, gate: ConnectionGate, limits: Limits, longestWait: Double) throws {
     // libmicrohttpd is loaded here, by the commands that serve the page (CLazyLibraries).
     do { try LazyLibrary.microhttpd.load() } catch {
       close(socket)
       throw MemoPeerError(.io, "the web server cannot start: " + error.message, hint: error.hint)
     }
-    let context = Unmanaged.passRetained(DaemonContext(frontDoor: frontDoor, gate: gate))
+    let context = Unmanaged.passRetained(
+      DaemonContext(frontDoor: frontDoor, gate: gate, waiters: ChangeWaiters(longestWait: longestWait)))
     let pointer = memo_mhd_start(
       socket, limits.threads, limits.connections, limits.idleTimeout, limits.memoryPerConnection, accessHandler,
       context.toOpaque(), requestCompleted, context.toOpaque(), connectionNotified, context.toOpaque())
@@ -59,6 +60,22 @@ final class MicroHTTPDaemon: Sendable {
     daemon = Mutex(DaemonHandle(pointer: pointer))
   }
 
+  /// Lets go the status calls whose wait is over (`ChangeWaiters.wake`): each is then
+  /// answered on one of libmicrohttpd's threads.
+  /// Under the daemon's lock: once `stop` has begun, no wake runs or starts (the context
+  /// is released when the daemon has stopped).
+  func wakeWaiters(now: Double, current: String??) {
+    daemon.withLock { handle in
+      guard handle != nil else { return }
+      context.takeUnretainedValue().waiters.wake(now: now, current: current) { MHD_resume_connection($0.pointer) }
+    }
+  }
+
+  /// How many status calls wait for a change.
+  var waiting: Int {
+    daemon.withLock { handle in handle == nil ? 0 : context.takeUnretainedValue().waiters.count }
+  }
+
   /// Stops accepting, ends every connection, joins the threads. Idempotent.
   func stop() {
     let handle = daemon.withLock { handle -> DaemonHandle? in
@@ -66,6 +83,9 @@ final class MicroHTTPDaemon: Sendable {
       return handle
     }
     guard let handle else { return }
+    // Every waiting call is let go first, and none is held from now on: libmicrohttpd
+    // stops a daemon with suspended connections only with a complaint.
+    context.takeUnretainedValue().waiters.close { MHD_resume_connection($0.pointer) }
     MHD_stop_daemon(handle.pointer)
     // No libmicrohttpd thread is left that could still use the context.
     context.release()
@@ -82,13 +102,25 @@ private struct DaemonHandle: @unchecked Sendable {
   let pointer: OpaquePointer
 }
 
-/// What every request of one daemon shares: the front door and the connection gate.
+/// A connection of libmicrohttpd's, held in `ChangeWaiters` while its status call waits.
+///
+/// `@unchecked Sendable`: a C pointer, used only for MHD_suspend_connection (on the thread
+/// serving it) and MHD_resume_connection (from any thread, as libmicrohttpd allows), each
+/// once, under the waiters' lock; the connection lives until it is resumed.
+private struct ConnectionHandle: @unchecked Sendable {
+  let pointer: OpaquePointer
+}
+
+/// What every request of one daemon shares: the front door, the connection gate and the
+/// status calls waiting for a change.
 private final class DaemonContext: Sendable {
   let frontDoor: WebFrontDoor
   let gate: ConnectionGate
-  init(frontDoor: WebFrontDoor, gate: ConnectionGate) {
+  let waiters: ChangeWaiters<ConnectionHandle>
+  init(frontDoor: WebFrontDoor, gate: ConnectionGate, waiters: ChangeWaiters<ConnectionHandle>) {
     self.frontDoor = frontDoor
     self.gate = gate
+    self.waiters = waiters
   }
 }
 
@@ -102,7 +134,9 @@ final class ConnectionWatchdog: Sendable {
   static let lateness = 0.01
   private let stopped = Mutex(false)
 
-  init(gate: ConnectionGate, logger: Logger) {
+  /// `tick` runs on each wake, after the deadlines: the server lets go the status calls
+  /// that waited their longest (`WebServer`), whoever else wakes them.
+  init(gate: ConnectionGate, logger: Logger, tick: @escaping @Sendable () -> Void = {}) {
     // Without its thread the server still serves; only deadlines go unwatched, so the
     // failure is logged.
     do {
@@ -112,6 +146,7 @@ final class ConnectionWatchdog: Sendable {
           let now = monotonicSeconds()
           let ended = gate.endOverdue(now: now) { memo_shutdown_socket($0) }
           if ended > 0 { logger.debug("closed \(ended, privacy: .public) connections past their deadline") }
+          tick()
           if now - lastReport >= 10 {
             lastReport = now
             for (reason, count) in gate.takeRefusals() {
@@ -148,6 +183,9 @@ private final class PendingRequest {
   let head: HTTPRequest
   var body: [UInt8] = []
   var answered = false
+  /// Whether the request has waited for a change already: when libmicrohttpd calls again
+  /// after the wait, it is answered.
+  var waited = false
 
   init(head: HTTPRequest) { self.head = head }
 
@@ -166,12 +204,11 @@ private func accessHandler(
   _ uploadSize: UnsafeMutablePointer<Int>?, _ state: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
 ) -> MHD_Result {
   guard let cls, let connection, let state, let uploadSize else { return .NO }
-  let frontDoor = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue().frontDoor
+  let context = Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue()
+  let frontDoor = context.frontDoor
   guard let existing = state.pointee else {
     // The head has arrived: check it before reading any body.
-    if let entry = gateEntry(connection) {
-      Unmanaged<DaemonContext>.fromOpaque(cls).takeUnretainedValue().gate.headArrived(entry, now: monotonicSeconds())
-    }
+    if let entry = gateEntry(connection) { context.gate.headArrived(entry, now: monotonicSeconds()) }
     let head = requestHead(connection, url: url, method: method)
     let pending = PendingRequest(head: head)
     state.pointee = Unmanaged.passRetained(pending).toOpaque()
@@ -207,6 +244,14 @@ private func accessHandler(
       pending.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size))
     }
     return .YES
+  }
+  if !pending.waited, let mark = frontDoor.waitMark(for: pending.head) {
+    // Held without a thread until the mark moves; libmicrohttpd calls again after.
+    pending.waited = true
+    let held = context.waiters.suspend(ConnectionHandle(pointer: connection), mark: mark, now: monotonicSeconds()) {
+      MHD_suspend_connection($0.pointer)
+    }
+    if held { return .YES }
   }
   var request = pending.head
   // Moved, not copied: one buffer to wipe afterwards.

@@ -7,4 +7,13 @@
 /// takes seconds (a sync) runs in the background and is polled.
 public protocol WebAPI: Sendable {
   func perform(_ call: APICall) -> HTTPResponse
+
+  /// The node's change mark (`status`'s `changes`): what a waiting status call compares
+  /// with the mark the page saw. Nil when there is none to tell (locked, no store): the
+  /// call is answered at once.
+  func changeMark() -> String?
+}
+
+extension WebAPI {
+  public func changeMark() -> String? { nil }
 }

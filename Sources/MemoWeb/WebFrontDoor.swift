@@ -59,6 +59,21 @@ public final class WebFrontDoor: Sendable {
     return ResponsePolicy.apply(response)
   }
 
+  /// The longest mark a waiting status call may carry: the node's are a few numbers.
+  static let longestWaitMark = 128
+
+  /// The mark a status call waits on (`GET /api/status?wait=MARK`, docs/WEB.md): the one the
+  /// page sent, when the request passes every check `respond` makes (a live session among
+  /// them) and the node's mark is still that one. Nil: the call is answered at once (the
+  /// mark moved, the node has none to tell, or it is not a waiting call).
+  public func waitMark(for request: HTTPRequest) -> String? {
+    guard request.method == "GET", request.path == "/api/status", let seen = request.queryValue("wait"),
+      seen.utf8.count <= Self.longestWaitMark, refusal(request, contentLength: UInt64(request.body.count)) == nil,
+      let current = api.changeMark(), current == seen
+    else { return nil }
+    return seen
+  }
+
   // MARK: - Checks
 
   private func refusal(_ request: HTTPRequest, contentLength: UInt64?) -> HTTPResponse? {

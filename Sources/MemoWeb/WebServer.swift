@@ -32,7 +32,8 @@ public final class WebServer: Sendable {
     addresses: [LoopbackAddress], port: UInt16?, api: any WebAPI, logger: Logger,
     onSignIn: @escaping @Sendable (String) -> Void = { _ in },
     sessionIdleSeconds: Double = WebSessions.defaultIdleSeconds,
-    connectionLimits: ConnectionGate.Limits = .init(), isLocked: @escaping @Sendable () -> Bool = { false }
+    connectionLimits: ConnectionGate.Limits = .init(), isLocked: @escaping @Sendable () -> Bool = { false },
+    longestWait: Double = 25
   ) throws {
     Self.raiseDescriptorLimit()
     let (sockets, bound, notes) = try Self.listen(addresses, port: port)
@@ -53,7 +54,9 @@ public final class WebServer: Sendable {
     do {
       for (index, socket) in sockets.enumerated() {
         do {
-          daemons.append(try MicroHTTPDaemon(socket: socket.fd, frontDoor: frontDoor, gate: gate, limits: .init()))
+          daemons.append(
+            try MicroHTTPDaemon(
+              socket: socket.fd, frontDoor: frontDoor, gate: gate, limits: .init(), longestWait: longestWait))
         } catch {
           for later in sockets[(index + 1)...] { close(later.fd) }
           throw error
@@ -68,7 +71,10 @@ public final class WebServer: Sendable {
     self.notes = notes
     self.daemons = daemons
     self.gate = gate
-    watchdog = ConnectionWatchdog(gate: gate, logger: logger)
+    watchdog = ConnectionWatchdog(gate: gate, logger: logger) { [daemons] in
+      let now = monotonicSeconds()
+      for daemon in daemons { daemon.wakeWaiters(now: now, current: nil) }
+    }
   }
 
   /// The one-time URL that signs a browser in now.
@@ -76,6 +82,23 @@ public final class WebServer: Sendable {
 
   /// Every address's base URL: `http://127.0.0.1:8426`, `http://[::1]:8426`.
   public var baseURLs: [String] { origins.addresses.map { "http://" + $0.authority(port: origins.port) } }
+
+  /// Answers the status calls waiting for a change whose wait is over: every one past its
+  /// longest wait; with `everyone` (a lock or an unlock) all of them; and, when `mark` is
+  /// given (something was written in the store's folder), every one that saw another mark
+  /// than the one it reads (none when it reads nil: a store that does not open now proves
+  /// no change). The owner calls it at least once a second; `mark` (it reads the store) is
+  /// read only while calls wait, and outside the waiters' lock, so no request waits for the
+  /// store to be read.
+  public func wakeWaiters(everyone: Bool = false, mark: (() -> String?)?) {
+    guard waiting > 0 else { return }
+    let current: String?? = everyone ? .some(nil) : mark?().map { .some($0) } ?? nil
+    let now = monotonicSeconds()
+    for daemon in daemons { daemon.wakeWaiters(now: now, current: current) }
+  }
+
+  /// How many status calls wait for a change now.
+  public var waiting: Int { daemons.reduce(0) { $0 + $1.waiting } }
 
   /// Ends every connection and session; the port is free afterwards. Idempotent.
   public func stop() {

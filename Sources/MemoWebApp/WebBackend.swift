@@ -48,6 +48,10 @@ public final class WebBackend: WebAPI {
     }
   }
 
+  public func changeMark() -> String? {
+    App(paths: paths, keys: keys, logger: logger, clock: clock).status.changeMark()
+  }
+
   private func run(_ call: APICall) throws -> HTTPResponse {
     // A use of the node of its own per call: the store is opened afresh each time.
     let app = App(paths: paths, keys: keys, logger: logger, clock: clock)

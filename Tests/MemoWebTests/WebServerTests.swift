@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import Synchronization
 import XCTest
 
 @testable import MemoWeb
@@ -11,9 +12,11 @@ import XCTest
 /// The libmicrohttpd server on loopback with a recording API: real sockets, real HTTP.
 final class WebServerTests: XCTestCase {
   /// Sends `request` (raw bytes) to 127.0.0.1:port and returns the whole answer.
-  func exchange(_ request: [UInt8], port: UInt16) throws -> String {
+  func exchange(_ request: [UInt8], port: UInt16) throws -> String { try Self.exchange(request, port: port) }
+
+  static func exchange(_ request: [UInt8], port: UInt16) throws -> String {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    XCTAssertGreaterThanOrEqual(fd, 0)
+    guard fd >= 0 else { throw WebTestFailure("socket: \(errno)") }
     defer { close(fd) }
     var timeout = timeval(tv_sec: 10, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -97,6 +100,82 @@ final class WebServerTests: XCTestCase {
     XCTAssertThrowsError(try exchange(http("GET / HTTP/1.1\r\n\(host)"), port: port), "stopped: the port is closed")
   }
 
+  /// A status call that waits (`?wait=MARK`) is held without a thread until the mark
+  /// moves, its longest wait passes or the server stops; one with another mark, or without
+  /// a session, is answered at once.
+  func testAWaitingStatusCallIsAnsweredWhenTheMarkMoves() throws {
+    let api = MarkedAPI()
+    let server = try WebServer(addresses: [.ipv4], port: 0, api: api, logger: .disabled, longestWait: 2)
+    defer { server.stop() }
+    let port = server.origins.port
+    let host = "Host: 127.0.0.1:\(port)"
+    let login = try exchange(
+      http("GET /login?token=\(server.sessions.token) HTTP/1.1\r\n\(host)\r\nConnection: close"), port: port)
+    let cookie = try XCTUnwrap(
+      login.split(separator: "\r\n").first { $0.hasPrefix("Set-Cookie: ") }?.dropFirst("Set-Cookie: ".count)
+        .split(separator: ";").first)
+    func status(wait: String, cookie: Substring?) -> [UInt8] {
+      let sent = cookie.map { "Cookie: \($0)\r\n" } ?? ""
+      return http("GET /api/status?wait=\(wait) HTTP/1.1\r\n\(host)\r\n\(sent)Connection: close")
+    }
+
+    XCTAssertTrue(try exchange(status(wait: "1", cookie: nil), port: port).hasPrefix("HTTP/1.1 401"), "no session")
+    XCTAssertEqual(server.waiting, 0)
+    XCTAssertTrue(try exchange(status(wait: "0", cookie: cookie), port: port).hasPrefix("HTTP/1.1 200"), "moved")
+    let longMark = String(repeating: "1", count: 129)
+    api.mark.withLock { $0 = longMark }
+    XCTAssertTrue(
+      try exchange(status(wait: longMark, cookie: cookie), port: port).hasPrefix("HTTP/1.1 200"), "too long")
+    api.mark.withLock { $0 = "1" }
+    XCTAssertEqual(server.waiting, 0)
+
+    // The current mark: held until it moves. Two waiting calls hold no thread: a third
+    // request is answered meanwhile (the daemon has two threads).
+    let answers = Recorded()
+    let calls = DispatchGroup()
+    for _ in 0..<2 {
+      calls.enter()
+      let request = status(wait: "1", cookie: cookie)
+      Thread.detachNewThread {
+        answers.append((try? Self.exchange(request, port: port)) ?? "failed")
+        calls.leave()
+      }
+    }
+    let deadline = Date().addingTimeInterval(5)
+    while server.waiting < 2 && Date() < deadline { usleep(10_000) }
+    XCTAssertEqual(server.waiting, 2)
+    XCTAssertTrue(
+      try exchange(http("GET /api/memos HTTP/1.1\r\n\(host)\r\nCookie: \(cookie)\r\nConnection: close"), port: port)
+        .hasPrefix("HTTP/1.1 200"))
+    server.wakeWaiters(mark: { "1" })
+    XCTAssertEqual(server.waiting, 2, "the same mark: still waiting")
+    XCTAssertEqual(answers.all, [])
+    api.mark.withLock { $0 = "2" }
+    server.wakeWaiters(mark: { api.changeMark() })
+    XCTAssertEqual(calls.wait(timeout: .now() + 5), .success)
+    XCTAssertEqual(answers.all.count, 2)
+    XCTAssertTrue(answers.all.allSatisfy { $0.hasPrefix("HTTP/1.1 200") }, "\(answers.all)")
+    XCTAssertTrue(answers.all.allSatisfy { $0.contains("Content-Security-Policy:") })
+    XCTAssertEqual(server.waiting, 0)
+
+    // Nothing changes: answered after the longest wait (2 s here), by the server's watchdog.
+    let started = Date()
+    XCTAssertTrue(try exchange(status(wait: "2", cookie: cookie), port: port).hasPrefix("HTTP/1.1 200"))
+    XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 1.9)
+
+    // A call waiting when the server stops is let go, and the server stops.
+    calls.enter()
+    let last = status(wait: "2", cookie: cookie)
+    Thread.detachNewThread {
+      answers.append((try? Self.exchange(last, port: port)) ?? "failed")
+      calls.leave()
+    }
+    while server.waiting < 1 && Date() < started.addingTimeInterval(10) { usleep(10_000) }
+    XCTAssertEqual(server.waiting, 1)
+    server.stop()
+    XCTAssertEqual(calls.wait(timeout: .now() + 5), .success, "the stop did not wait for the call")
+  }
+
   func testAPortInUseIsAClearError() throws {
     let first = try WebServer(addresses: [.ipv4], port: 0, api: RecordingAPI(), logger: .disabled)
     defer { first.stop() }
@@ -124,4 +203,13 @@ final class WebServerTests: XCTestCase {
 struct WebTestFailure: Error, CustomStringConvertible {
   let description: String
   init(_ description: String) { self.description = description }
+}
+
+/// An API whose change mark the test moves.
+final class MarkedAPI: WebAPI {
+  let mark = Mutex("1")
+
+  func perform(_ call: APICall) -> HTTPResponse { .json(200, encoding: ["changes": mark.withLock { $0 }]) }
+
+  func changeMark() -> String? { mark.withLock { $0 } }
 }

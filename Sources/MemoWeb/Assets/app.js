@@ -140,10 +140,14 @@ function localTime(iso) {
 
 const locked = () => state.status?.protection?.state === 'locked';
 
-async function refreshStatus() {
+/// `wait`: the call is held by the server until the node's change mark is no longer this
+/// one (or its longest wait of 25 s passed), so the page hears of a change, a lock or an
+/// unlock as soon as the server does, without asking over and over.
+async function refreshStatus(wait) {
   const wasLocked = locked();
   const before = state.status?.changes;
-  state.status = await api('GET', '/api/status');
+  const query = typeof wait === 'string' ? '?wait=' + encodeURIComponent(wait) : '';
+  state.status = await api('GET', '/api/status' + query);
   renderHeader();
   if (locked() !== wasLocked) {
     if (locked()) forgetContent();
@@ -1113,13 +1117,31 @@ async function start() {
   if (document.visibilityState !== 'visible') hide();
   render();
   document.body.dataset.ready = 'true';
-  // The lock state can change behind the page's back (memo-peer lock, the idle timeout),
-  // and so can the memos (live sync, a peer's delivery): `changes` in the status says so.
-  // Twice a second: a lock then empties the page well within two seconds, also on a
-  // loaded machine, and a change that arrived is on the page within half a second.
-  setInterval(() => {
-    if (!state.signedOut && !state.sessionLocked) refreshStatus().catch(() => {});
-  }, 500);
+  watchChanges();
+}
+
+/// The lock state can change behind the page's back (memo-peer lock, the idle timeout), and
+/// so can the memos (live sync, a peer's delivery): `changes` in the status says so. One
+/// status call at a time waits on the server for the mark to move (long polling); the
+/// server lets it go within a second of a lock, so the page empties well within two. With
+/// no mark to wait on (the node locked under a session that stays), after a failed call,
+/// or when the server answered at once with nothing changed (it could not wait), the next
+/// call is a second later: never a busy loop.
+async function watchChanges() {
+  for (;;) {
+    if (state.signedOut) return;
+    const mark = state.status?.changes;
+    let pause = 1000;
+    if (!state.sessionLocked) {
+      const asked = Date.now();
+      try {
+        await refreshStatus(typeof mark === 'string' ? mark : undefined);
+        const waited = Date.now() - asked >= 1000;
+        if (typeof mark === 'string' && (waited || state.status?.changes !== mark)) pause = 0;
+      } catch (error) { pause = 1000; }
+    }
+    if (pause) await new Promise((resolve) => setTimeout(resolve, pause));
+  }
 }
 
 start();
