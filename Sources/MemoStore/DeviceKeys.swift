@@ -221,8 +221,17 @@ public struct DeviceKeys: Sendable {
       // Secrets first, the key file last: until it is written, the node reads as unprotected
       // and opens the secrets already sealed with its plain key, so a crash loses nothing.
       try NodeSecrets(paths: paths, keys: self).sealPlainSecrets(with: key)
-      try file.write(wrapped: wrapped, exclusive: contents == nil)
+      // The key goes into the keyring before the file names it: the other way round, the
+      // node read as locked in between, and a web server looking then suspended every
+      // session of its page. Until the file is written the entry is under a key id nothing
+      // names; if the write fails it is taken out again.
       try admit(key, wrapped)
+      do { try file.write(wrapped: wrapped, exclusive: contents == nil) } catch {
+        let names = KeyringNames(wrapped.keyID)
+        try? keyring.remove(names.deviceKey)
+        try? keyring.remove(names.unlockedSinceBoot)
+        throw error
+      }
       return .protected
     case .rewrap:
       guard case .wrapped(let old)? = contents else { return .unchanged }

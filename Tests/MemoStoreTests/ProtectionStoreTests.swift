@@ -1,7 +1,9 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoSystem
 import MemoTestSupport
+import Synchronization
 import XCTest
 
 @_spi(Fuzzing) @testable import MemoStore
@@ -187,6 +189,22 @@ final class ProtectionStoreTests: XCTestCase {
     assertMemoError(.locked, try open(other))
   }
 
+  /// Protecting never makes the node read as locked on the way: the key is in the keyring
+  /// before the key file names it (a web server looking in between suspended every session).
+  func testProtectingNeverShowsTheNodeLockedOnTheWay() throws {
+    let node = try TemporaryNode()
+    _ = try open(node)
+    let probe = ProbingKeyring(paths: node.paths)
+    let keys = DeviceKeys(paths: node.paths, keyring: probe, kdfParameters: Self.fastKDF)
+    XCTAssertEqual(
+      try keys.protect(
+        .complete, idleTimeout: nil, changePassphrase: false, currentPassphrase: { SecureBytes(copying: [1]) },
+        newPassphrase: { self.right }), .protected)
+    XCTAssertFalse(probe.lockedSeen.withLock { $0 }, "the node read as locked while it was protected")
+    XCTAssertFalse(keys.isLocked)
+    XCTAssertEqual(try keys.status().protection, .complete)
+  }
+
   func testMarkingPrivateRemovesTheListingCopyAndPublicAddsIt() throws {
     let node = try TemporaryNode()
     let store = try open(node)
@@ -209,5 +227,30 @@ final class ProtectionStoreTests: XCTestCase {
     XCTAssertEqual(try protect(node, .complete, new: right), .protected)
     try keys(node).lock()
     assertMemoError(.integrity, try open(node).listing())
+  }
+}
+
+/// A keyring that, each time a secret enters it, reads the node's lock state as any other
+/// process would at that moment, and remembers whether it was ever `locked`.
+final class ProbingKeyring: SecretKeyring {
+  let inner = FakeKeyring()
+  let paths: NodePaths
+  let lockedSeen = Mutex(false)
+
+  init(paths: NodePaths) { self.paths = paths }
+
+  func store(_ name: String, secret: SecureBytes) throws {
+    look()
+    try inner.store(name, secret: secret)
+    look()
+  }
+
+  func read(_ name: String, maxCount: Int) throws -> SecureBytes? { try inner.read(name, maxCount: maxCount) }
+  func contains(_ name: String) -> Bool { inner.contains(name) }
+  func setTimeout(_ name: String, seconds: UInt32) throws { try inner.setTimeout(name, seconds: seconds) }
+  func remove(_ name: String) throws { try inner.remove(name) }
+
+  private func look() {
+    if DeviceKeys(paths: paths, keyring: inner).isLocked { lockedSeen.withLock { $0 = true } }
   }
 }
