@@ -213,7 +213,7 @@ public struct OutboxDelivery: Sendable {
         let action = actions[next]
         next += 1
         switch action {
-        case .read(let id): actions += machine.handle(.readJSON(try store.outboxContentJSON(id)))
+        case .read(let id): actions += machine.handle(.read(json: try store.outboxContentJSON(id)))
         case .markSending(let ids): try store.setOutboxStates(ids.map { ($0, .sending) }, attempted: true)
         case .record(let changes):
           let time = clock()

@@ -71,11 +71,10 @@ public struct DeliverySender: Sendable {
   /// What the driver feeds in: the answers to `.read` and `.send`, and the receiver's
   /// frames (or the end of the connection) whenever `needsFrame`.
   public enum Event: Sendable, Equatable {
-    /// The answer to `.read`: the entry's memo, opened.
-    case read(DeliveryMessage.Content)
-    /// The same answer as the memo's JSON object: `DeliveryMessage.encode(_:)` of it, or its
-    /// stored JSON that `DeliveryMessage.sendableJSON` let through.
-    case readJSON([UInt8])
+    /// The answer to `.read`: the entry's memo, opened, as the JSON object a batch carries
+    /// (`DeliveryMessage.encode(_:)` of it, or its stored JSON that
+    /// `DeliveryMessage.sendableJSON` let through).
+    case read(json: [UInt8])
     /// The answer to `.send`: the frame went out.
     case sent
     case frame(Frame)
@@ -156,9 +155,7 @@ public struct DeliverySender: Sendable {
   public mutating func handle(_ event: Event) -> [Action] {
     guard !finished else { return [] }
     switch event {
-    case .read(let content):
-      return handle(.readJSON(DeliveryMessage.encode(content)))
-    case .readJSON(let memo):
+    case .read(let memo):
       guard case .read(let id) = awaiting else { return [] }
       awaiting = nil
       return pack(id, memo) + fill()
