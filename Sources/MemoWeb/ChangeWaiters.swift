@@ -1,5 +1,15 @@
 import Synchronization
 
+/// What a wake of the waiting status calls knows of the node's change mark.
+enum MarkLook: Sendable, Equatable {
+  /// Nothing was read: only the longest waits count.
+  case deadlines
+  /// The mark now: the calls that saw another one go.
+  case mark(String)
+  /// A lock or an unlock: every call goes, to be answered.
+  case everyone
+}
+
 /// The page's status calls that wait for a change (`GET /api/status?wait=MARK`, docs/WEB.md),
 /// held without a thread: each waits for the store's change mark to move from the one the
 /// page last saw, for the node's lock to change, or for `longestWait` to pass, whichever is
@@ -50,15 +60,12 @@ final class ChangeWaiters<Handle: Sendable>: Sendable {
     }
   }
 
-  /// Lets go, through `release`, every request whose wait is over: those past their
-  /// deadline, and, when the current mark was read (`current` not nil: only when something
-  /// may have changed, as reading it reads the store), those that saw another mark. A
-  /// current mark of nil (the node has none to tell: locked, no store) lets every waiter go,
-  /// to be answered. Returns how many were let go.
+  /// Lets go, through `release`, every request whose wait is over (`due`). Returns how many
+  /// were let go.
   @discardableResult
-  func wake(now: Double, current: String??, release: (Handle) -> Void) -> Int {
+  func wake(now: Double, look: MarkLook, release: (Handle) -> Void) -> Int {
     state.withLock { state in
-      let due = Self.due(state.waiters, now: now, current: current)
+      let due = Self.due(state.waiters, now: now, look: look)
       for id in due {
         if let waiter = state.waiters.removeValue(forKey: id) { release(waiter.handle) }
       }
@@ -75,14 +82,16 @@ final class ChangeWaiters<Handle: Sendable>: Sendable {
     }
   }
 
-  /// The waiters whose wait is over, in the order they came: past their deadline, or, when
-  /// the current mark was read (`current` not nil), holding another mark than it (a nil
-  /// mark: none to compare with, so all of them).
-  static func due(_ waiters: [UInt64: Waiter], now: Double, current: String??) -> [UInt64] {
+  /// The waiters whose wait is over, in the order they came: those past their deadline,
+  /// and as `look` says, those that saw another mark than the current one, or all.
+  static func due(_ waiters: [UInt64: Waiter], now: Double, look: MarkLook) -> [UInt64] {
     waiters.filter { _, waiter in
-      if now >= waiter.deadline { return true }
-      guard let current else { return false }
-      return current != waiter.mark
+      guard now < waiter.deadline else { return true }
+      switch look {
+      case .deadlines: return false
+      case .mark(let current): return current != waiter.mark
+      case .everyone: return true
+      }
     }.keys.sorted()
   }
 }

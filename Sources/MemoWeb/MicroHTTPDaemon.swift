@@ -61,13 +61,12 @@ final class MicroHTTPDaemon: Sendable {
   }
 
   /// Lets go the status calls whose wait is over (`ChangeWaiters.wake`): each is then
-  /// answered on one of libmicrohttpd's threads.
-  /// Under the daemon's lock: once `stop` has begun, no wake runs or starts (the context
-  /// is released when the daemon has stopped).
-  func wakeWaiters(now: Double, current: String??) {
+  /// answered on one of libmicrohttpd's threads. Under the daemon's lock: once `stop` has
+  /// begun, no wake runs or starts (the context is released when the daemon has stopped).
+  func wakeWaiters(now: Double, look: MarkLook) {
     daemon.withLock { handle in
       guard handle != nil else { return }
-      context.takeUnretainedValue().waiters.wake(now: now, current: current) { MHD_resume_connection($0.pointer) }
+      context.takeUnretainedValue().waiters.wake(now: now, look: look) { MHD_resume_connection($0.pointer) }
     }
   }
 

@@ -73,7 +73,7 @@ public final class WebServer: Sendable {
     self.gate = gate
     watchdog = ConnectionWatchdog(gate: gate, logger: logger) { [daemons] in
       let now = monotonicSeconds()
-      for daemon in daemons { daemon.wakeWaiters(now: now, current: nil) }
+      for daemon in daemons { daemon.wakeWaiters(now: now, look: .deadlines) }
     }
   }
 
@@ -92,9 +92,9 @@ public final class WebServer: Sendable {
   /// store to be read.
   public func wakeWaiters(everyone: Bool = false, mark: (() -> String?)?) {
     guard waiting > 0 else { return }
-    let current: String?? = everyone ? .some(nil) : mark?().map { .some($0) } ?? nil
+    let look: MarkLook = everyone ? .everyone : mark?().map(MarkLook.mark) ?? .deadlines
     let now = monotonicSeconds()
-    for daemon in daemons { daemon.wakeWaiters(now: now, current: current) }
+    for daemon in daemons { daemon.wakeWaiters(now: now, look: look) }
   }
 
   /// How many status calls wait for a change now.

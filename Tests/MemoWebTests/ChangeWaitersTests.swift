@@ -3,7 +3,7 @@ import XCTest
 @testable import MemoWeb
 
 /// The rules of the page's waiting status calls, without a socket: a call is let go when
-/// the mark moved, when its longest wait passed, when the node has no mark to tell, or when
+/// the mark moved, when its longest wait passed, when the node locks or unlocks, or when
 /// the server stops; never twice, and never before it was held.
 final class ChangeWaitersTests: XCTestCase {
   final class Log: @unchecked Sendable {
@@ -20,24 +20,24 @@ final class ChangeWaitersTests: XCTestCase {
     XCTAssertEqual(waiters.count, 2)
 
     // Nothing read (no write seen): only deadlines count, and none has passed.
-    XCTAssertEqual(waiters.wake(now: 120, current: nil) { log.released.append($0) }, 0)
+    XCTAssertEqual(waiters.wake(now: 120, look: .deadlines) { log.released.append($0) }, 0)
     // The same mark as the second call saw: only the first goes.
-    XCTAssertEqual(waiters.wake(now: 120, current: .some("8.0")) { log.released.append($0) }, 1)
+    XCTAssertEqual(waiters.wake(now: 120, look: .mark("8.0")) { log.released.append($0) }, 1)
     XCTAssertEqual(log.released, [1])
     // The second's longest wait passes (110 + 25).
-    XCTAssertEqual(waiters.wake(now: 134.9, current: nil) { log.released.append($0) }, 0)
-    XCTAssertEqual(waiters.wake(now: 135, current: nil) { log.released.append($0) }, 1)
+    XCTAssertEqual(waiters.wake(now: 134.9, look: .deadlines) { log.released.append($0) }, 0)
+    XCTAssertEqual(waiters.wake(now: 135, look: .deadlines) { log.released.append($0) }, 1)
     XCTAssertEqual(log.released, [1, 2], "each once")
     XCTAssertEqual(waiters.count, 0)
-    XCTAssertEqual(waiters.wake(now: 200, current: .some("9.0")) { log.released.append($0) }, 0)
+    XCTAssertEqual(waiters.wake(now: 200, look: .mark("9.0")) { log.released.append($0) }, 0)
   }
 
-  func testNoMarkToTellLetsEveryCallGo() {
+  func testALockOrUnlockLetsEveryCallGo() {
     let waiters = ChangeWaiters<Int>()
     let log = Log()
     for handle in 1...3 { XCTAssertTrue(waiters.suspend(handle, mark: "1", now: 0) { log.held.append($0) }) }
-    // The node locked (its store does not open): every call is answered.
-    XCTAssertEqual(waiters.wake(now: 1, current: .some(nil)) { log.released.append($0) }, 3)
+    // A lock or an unlock: every call is answered.
+    XCTAssertEqual(waiters.wake(now: 1, look: .everyone) { log.released.append($0) }, 3)
     XCTAssertEqual(log.released, [1, 2, 3], "in the order they came")
   }
 
@@ -57,10 +57,10 @@ final class ChangeWaitersTests: XCTestCase {
       3: .init(handle: 3, mark: "a", deadline: 10), 1: .init(handle: 1, mark: "b", deadline: 50),
       2: .init(handle: 2, mark: "a", deadline: 50),
     ]
-    XCTAssertEqual(ChangeWaiters.due(waiters, now: 5, current: nil), [])
-    XCTAssertEqual(ChangeWaiters.due(waiters, now: 10, current: nil), [3])
-    XCTAssertEqual(ChangeWaiters.due(waiters, now: 5, current: .some("a")), [1])
-    XCTAssertEqual(ChangeWaiters.due(waiters, now: 10, current: .some("b")), [2, 3])
-    XCTAssertEqual(ChangeWaiters.due(waiters, now: 5, current: .some(nil)), [1, 2, 3])
+    XCTAssertEqual(ChangeWaiters.due(waiters, now: 5, look: .deadlines), [])
+    XCTAssertEqual(ChangeWaiters.due(waiters, now: 10, look: .deadlines), [3])
+    XCTAssertEqual(ChangeWaiters.due(waiters, now: 5, look: .mark("a")), [1])
+    XCTAssertEqual(ChangeWaiters.due(waiters, now: 10, look: .mark("b")), [2, 3])
+    XCTAssertEqual(ChangeWaiters.due(waiters, now: 5, look: .everyone), [1, 2, 3])
   }
 }
