@@ -67,7 +67,7 @@ extension MemoStore {
     _ = try sealer()
     return try batch {
       var result = FetchedHistory()
-      guard try !purgedMemos().contains(memo) else { return result }
+      guard try !purgedMemos().contains(PurgedMemo(notebook: notebook, memo: memo)) else { return result }
       let refused = try takeBindings(bindings, from: peer, now: now)
       let authorships = try self.authorships(of: records, refused: refused)
       let heads = try self.heads(of: memo).map(\.head)

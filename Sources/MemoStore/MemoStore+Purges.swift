@@ -29,7 +29,7 @@ extension MemoStore {
         }
         try keep(purge, author: try deviceID(), via: nil, now: now)
       }
-      try dropPurged(memo)
+      try dropPurged(memo, in: notebook)
       return notebook
     }
     checkpointAfterPurge()
@@ -68,8 +68,16 @@ extension MemoStore {
           reason: "a purge beyond the \(Self.maximumPurgesPerDevice) one device may make", now: now)
         continue
       }
+      // The notebook the memo is in here decides, not the one the purge names.
+      if let here = try notebookHolding(purge.memo), here != purge.notebook {
+        try quarantine(
+          bytes, from: peer, notebook: purge.notebook,
+          reason: "a purge naming notebook \(purge.notebook.short) of a memo that is in another notebook here",
+          now: now)
+        continue
+      }
       try keep(purge, author: author, via: peer, now: now)
-      try dropPurged(purge.memo)
+      try dropPurged(purge.memo, in: purge.notebook)
       applied += 1
     }
     return applied
@@ -100,13 +108,32 @@ extension MemoStore {
   /// that never existed.
   static let maximumPurgesPerDevice = 10_000
 
-  /// The memos purged here: a record of one of them is dropped when it arrives.
-  func purgedMemos() throws -> Set<MemoID> {
+  /// The memos purged here, each with the notebook its purge named: a record of one of them
+  /// in that notebook is dropped when it arrives (the same memo id in another notebook is
+  /// not that memo's purge's business).
+  func purgedMemos() throws -> Set<PurgedMemo> {
     try sql {
-      let read = try db.prepare("SELECT DISTINCT memo FROM purges")
-      var memos: Set<MemoID> = []
-      while try read.step() { if let memo = MemoID(canonical: read.text(0)) { memos.insert(memo) } }
+      let read = try db.prepare("SELECT DISTINCT notebook, memo FROM purges")
+      var memos: Set<PurgedMemo> = []
+      while try read.step() {
+        if let notebook = NotebookID(read.text(0)), let memo = MemoID(canonical: read.text(1)) {
+          memos.insert(PurgedMemo(notebook: notebook, memo: memo))
+        }
+      }
       return memos
+    }
+  }
+
+  /// The notebook `memo` is in here, as a member's row or a relay's sealed record (nil:
+  /// neither, or a row in no notebook).
+  private func notebookHolding(_ memo: MemoID) throws -> NotebookID? {
+    try sql {
+      try db.withCached(
+        "SELECT notebook FROM memos WHERE id = ?1 UNION ALL SELECT notebook FROM relayed WHERE memo = ?1 LIMIT 1"
+      ) { read in
+        try read.bind(1, memo.rawValue)
+        return try read.step() && !read.isNull(0) ? NotebookID(read.text(0)) : nil
+      }
     }
   }
 
@@ -134,21 +161,33 @@ extension MemoStore {
     }
   }
 
-  /// Every row of `memo` here: its head and conflict copies (tombstone included), history,
-  /// trash entry, held removals, and the sealed records a relay keeps. Runs inside the
-  /// caller's transaction.
-  private func dropPurged(_ memo: MemoID) throws {
+  /// Every row of `memo` in `notebook` here (nil: a memo in no notebook, purged by this
+  /// device alone): its head and conflict copies (tombstone included), history, trash entry,
+  /// held removals, and the sealed records a relay keeps. Rows of the same id in another
+  /// notebook stay. Runs inside the caller's transaction.
+  private func dropPurged(_ memo: MemoID, in notebook: NotebookID?) throws {
+    let values: [SQLiteValue] = [.text(memo.rawValue), notebook.map { .text($0.rawValue) } ?? .null]
     try sql {
-      try deleteHistory("memo = ?1", [.text(memo.rawValue)])
+      try deleteHistory("memo = ?1 AND notebook IS ?2", values)
+      // The trash has no notebook: its entry goes with the memo's head row, before that row.
       for statement in [
-        "DELETE FROM memos WHERE id = ?1 OR conflict_of = ?1", "DELETE FROM trash WHERE memo = ?1",
-        "DELETE FROM sync_held WHERE memo = ?1", "DELETE FROM relayed WHERE memo = ?1",
-        "DELETE FROM relayed_history WHERE memo = ?1",
+        "DELETE FROM trash WHERE memo = ?1 AND EXISTS (SELECT 1 FROM memos WHERE id = ?1 AND notebook IS ?2)",
+        "DELETE FROM memos WHERE (id = ?1 OR conflict_of = ?1) AND notebook IS ?2",
+        "DELETE FROM sync_held WHERE memo = ?1 AND notebook IS ?2",
+        "DELETE FROM relayed WHERE memo = ?1 AND notebook IS ?2",
+        "DELETE FROM relayed_history WHERE memo = ?1 AND notebook IS ?2",
       ] {
         let delete = try db.prepare(statement)
-        try delete.bind(1, memo.rawValue)
+        try delete.bind(values)
         _ = try delete.step()
       }
     }
   }
+}
+
+/// A memo a purge named, in the notebook it named: what a later record must match to be
+/// dropped on arrival.
+struct PurgedMemo: Hashable {
+  let notebook: NotebookID
+  let memo: MemoID
 }

@@ -5,6 +5,12 @@ import MemoCore
 /// batch's transaction; over a quota the batch is refused (`over-quota`, naming the peer) and
 /// nothing of it is lost: it comes again at a later sync.
 extension MemoStore {
+  /// The quotas config.json sets (its defaults when it sets none, or cannot be read: a
+  /// broken file must not stop syncs; `doctor` and every command that reads it say so).
+  func syncQuotas() -> SyncQuotas {
+    (try? NodeConfig.load(paths: paths))?.quotas ?? SyncQuotas()
+  }
+
   /// The UTC day of `now` (ms since 1970), the quota's period.
   static func quotaDay(_ now: Timestamp) -> Int64 { now / 86_400_000 }
 

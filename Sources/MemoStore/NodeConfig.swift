@@ -21,6 +21,8 @@ public struct NodeConfig: Sendable {
   public var notifications = true
   /// `history`: how many superseded revisions, for how long, and how much in all; the trash's days.
   public var history = HistoryLimits.default
+  /// `quotas`: what one peer may bring by sync (new memos a day, a first fill).
+  public var quotas = SyncQuotas()
 
   struct File: Decodable {
     var serviceTypes: [String]?
@@ -28,6 +30,33 @@ public struct NodeConfig: Sendable {
     var widget: Widget?
     var notifications: Bool?
     var history: History?
+    var quotas: Quotas?
+
+    struct Quotas: Decodable {
+      var newMemosPerDay: Int?
+      var firstFillMemos: Int?
+
+      enum CodingKeys: String, CodingKey {
+        case newMemosPerDay = "new_memos_per_day"
+        case firstFillMemos = "first_fill_memos"
+      }
+
+      @inline(never)
+      func quotas(path: String) throws -> SyncQuotas {
+        for (name, value) in [("new_memos_per_day", newMemosPerDay), ("first_fill_memos", firstFillMemos)] {
+          guard let value, !SyncQuotas.allowed.contains(value) else { continue }
+          throw MemoPeerError(
+            .invalidInput,
+            "\(path): quotas.\(name) must be from \(SyncQuotas.allowed.lowerBound) to \(SyncQuotas.allowed.upperBound)",
+            hint: "the defaults are new_memos_per_day \(SyncLimits.maximumNewMemosPerPeerPerDay), "
+              + "first_fill_memos \(SyncLimits.maximumFirstFillMemos)")
+        }
+        let defaults = SyncQuotas()
+        return SyncQuotas(
+          newMemosPerDay: newMemosPerDay ?? defaults.newMemosPerDay,
+          firstFillMemos: firstFillMemos ?? defaults.firstFillMemos)
+      }
+    }
 
     struct History: Decodable {
       var revisions: Int?
@@ -79,7 +108,7 @@ public struct NodeConfig: Sendable {
     enum CodingKeys: String, CodingKey {
       case serviceTypes = "service_types"
       case rotationSeconds = "rotation_seconds"
-      case widget, notifications, history
+      case widget, notifications, history, quotas
     }
   }
 
@@ -118,6 +147,7 @@ public struct NodeConfig: Sendable {
         showPrivateWhenLocked: widget.showPrivateWhenLocked ?? true, protection: widget.protection ?? .none)
     }
     if let history = file.history { config.history = try history.limits(path: path) }
+    if let quotas = file.quotas { config.quotas = try quotas.quotas(path: path) }
     return config
   }
 

@@ -53,17 +53,21 @@ public final class SyncSink {
   let maximumHeld: Int
   /// New replicas this peer may introduce here (`SyncLimits.maximumReplicasPerPeer`).
   let maximumIntroduced: Int
-  /// Memos purged here: their records are dropped on arrival.
-  private let purged: Set<MemoID>
+  /// Memos purged here, by notebook: their records are dropped on arrival.
+  private let purged: Set<PurgedMemo>
   /// Notebooks with a record that could not be opened yet (a key generation not here).
   public private(set) var incomplete: Set<NotebookID> = []
-  /// The quotas (`SyncLimits`): new memos a day from this peer, and a relay's sealed bytes
-  /// per author and notebook. Tests make them small.
+  /// The quotas (config.json's `quotas`, else `SyncLimits`): new memos a day from this
+  /// peer, new memos in a first fill, and a relay's sealed bytes per author and notebook.
+  /// Tests make them small.
   let maximumNewMemos: Int
+  let maximumFirstFill: Int
   let maximumRelayedBytes: Int64
   /// Notebooks this peer sends for the first time (no position in its feed yet): their
-  /// new memos are not counted.
+  /// new memos are not counted by the daily quota but by `maximumFirstFill`, per notebook,
+  /// for as long as the session lasts (a live link's can last for days).
   private let firstFill: Set<NotebookID>
+  private var filled: [NotebookID: Int] = [:]
   /// New memos from this peer today before this session, and in it so far.
   private var addedBefore: (day: Int64, count: Int)?
   private var added = 0
@@ -72,16 +76,19 @@ public final class SyncSink {
   public private(set) var outcome = SyncMessage.Outcome()
 
   /// `deleteGuard` nil: deletes are applied as they come (a person said so). The limits are
-  /// the documented ones (`SyncLimits`); tests make them small.
+  /// the documented ones (`SyncLimits`, the quotas as config.json sets them when nil); tests
+  /// make them small.
   public init(
     store: MemoStore, peer: DeviceID, peerReplica: ReplicaID, deleteGuard: MassDeleteGuard?, plan: SyncPlan,
     maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
     maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer,
-    maximumNewMemos: Int = SyncLimits.maximumNewMemosPerPeerPerDay,
+    maximumNewMemos: Int? = nil, maximumFirstFill: Int? = nil,
     maximumRelayedBytes: Int64 = SyncLimits.maximumRelayedBytesPerAuthor
   ) throws {
+    let quotas = store.syncQuotas()
     self.maximumIntroduced = maximumIntroduced
-    self.maximumNewMemos = maximumNewMemos
+    self.maximumNewMemos = maximumNewMemos ?? quotas.newMemosPerDay
+    self.maximumFirstFill = maximumFirstFill ?? quotas.firstFillMemos
     self.maximumRelayedBytes = maximumRelayedBytes
     firstFill = Set(try plan.receiving.keys.filter { try store.syncCursor(for: peer, in: $0) == nil })
     self.store = store
@@ -141,6 +148,7 @@ public final class SyncSink {
     var liveChange = self.liveChange
     var added = self.added
     var relayedBytes = self.relayedBytes
+    var filled = self.filled
     let day = MemoStore.quotaDay(now)
     if addedBefore?.day != day { addedBefore = (day, try store.memosAdded(by: peer, day: day)) }
     let before = addedBefore?.count ?? 0
@@ -161,7 +169,7 @@ public final class SyncSink {
       }
       for (record, authorship) in zip(batch.records, authorships) {
         guard let role = plan.receiving[record.notebook], !incomplete.contains(record.notebook),
-          !purged.contains(record.memo)
+          !purged.contains(PurgedMemo(notebook: record.notebook, memo: record.memo))
         else { continue }
         // The decoder checked the clear part; checked again here, cheaply, for a batch that
         // reaches the store another way.
@@ -230,7 +238,16 @@ public final class SyncSink {
           outcome.applied += 1
           if conflict { outcome.conflicts += 1 }
           if role == .member { liveChange += live }
-          if live > 0, !firstFill.contains(record.notebook) {
+          if live > 0, firstFill.contains(record.notebook) {
+            let count = filled[record.notebook, default: 0] + 1
+            guard count <= maximumFirstFill else {
+              throw SyncViolation(
+                .overQuota,
+                "more than \(maximumFirstFill) new memos in the first sync of notebook \(record.notebook.short) "
+                  + "from one device (config.json's quotas.first_fill_memos)")
+            }
+            filled[record.notebook] = count
+          } else if live > 0 {
             added += 1
             guard before + added <= maximumNewMemos else {
               throw SyncViolation(
@@ -250,6 +267,7 @@ public final class SyncSink {
     self.liveChange = liveChange
     self.added = added
     self.relayedBytes = relayedBytes
+    self.filled = filled
     return batch.position
   }
 

@@ -86,4 +86,43 @@ final class PurgeSyncTests: XCTestCase {
     XCTAssertNil(try b.store.loadRow(memo.id))
     XCTAssertEqual(try b.store.batch { try b.store.takePurges([real], from: c.id, now: 10) }, 0, "a replay")
   }
+
+  /// A member of one notebook, or a relay of it that is a member of another, names its own
+  /// notebook and the id of a memo in a notebook it has no share of (ids travel in clear to
+  /// relays): the memo, its history and its trash entry stay, the purge is kept aside naming
+  /// the peer, and is never passed on.
+  func testAPurgeNamingAnotherNotebookLeavesTheMemoAndItsHistoryWhole() throws {
+    let (b, c, _, _, s, notebook) = try household()
+    // b's diary, shared with nobody, with a memo of two revisions (one in history).
+    let diary = try b.store.createNotebook(named: "diary", now: 3)
+    let secret = try b.store.create(MemoDraft(title: "diary entry", body: "first"), now: 3, in: diary.id)
+    _ = try b.store.update(secret.id, MemoChange(body: "second"), now: 4)
+    XCTAssertEqual(try b.store.history(of: secret.id).count, 2)
+
+    let byMember = try purge(of: secret.id, in: notebook, signedBy: c)
+    XCTAssertEqual(try b.store.batch { try b.store.takePurges([byMember], from: c.id, now: 5) }, 0)
+    XCTAssertEqual(try b.store.loadRow(secret.id)?.body, "second")
+    XCTAssertEqual(try b.store.history(of: secret.id).count, 2, "its history stays")
+    XCTAssertTrue(
+      try b.store.quarantined().contains {
+        $0.peer == c.id && $0.reason.hasPrefix("a purge naming notebook \(notebook.short) of a memo that is in another")
+      })
+
+    // The relay of `notebook` is a member of a second notebook b shares with it, and names
+    // that one with the id of a memo of `notebook`, which it relays.
+    let shared = try b.store.createNotebook(named: "shared with s", now: 6)
+    try shareNotebook(shared.id, among: [(b.store, b.id), (s.store, s.id)])
+    let before = try XCTUnwrap(b.store.allHeadRows().first { $0.title == "before" })
+    XCTAssertTrue(try s.relays(before.id))
+    let byRelay = try purge(of: before.id, in: shared.id, signedBy: s)
+    XCTAssertEqual(try b.store.batch { try b.store.takePurges([byRelay], from: s.id, now: 7) }, 0)
+    XCTAssertNotNil(try b.store.loadRow(before.id))
+    // Taken by the relay itself, its own purge does not touch what it relays either.
+    XCTAssertEqual(try s.store.batch { try s.store.takePurges([byRelay], from: b.id, now: 7) }, 0)
+    XCTAssertTrue(try s.relays(before.id))
+    // Neither is passed on: a member that syncs later gets the memo as before.
+    XCTAssertTrue(try b.store.purgesToSend(for: c.id).isEmpty)
+    try sync(c, with: b)
+    XCTAssertNotNil(try c.store.loadRow(before.id))
+  }
 }

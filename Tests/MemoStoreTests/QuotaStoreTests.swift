@@ -5,7 +5,7 @@ import MemoProtocol
 import MemoTestSupport
 import XCTest
 
-@testable import MemoStore
+@_spi(Fuzzing) @testable import MemoStore
 
 /// The per-peer quotas (issue 23): one device cannot add memos without bound, nor fill a
 /// relay for everyone; over a quota its batch is refused (`over-quota`, nothing of it
@@ -65,6 +65,44 @@ final class QuotaStoreTests: XCTestCase {
       store: b, peer: TestDevices.id(named: "NEW-LAPTOP"), peerReplica: made, deleteGuard: nil, maximumNewMemos: 5)
     _ = try sink.apply(batch(1...12, position: 12), now: 1_800_000_000_000)
     XCTAssertEqual(try b.count(), 12, "a new laptop's first sync brings all of a household's memos")
+  }
+
+  /// The first fill is bounded too, for as long as the session lasts (a live link's lasts
+  /// for days): over the bound the batch is refused naming the quota, nothing of it is
+  /// stored, and another peer's first fill of the same notebook is not held back.
+  func testAFirstFillStopsAtItsBoundAndOnlyThatPeer() throws {
+    let b = try store()
+    let peer = TestDevices.id(named: "FLOODING")
+    let sink = try RevisionSink(
+      store: b, peer: peer, peerReplica: made, deleteGuard: nil, maximumNewMemos: 5, maximumFirstFill: 12)
+    let day: Timestamp = 1_800_000_000_000
+    _ = try sink.apply(batch(1...8, position: 8), now: day)
+    _ = try sink.apply(batch(9...12, position: 12), now: day)
+    XCTAssertThrowsError(try sink.apply(batch(13...14, position: 14), now: day)) {
+      let violation = $0 as? SyncViolation
+      XCTAssertEqual(violation?.reason, .overQuota, "\($0)")
+      XCTAssertTrue(violation?.detail.contains("first sync of notebook") ?? false, "\($0)")
+    }
+    XCTAssertEqual(try b.count(), 12, "nothing of the batch over the bound")
+    let other = TestDevices.id(named: "HONEST")
+    let honest = ReplicaID(String(repeating: "f", count: 32))!
+    _ = try RevisionSink(
+      store: b, peer: other, peerReplica: honest, deleteGuard: nil, maximumNewMemos: 5, maximumFirstFill: 12
+    ).apply(.init(position: 1, revisions: [fresh(1, origin: honest, seq: 1)]), now: day)
+    XCTAssertEqual(try b.count(), 13)
+  }
+
+  /// config.json's `quotas` sets both quotas; a value out of range is refused naming it.
+  func testTheQuotasComeFromConfigJSON() throws {
+    let config = try NodeConfig.parse(
+      Array(#"{"quotas": {"first_fill_memos": 40, "new_memos_per_day": 7}}"#.utf8), path: "config.json")
+    XCTAssertEqual(config.quotas, SyncQuotas(newMemosPerDay: 7, firstFillMemos: 40))
+    XCTAssertEqual(try NodeConfig.parse(Array("{}".utf8), path: "c").quotas, SyncQuotas())
+    XCTAssertThrowsError(
+      try NodeConfig.parse(Array(#"{"quotas": {"first_fill_memos": -1}}"#.utf8), path: "config.json")
+    ) {
+      XCTAssertTrue("\($0)".contains("quotas.first_fill_memos"), "\($0)")
+    }
   }
 
   /// A relay keeps at most its quota of sealed bytes of one author in one notebook: one

@@ -21,7 +21,7 @@ final class RevisionSink {
     store: MemoStore, peer: DeviceID, peerReplica: ReplicaID, deleteGuard: MassDeleteGuard?,
     maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
     maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer, notebook: NotebookID? = nil,
-    maximumNewMemos: Int = SyncLimits.maximumNewMemosPerPeerPerDay
+    maximumNewMemos: Int = SyncLimits.maximumNewMemosPerPeerPerDay, maximumFirstFill: Int? = nil
   ) throws {
     self.store = store
     self.notebook = try notebook ?? store.defaultNotebook().id
@@ -31,7 +31,8 @@ final class RevisionSink {
     sink = try SyncSink(
       store: store, peer: peer, peerReplica: peerReplica, deleteGuard: deleteGuard,
       plan: SyncPlan(receiving: [self.notebook: .member], announced: [self.notebook]), maximumReplicas: maximumReplicas,
-      maximumHeld: maximumHeld, maximumIntroduced: maximumIntroduced, maximumNewMemos: maximumNewMemos)
+      maximumHeld: maximumHeld, maximumIntroduced: maximumIntroduced, maximumNewMemos: maximumNewMemos,
+      maximumFirstFill: maximumFirstFill)
   }
 
   var outcome: SyncMessage.Outcome { sink.outcome }

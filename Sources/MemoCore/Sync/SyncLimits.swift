@@ -34,6 +34,13 @@ public enum SyncLimits {
   /// laptop's first sync brings a household's memos).
   public static let maximumNewMemosPerPeerPerDay = 10_000
 
+  /// New memos one peer may add in its first sync of a notebook with this device (not
+  /// counted by the daily quota: a new laptop's first sync brings a household's memos).
+  /// Bounded all the same: a member that floods a notebook just shared with this device,
+  /// on a session that lives as long as a live link, stops at this many. Two and a half
+  /// times the largest household the benchmarks sync (100,000 memos).
+  public static let maximumFirstFillMemos = 250_000
+
   /// Sealed bytes a relay keeps of one author's records in one notebook: one device cannot
   /// fill the relay's disk for the others.
   public static let maximumRelayedBytesPerAuthor: Int64 = 256 * 1024 * 1024
@@ -65,3 +72,23 @@ public enum SyncLimits {
   /// Whether `value` is a sequence number (1...2^53).
   public static func isSequence(_ value: UInt64) -> Bool { value >= 1 && value <= maximumSequence }
 }
+
+/// What one peer may bring, as config.json's `quotas` sets it (docs/FORMATS.md): the
+/// defaults are `SyncLimits`'; a home server a household trusts with a large first fill
+/// can allow more, a laptop less.
+public struct SyncQuotas: Sendable, Equatable {
+  public var newMemosPerDay: Int
+  public var firstFillMemos: Int
+
+  public init(
+    newMemosPerDay: Int = SyncLimits.maximumNewMemosPerPeerPerDay,
+    firstFillMemos: Int = SyncLimits.maximumFirstFillMemos
+  ) {
+    self.newMemosPerDay = newMemosPerDay
+    self.firstFillMemos = firstFillMemos
+  }
+
+  /// What a key of `quotas` may be set to.
+  public static let allowed: ClosedRange<Int> = 0...10_000_000
+}
+
