@@ -6,8 +6,9 @@ import Synchronization
 
 /// Which device each replica belongs to (docs/design/sync-v3.md, section 2), the legacy
 /// ceilings, and what was kept aside. A binding is stored only after `ReplicaBindings.verify`
-/// proved it; the first one of a legacy replica stays (another key claiming it later is
-/// refused), and a derived replica can only ever have one.
+/// proved it; a legacy one only for a replica within this device's legacy ceilings (one it
+/// saw before version 3), where the first one stays (another key claiming it later is
+/// refused); a derived replica can only ever have one.
 extension MemoStore {
   /// The binding to send for `replica`: this store's own (signed now), or one learned.
   func binding(of replica: ReplicaID) throws -> ReplicaBinding? {
@@ -111,6 +112,17 @@ extension MemoStore {
       // One look-up per binding: known (or claimed by another device) needs no quota.
       if let bound = try boundDevice(of: binding.replica) {
         if bound != device { refused[binding.replica] = "a binding of a replica that belongs to another device here" }
+        continue
+      }
+      // A legacy binding proves nothing of where its replica id came from: any key can
+      // claim any id with one. Taken only for a replica this device saw before it signed
+      // anything (its legacy ceiling); otherwise a device could squat a newer device's
+      // derived replica before that device first reaches this one, and every later record
+      // of the real owner would be kept aside as a forgery.
+      if binding.isLegacy, try legacyCeiling(of: binding.replica) == 0 {
+        refused[binding.replica] =
+          "a legacy binding of replica \(binding.replica.short) by \(device.short), a replica this "
+          + "device never saw before signing (a squat)"
         continue
       }
       let count = try introduced ?? replicasIntroduced(by: peer)

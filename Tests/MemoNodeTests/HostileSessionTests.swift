@@ -12,7 +12,7 @@ import XCTest
 /// case is refused with `sync-refuse`, both sides say what was wrong, nothing of the bad
 /// data is stored, and the daemon goes on serving.
 final class HostileSessionTests: XCTestCase {
-  let made = ReplicaID(String(repeating: "e", count: 32))!
+  let made = TestAuthor.shared.replica(0)
 
   func sync(_ a: TestNode, with b: TestNode, serve: @escaping @Sendable (any FrameChannel) -> Void) throws
     -> PeerSync.PeerResult

@@ -19,7 +19,7 @@ final class ForgedReplicaTests: XCTestCase {
   /// Device a: its identity key (a member's own, not c's).
   let forger = TestAuthor()
   /// a's own replica (bound to a's key by a's first batch).
-  let forgerReplica = ReplicaID(String(repeating: "a", count: 32))!
+  lazy var forgerReplica = forger.replica()
 
   struct Device {
     let node: TemporaryNode
@@ -394,4 +394,48 @@ final class ForgedReplicaTests: XCTestCase {
     try sync(b, with: c)
     XCTAssertEqual(try bodies(b.store), ["another", "after the replays"])
   }
+
+  /// a squats x's replica on b before x first reaches b: a legacy binding of x's (derived)
+  /// replica to a's key, with a record under it. b keeps both aside naming a and stores no
+  /// binding, so it passes nothing on; x's own first sync with b is then applied, and what a
+  /// planted never counts. Before, b bound x's replica to a's key, took what a signed under
+  /// it, and kept everything x wrote aside while x's `sync` reported success.
+  func testASquattedReplicaLeavesItsOwnersNextSyncAppliedAndIsNeverPassedOn() throws {
+    let (b, c, notebook) = try family()
+    let x = try device()
+    try b.store.share(notebook, with: x.id, as: .member, now: 1)
+    try sync(x, with: b)
+    _ = try x.store.acceptInvitation(notebook.rawValue, now: 1)
+    try x.store.setDefaultNotebook(notebook)
+    let xReplica = x.store.replicaID
+    XCTAssertNil(try b.store.boundDevice(of: xReplica), "x has written nothing b has seen yet")
+
+    let sealing = try ScriptedSyncPeer.Notebook.shared(by: b.store, with: forger.device)
+    let planted = forger.sign(sealing.seal(fresh("planted under x's replica", dot: Dot(origin: xReplica, seq: 1))))
+    let frames = [
+      batch([planted], bindings: [forger.binding(of: xReplica)], position: 1),
+      ScriptedSyncPeer.done(position: 1, knowledge: [xReplica.rawValue: 1], in: sealing),
+    ]
+    let report = try bAsksTheForger(b, notebook: sealing, frames: frames).report.get()
+    XCTAssertEqual(report.received.applied, 0)
+    XCTAssertEqual(report.received.quarantined, 1)
+    XCTAssertNil(try b.store.boundDevice(of: xReplica), "the squat bound nothing")
+    let kept = try b.store.quarantined()
+    XCTAssertEqual(kept.map(\.peer), [forger.device])
+    XCTAssertTrue(kept.contains { $0.reason.hasSuffix("(a squat)") }, "\(kept)")
+
+    // x writes and syncs: b applies it, under x's own key, and passes it on to c.
+    let real = try x.store.create(MemoDraft(title: "x's", body: "x's first memo"), now: 3)
+    XCTAssertEqual(try x.store.memo(real.id).dot?.origin, xReplica)
+    let first = try sync(x, with: b)
+    XCTAssertEqual(first.sent.applied, 1, "b took x's memo")
+    XCTAssertEqual(try b.store.boundDevice(of: xReplica), x.id)
+    try sync(c, with: b)
+    for store in [b.store, c.store] {
+      XCTAssertTrue(try bodies(store).contains("x's first memo"))
+      XCTAssertFalse(try bodies(store).contains("planted under x's replica"))
+    }
+    XCTAssertEqual(try c.store.quarantined().count, 0, "b passed on nothing of the squat")
+  }
 }
+

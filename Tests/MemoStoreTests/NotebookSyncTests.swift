@@ -288,7 +288,7 @@ final class NotebookSyncTests: XCTestCase {
     // b's log at the next sync.
     try b.store.share(personal, with: TestAuthor.shared.device, as: .member, now: 1)
     try sync(s, with: b)
-    let made = ReplicaID(String(repeating: "e", count: 32))!
+    let made = TestAuthor.shared.replica(0)
     let key = String(repeating: "c", count: 32)
     func record(_ origin: ReplicaID, _ seq: UInt64, clock: [ReplicaID: UInt64] = [:], memo: MemoID = MemoID())
       -> SyncRecord
@@ -325,9 +325,9 @@ final class NotebookSyncTests: XCTestCase {
     XCTAssertEqual(future.outcome.quarantined, 1)
     XCTAssertEqual(future.outcome.applied, 0)
     refused(
-      .tooManyReplicas, [fine] + (1...4).map { record(ReplicaID(String(format: "%032x", $0))!, 1) }, maximumReplicas: 3)
+      .tooManyReplicas, [fine] + (1...4).map { record(TestAuthor.shared.replica($0), 1) }, maximumReplicas: 3)
     let memo = MemoID()
-    refused(.tooManyCopies, (1...34).map { record(ReplicaID(String(format: "%032x", $0))!, 1, memo: memo) })
+    refused(.tooManyCopies, (1...34).map { record(TestAuthor.shared.replica($0), 1, memo: memo) })
     XCTAssertThrowsError(
       try SyncRecordBatch.decode(SyncRecordBatch.encode(.init(position: 1, records: [record(made, 1 << 54)])))
     ) { XCTAssertEqual(($0 as? SyncViolation)?.reason, .outOfRange) }

@@ -12,7 +12,7 @@ import XCTest
 /// stored, nothing lost: it comes again), and every other device goes on as before.
 final class QuotaStoreTests: XCTestCase {
   var nodes: [TemporaryNode] = []
-  let made = ReplicaID(String(repeating: "e", count: 32))!
+  let made = TestAuthor.shared.replica(0)
 
   func store() throws -> MemoStore {
     let node = try TemporaryNode()
@@ -49,7 +49,7 @@ final class QuotaStoreTests: XCTestCase {
     // Another device is not held back by this one's quota.
     let other = TestDevices.id(named: "HONEST")
     try b.batch { try b.setSyncCursor(other, in: notebook, FeedPosition(replica: made, position: 0)) }
-    let honest = ReplicaID(String(repeating: "f", count: 32))!
+    let honest = TestAuthor.shared.replica(9_999)
     _ = try RevisionSink(store: b, peer: other, peerReplica: honest, deleteGuard: nil, maximumNewMemos: 5)
       .apply(.init(position: 1, revisions: [fresh(1, origin: honest, seq: 1)]), now: day)
     XCTAssertEqual(try b.count(), 6)
@@ -85,7 +85,7 @@ final class QuotaStoreTests: XCTestCase {
     }
     XCTAssertEqual(try b.count(), 12, "nothing of the batch over the bound")
     let other = TestDevices.id(named: "HONEST")
-    let honest = ReplicaID(String(repeating: "f", count: 32))!
+    let honest = TestAuthor.shared.replica(9_999)
     _ = try RevisionSink(
       store: b, peer: other, peerReplica: honest, deleteGuard: nil, maximumNewMemos: 5, maximumFirstFill: 12
     ).apply(.init(position: 1, revisions: [fresh(1, origin: honest, seq: 1)]), now: day)
@@ -134,13 +134,13 @@ final class QuotaStoreTests: XCTestCase {
         store: s, peer: try b.deviceID(), peerReplica: b.replicaID, deleteGuard: nil,
         plan: SyncPlan(receiving: [notebook: .relay], announced: [notebook]), maximumRelayedBytes: 2500)
     }
-    let floodReplica = ReplicaID(String(repeating: "a", count: 32))!
+    let floodReplica = flooding.replica()
     XCTAssertThrowsError(try sink().apply(records(by: flooding, replica: floodReplica, count: 3), now: 3)) {
       XCTAssertEqual(($0 as? SyncViolation)?.reason, .overQuota, "\($0)")
     }
     XCTAssertEqual(try s.relayedRevisionCount(), 0, "nothing of the batch over the quota")
     _ = try sink().apply(records(by: flooding, replica: floodReplica, count: 2), now: 3)
-    _ = try sink().apply(records(by: quiet, replica: ReplicaID(String(repeating: "b", count: 32))!, count: 2), now: 3)
+    _ = try sink().apply(records(by: quiet, replica: quiet.replica(), count: 2), now: 3)
     XCTAssertEqual(try s.relayedRevisionCount(), 4, "the other author's records are kept")
   }
 }

@@ -37,13 +37,22 @@ final class RevisionSink {
 
   var outcome: SyncMessage.Outcome { sink.outcome }
 
-  func apply(_ batch: SyncBatchCodec.Batch, now: Timestamp) throws -> UInt64 {
+  /// `owner`: the real store whose own revisions these are, which signs them and binds its
+  /// replica (a legacy binding of another device's replica by the test author would be a
+  /// squat); nil: the test author's made-up revisions.
+  func apply(_ batch: SyncBatchCodec.Batch, now: Timestamp, owner: MemoStore? = nil) throws -> UInt64 {
     let records = try batch.revisions.map { revision in
       var revision = revision
       revision.notebook = notebook
       return try store.sealRecord(revision)
     }
-    let (signed, bindings) = author.signed(records)
+    var (signed, bindings) = author.signed(records)
+    if let owner {
+      let signer = TestAuthor(key: try owner.signer())
+      signed = records.map(signer.sign)
+      bindings = try Set(records.map(\.dot.origin)).compactMap { try owner.binding(of: $0) }
+      try store.share(notebook, with: signer.device, as: .member, now: 1)
+    }
     return try sink.apply(
       SyncRecordBatch.Batch(position: batch.position, bindings: bindings, records: signed), now: now)
   }

@@ -90,10 +90,11 @@ struct HostileReplica {
   let notebook: ScriptedSyncPeer.Notebook
   var counter: UInt64 = 0
 
-  /// A replica id nobody uses.
+  /// A replica id nobody uses: one more of the hostile device's own (a version-3 device's
+  /// replica ids derive from its key, so any other id it claimed would be a squat).
   mutating func madeUp() -> ReplicaID {
     counter += 1
-    return ReplicaID(String(format: "%016llx%016llx", random.next(), counter))!
+    return notebook.author.replica(Int(truncatingIfNeeded: counter))
   }
 
   /// One action against `target`; a short description of how it went (counted by kind).

@@ -16,7 +16,7 @@ import XCTest
 final class SyncHostileStoreTests: XCTestCase {
   var nodes: [TemporaryNode] = []
   let peer = TestDevices.id(named: "HOSTILE")
-  let made = ReplicaID(String(repeating: "e", count: 32))!
+  let made = TestAuthor.shared.replica(0)
 
   func store() throws -> MemoStore {
     let node = try TemporaryNode()
@@ -80,7 +80,7 @@ final class SyncHostileStoreTests: XCTestCase {
     try a.createMany((1...3).map { MemoDraft(title: "m\($0)", body: "b\($0)") }, now: 1)
     let receiving = try sink(b)
     let source = try RevisionSource(store: a, peerKnowledge: VersionVector(), from: 0)
-    while let batch = try source.nextBatch() { _ = try receiving.apply(batch, now: 2) }
+    while let batch = try source.nextBatch() { _ = try receiving.apply(batch, now: 2, owner: a) }
     let poison = VersionVector([
       a.replicaID: SyncLimits.maximumSequence, made: SyncLimits.maximumSequence,
       b.replicaID: SyncLimits.maximumSequence,
@@ -130,7 +130,7 @@ final class SyncHostileStoreTests: XCTestCase {
   func testABatchThatFloodsTheReplicaCountIsRefusedWhole() throws {
     let b = try store()
     let receiving = try RevisionSink(store: b, peer: peer, peerReplica: made, deleteGuard: nil, maximumReplicas: 10)
-    let wide = (0..<12).map { ReplicaID(String(format: "%032x", $0 + 1))! }
+    let wide = (0..<12).map { TestAuthor.shared.replica($0 + 1) }
     var revisions = [fresh(0, origin: made, seq: 1)]
     for (index, origin) in wide.enumerated() { revisions.append(fresh(index + 1, origin: origin, seq: 1)) }
     refused(.tooManyReplicas) { _ = try receiving.apply(.init(position: 9, revisions: revisions), now: 1) }
@@ -146,7 +146,7 @@ final class SyncHostileStoreTests: XCTestCase {
     let b = try store()
     let flooding = try RevisionSink(
       store: b, peer: peer, peerReplica: made, deleteGuard: nil, maximumReplicas: 12, maximumIntroduced: 8)
-    let wide = (0..<12).map { ReplicaID(String(format: "%032x", $0 + 1))! }
+    let wide = (0..<12).map { TestAuthor.shared.replica($0 + 1) }
     let revisions = wide.enumerated().map { fresh($0.offset, origin: $0.element, seq: 1) }
     _ = try flooding.apply(.init(position: 12, revisions: revisions), now: 1)
     XCTAssertEqual(try b.count(), 8, "the first 8 new replicas of the peer are taken")
@@ -159,7 +159,7 @@ final class SyncHostileStoreTests: XCTestCase {
       try b.syncCursor(for: peer, in: try b.defaultNotebook().id)?.position, 12, "the rest of its sync went on")
 
     let newcomer = TestDevices.id(named: "NEWCOMER")
-    let itsReplica = ReplicaID(String(repeating: "f", count: 32))!
+    let itsReplica = TestAuthor.shared.replica(9_999)
     let arriving = try RevisionSink(
       store: b, peer: newcomer, peerReplica: itsReplica, deleteGuard: nil, maximumReplicas: 12, maximumIntroduced: 8)
     _ = try arriving.apply(.init(position: 1, revisions: [fresh(99, origin: itsReplica, seq: 1)]), now: 2)
@@ -360,7 +360,7 @@ final class SyncHostileStoreTests: XCTestCase {
     let receiving = try sink(b, guard: nil)
     // 33 concurrent edits of one memo: one is the memo, 32 are copies.
     let concurrent = (1...33).map { index in
-      edit(memo, origin: ReplicaID(String(format: "%032x", index))!, seq: 1, body: "copy \(index)")
+      edit(memo, origin: TestAuthor.shared.replica(index), seq: 1, body: "copy \(index)")
     }
     _ = try receiving.apply(.init(position: 1, revisions: concurrent), now: 2)
     XCTAssertEqual(try b.conflicts().first?.copies.count, 32)

@@ -7,12 +7,21 @@ import MemoTestSupport
 /// The cases of issue 13 that a trusted device sends to a running `serve`, each a scripted
 /// sync (`ScriptedSyncPeer`) over a real TLS connection.
 enum HostileCase {
-  /// A replica id of this run's own (the device pretends to be a fresh database).
-  static let mine = Hex.encode((try? SystemRandom.bytes(16)) ?? [UInt8](repeating: 0xEE, count: 16))
+  /// Random bytes of this run: its replica index, and the tail of the ids it makes up.
+  static let runBytes = (try? SystemRandom.bytes(16)) ?? [UInt8](repeating: 0xEE, count: 16)
 
-  /// `count` replica ids nobody uses.
+  /// A replica of this run's own, derived from the device's key as a version-3 device's
+  /// are (the device pretends to be a fresh database; an id it merely claimed would be
+  /// refused as a squat before reaching the checks under test).
+  static func mine(_ author: TestAuthor?) -> String {
+    let index = runBytes.prefix(4).reduce(0) { $0 << 8 | Int($1) }
+    return author?.replica(index).rawValue ?? Hex.encode(runBytes)
+  }
+
+  /// `count` replica ids nobody uses (claimed in knowledge, never written under).
   static func madeUp(_ count: Int) -> [String] {
-    (0..<count).map { String(format: "%08x", $0) + String(mine.dropFirst(8)) }.filter { $0 != mine }
+    let tail = Hex.encode(Array(runBytes.dropFirst(4)))
+    return (0..<count).map { String(format: "%08x", $0) + tail }
   }
 
   /// `origin` and the clock's replicas are hex ids of this tool's own making (`mine`,
@@ -32,6 +41,7 @@ enum HostileCase {
   static func run(_ name: String, over channel: any FrameChannel, notebook: ScriptedSyncPeer.Notebook?) throws
     -> [String: Any]
   {
+    let mine = mine(notebook?.author)
     let plain = ScriptedSyncPeer.hello(replica: mine, notebook: notebook)
     if notebook == nil && ["revision-max", "own-origin", "future-clock", "mass-delete"].contains(name) {
       throw MemoPeerError(.notFound, "this device shares no notebook with the daemon: share one first")
