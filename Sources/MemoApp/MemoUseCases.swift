@@ -227,27 +227,28 @@ public struct MemoUseCases {
   public static func save(
     _ change: MemoChange, to id: MemoID, in store: MemoStore, now: Timestamp, expectedRevision: Int64? = nil
   ) throws -> Memo {
-    func keepAsNewMemo(_ reason: String) throws -> Never {
+    func keepAsNewMemo(_ reason: String, hint: String) throws -> Never {
       let current = try store.memo(id)
       let saved = try store.create(
         MemoDraft(
           title: change.title ?? current.title, body: change.body ?? current.body, tags: change.tags ?? current.tags,
           isPrivate: change.isPrivate ?? current.isPrivate), now: now)
       throw MemoPeerError(
-        .conflict, "\(reason); your text was saved as memo \(saved.id.short)",
-        hint: "`memo-peer conflicts` shows the versions of \(id.short)")
+        .conflict, "\(reason); your text was saved as memo \(saved.id.short)", hint: hint)
     }
     if let expectedRevision, try store.memo(id).revision != expectedRevision {
       let reason = "memo \(id.short) changed (on another device, or elsewhere) since you opened it"
       guard change.body != nil else {
         throw MemoPeerError(.conflict, reason + "; nothing was changed", hint: "open it again and repeat the change")
       }
-      try keepAsNewMemo(reason)
+      // No conflict copy was made: the memo simply has a newer revision, and the text is a
+      // memo of its own (`memo-peer conflicts` would list nothing).
+      try keepAsNewMemo(reason, hint: "both are in the list: \(id.short) with the other change, and your text")
     }
     do {
       return try store.update(id, change, now: now)
     } catch let error as MemoPeerError where error.code == .conflict && change.body != nil {
-      try keepAsNewMemo(error.message)
+      try keepAsNewMemo(error.message, hint: "`memo-peer conflicts` shows the versions of \(id.short)")
     }
   }
 }

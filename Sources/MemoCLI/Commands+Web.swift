@@ -55,7 +55,7 @@ enum WebCommands {
     if let running = files.running() {
       printer.error("memo-peer web: already running for this node (pid \(running.pid), port \(running.port))")
       if context.arguments.has(WebOptions.open) {
-        openInBrowser(files.launcherPath, environment: context.environment, printer: printer)
+        openInBrowser(files.launcherPath, environment: context.environment, printer: printer, reportExit: false)
       } else {
         printer.print(running.url)
       }
@@ -110,24 +110,34 @@ enum WebCommands {
 
   /// Runs `xdg-open FILE` (the launcher page, never the link itself) and reports a failure
   /// without stopping the server.
-  static func openInBrowser(_ file: String, environment: [String: String], printer: LinePrinter) {
+  ///
+  /// xdg-open is spawned here, on the caller's thread, before this returns: `web --open`
+  /// with a server already running exits right after, and an opener started on a thread of
+  /// its own lost that race in 3 runs of 10 (issue 38), so the browser never opened. It runs
+  /// in a session of its own (a Ctrl-C meant for the server does not reach the browser it
+  /// starts). With `reportExit` (the server keeps running) a thread waits for it and says
+  /// when it failed; without, the command exits and xdg-open goes on by itself.
+  static func openInBrowser(
+    _ file: String, environment: [String: String], printer: LinePrinter, reportExit: Bool = true
+  ) {
     let directories = (environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
     guard let opener = directories.map({ $0 + "/xdg-open" }).first(where: { access($0, X_OK) == 0 }) else {
       printer.error(
         "memo-peer web: cannot open a browser: xdg-open is not installed (Debian: xdg-utils); open the link above")
       return
     }
-    let started: Void? = try? SystemThread.start(name: "mp.xdg-open") {
-      do {
-        let result = try ToolProcess.run(opener, [file], input: nil)
-        if result.status != 0 {
-          printer.error("memo-peer web: xdg-open failed (status \(result.status)); open the link above")
-        }
-      } catch {
-        printer.error("memo-peer web: cannot start xdg-open; open the link above")
+    let child: pid_t
+    do { child = try ToolProcess.run(opener, [file], input: nil, detach: true).pid } catch {
+      printer.error("memo-peer web: cannot start xdg-open; open the link above")
+      return
+    }
+    guard reportExit else { return }
+    // Without the thread, xdg-open still runs; only a failure goes unreported.
+    _ = try? SystemThread.start(name: "mp.xdg-open") {
+      if let status = try? ToolProcess.waitForExit(child, opener), status != 0 {
+        printer.error("memo-peer web: xdg-open failed (status \(status)); open the link above")
       }
     }
-    if started == nil { printer.error("memo-peer web: cannot start xdg-open; open the link above") }
   }
 }
 

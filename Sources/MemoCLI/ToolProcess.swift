@@ -17,11 +17,14 @@ enum ToolProcess {
     let status: Int32
     /// Nil when more than the limit was printed (or nothing was asked for).
     let output: [UInt8]?
+    /// The child's process id (to wait for a detached one with `waitForExit`).
+    var pid: pid_t = 0
   }
 
   /// Runs `executable`, writing `input` to its stdin (else /dev/null) and reading up to
   /// `captureLimit` bytes of its stdout (else /dev/null); stderr goes to /dev/null.
-  /// With `detach` it starts in a session of its own and is not waited for.
+  /// With `detach` it starts in a session of its own and is not waited for: it has been
+  /// spawned when this returns (`waitForExit` reaps it, if the caller stays).
   @discardableResult
   static func run(
     _ executable: String, _ arguments: [String], input: [UInt8]?, captureLimit: Int? = nil, detach: Bool = false
@@ -86,7 +89,12 @@ enum ToolProcess {
     if let limit = captureLimit {
       output = try? PrivateFiles.readAll(outputPipe[0], limit: limit, what: executable)
     }
-    if detach { return Result(status: 0, output: nil) }
+    if detach { return Result(status: 0, output: nil, pid: pid) }
+    return Result(status: try waitForExit(pid, executable), output: output, pid: pid)
+  }
+
+  /// Waits for the child `pid` (of `run`) to end, and its exit status (128 + N for signal N).
+  static func waitForExit(_ pid: pid_t, _ executable: String) throws -> Int32 {
     var status: Int32 = 0
     do throws(SystemError) {
       try System.call("waitpid") { waitpid(pid, &status, 0) }
@@ -94,8 +102,7 @@ enum ToolProcess {
       throw failure(executable, error)
     }
     // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift cannot import.
-    let code = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-    return Result(status: code, output: output)
+    return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
   }
 
   /// glibc's POSIX_SPAWN_SETSID (0x80), which Swift's Glibc module does not import (it

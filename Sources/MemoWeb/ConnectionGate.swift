@@ -136,6 +136,10 @@ public final class ConnectionGate: Sendable {
     }
   }
 
+  /// The Unix user of connection `id`'s client socket, as told when it was admitted; nil
+  /// when the kernel could not say, or the connection is not held.
+  func user(of id: UInt64) -> UInt32? { state.withLock { $0.entries[id]?.user } }
+
   /// libmicrohttpd closed the connection (before it closes the descriptor).
   func closed(_ id: UInt64) { _ = state.withLock { $0.entries.removeValue(forKey: id) } }
 

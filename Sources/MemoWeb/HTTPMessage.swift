@@ -26,10 +26,15 @@ public struct HTTPRequest: Sendable {
   public var body: [UInt8]
   /// The path or a query parameter did not decode (`percentDecoded`): refused.
   public var malformed = false
+  /// The Unix user whose socket opened the connection (the kernel's record, `ss -e`), nil
+  /// when it could not be told: who may use a session is decided on it (`WebUserRule`).
+  public var user: UInt32?
+  /// The request line's version (`HTTP/1.1`), as libmicrohttpd passed it on.
+  public var version = "HTTP/1.1"
 
   public init(
     method: String, path: String, query: [HTTPField] = [], headers: [HTTPField] = [], cookies: [HTTPField] = [],
-    body: [UInt8] = []
+    body: [UInt8] = [], user: UInt32? = nil
   ) {
     self.method = method
     self.path = path
@@ -37,6 +42,7 @@ public struct HTTPRequest: Sendable {
     self.headers = headers
     self.cookies = cookies
     self.body = body
+    self.user = user
   }
 
   /// Every value of the header `name`, in order.
@@ -58,10 +64,19 @@ public struct HTTPRequest: Sendable {
     return values.count == 1 ? values[0].value : nil
   }
 
-  /// The value of a cookie, when exactly one cookie has the name.
-  public func cookie(_ name: String) -> String? {
-    let values = cookies.filter { $0.name == name }
-    return values.count == 1 ? values[0].value : nil
+  /// The most values of one cookie name that are looked at (`cookieValues`).
+  public static let maxCookieValues = 16
+
+  /// Every value sent under the cookie `name`, at most the last `maxCookieValues`.
+  ///
+  /// Cookies do not keep ports apart: a page another local user serves on another loopback
+  /// port can set a cookie of this very name for `Path=/api`, and the browser then sends
+  /// both. A name sent twice must not sign the person out, so every value is a candidate
+  /// (the caller takes any that is a live session). Browsers send cookies with longer paths
+  /// first (RFC 6265, 5.4), so the session's own (`Path=/`) comes last: the last values are
+  /// the ones kept, and no number of shadows on longer paths pushes it out.
+  public func cookieValues(_ name: String) -> [String] {
+    Array(cookies.lazy.filter { $0.name == name }.map(\.value).suffix(Self.maxCookieValues))
   }
 
   /// Decodes `%XX` escapes strictly: nil for a `%` without two hex digits, for an escape or

@@ -207,8 +207,12 @@ private func accessHandler(
   let frontDoor = context.frontDoor
   guard let existing = state.pointee else {
     // The head has arrived: check it before reading any body.
-    if let entry = gateEntry(connection) { context.gate.headArrived(entry, now: monotonicSeconds()) }
-    let head = requestHead(connection, url: url, method: method)
+    let entry = gateEntry(connection)
+    if let entry { context.gate.headArrived(entry, now: monotonicSeconds()) }
+    var head = requestHead(connection, url: url, method: method)
+    head.version = text(version)
+    // Whose connection it is, as the kernel told when it started (nil: not told, refused).
+    head.user = entry.flatMap { context.gate.user(of: $0) }
     let pending = PendingRequest(head: head)
     state.pointee = Unmanaged.passRetained(pending).toOpaque()
     let length = head.singleHeader("Content-Length").flatMap { UInt64($0) }
@@ -235,6 +239,8 @@ private func accessHandler(
       var refusal = HTTPRequest(method: pending.head.method, path: pending.head.path, headers: pending.head.headers)
       refusal.cookies = pending.head.cookies
       refusal.malformed = pending.head.malformed
+      refusal.user = pending.head.user
+      refusal.version = pending.head.version
       return queue(
         frontDoor.screen(refusal, contentLength: UInt64(APICall.maxBodyBytes) + 1)
           ?? HTTPResponse.error(413, code: "too-large", "the request body is too large"), on: connection)

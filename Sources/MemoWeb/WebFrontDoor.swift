@@ -2,7 +2,9 @@ import MemoCore
 import MemoPresentation
 import MemoSystem
 
-/// Every request goes through here, in this order: its path and query decode strictly, the
+/// Every request goes through here, in this order: it is HTTP/1.0 or 1.1, it comes from the
+/// server's own Unix user or the session's (`WebUserRule`: a session cookie on another
+/// user's connection ends that session), its path and query decode strictly, the
 /// `Host` names this server, the method is one the server takes, a state-changing request
 /// comes from this server's own page (`Origin`, `Sec-Fetch-Site`), its length is told once
 /// and is not too large, and the browser is signed in (the one-time token's session
@@ -21,14 +23,17 @@ public final class WebFrontDoor: Sendable {
   /// Whether the node is locked now: asked before every request that needs a session, so a
   /// lock made elsewhere holds at once, not only when the server's lock watch sees it.
   let isLocked: @Sendable () -> Bool
+  /// The Unix user who runs the server: the one whose requests it answers.
+  let serverUser: UInt32
 
   static let methods = ["GET", "HEAD", "POST", "PATCH", "DELETE"]
 
   public init(
-    origins: WebOrigins, sessions: WebSessions, api: any WebAPI, logger: Logger,
+    origins: WebOrigins, sessions: WebSessions, api: any WebAPI, logger: Logger, serverUser: UInt32,
     onSignIn: @escaping @Sendable (String) -> Void = { _ in }, isLocked: @escaping @Sendable () -> Bool = { false }
   ) {
     self.isLocked = isLocked
+    self.serverUser = serverUser
     self.origins = origins
     self.sessions = sessions
     self.api = api
@@ -76,7 +81,15 @@ public final class WebFrontDoor: Sendable {
 
   // MARK: - Checks
 
+  /// The versions the server speaks. libmicrohttpd 0.9.75 passes on any `HTTP/1.x` (as
+  /// 1.1) and answers other versions itself (505).
+  static let versions = ["HTTP/1.0", "HTTP/1.1"]
+
   private func refusal(_ request: HTTPRequest, contentLength: UInt64?) -> HTTPResponse? {
+    guard Self.versions.contains(request.version) else {
+      return .error(505, code: "http-version-not-supported", "this server speaks HTTP versions 1.0 and 1.1 only")
+    }
+    if let refusal = userRefusal(request) { return refusal }
     guard !request.malformed else {
       return .error(400, code: "invalid-input", "the request's path or query is not valid (a bad or NUL escape)")
     }
@@ -116,7 +129,10 @@ public final class WebFrontDoor: Sendable {
     }
     if isPublic(request) { return nil }
     sessions.observeLock(isLocked)
-    switch sessions.standing(request.cookie(sessions.cookieName), use: Self.countsAsUse(request)) {
+    let standing = sessions.find(request.cookieValues(sessions.cookieName)).map {
+      sessions.standing($0.value, use: Self.countsAsUse(request))
+    }
+    switch standing ?? .none {
     case .active:
       return nil
     case .suspended where Self.isUnlock(request) || (!api && WebAssets.asset(at: request.path) != nil):
@@ -132,6 +148,32 @@ public final class WebFrontDoor: Sendable {
         401, code: "unauthorized", "this browser is not signed in",
         hint: "open the one-time link `memo-peer web` printed, or run `memo-peer web --open`")
     }
+  }
+
+  /// A request from another Unix user than the server's (or the session's) is refused; when
+  /// it carries a session's cookie, that cookie was taken from the person (out of the
+  /// browser's profile, or sent by their browser to a page of another port) and its session
+  /// ends, so it is worth nothing to anyone from now on. Logged without the cookie.
+  private func userRefusal(_ request: HTTPRequest) -> HTTPResponse? {
+    let values = request.cookieValues(sessions.cookieName)
+    let found = sessions.find(values)
+    let verdict = WebUserRule.verdict(requestUser: request.user, serverUser: serverUser, sessionUser: found?.user)
+    guard verdict != .allowed else { return nil }
+    let who = request.user.map { "user \($0)" } ?? "a user the kernel could not tell"
+    if found != nil {
+      sessions.endAll(values)
+      logger.info(
+        "a request from another local user (\(who, privacy: .public)) carried this page's session cookie: refused, and the session is ended"
+      )
+      return .error(
+        403, code: "forbidden-user",
+        "this page's session belongs to another user of this computer; it has been ended",
+        hint: "the person who signed in must sign in again with a new link from `memo-peer web`")
+    }
+    logger.debug("refused a request from another local user (\(who, privacy: .public))")
+    return .error(
+      403, code: "forbidden-user", "this page answers only the user of this computer who runs memo-peer web",
+      hint: "run memo-peer web as yourself, for your own memos")
   }
 
   /// The page's own polling (status, sync progress) is not use: a tab left open does not keep
@@ -160,7 +202,7 @@ public final class WebFrontDoor: Sendable {
     }
     if request.path == "/api/session" {
       guard request.method == "DELETE" else { return methodNotAllowed(["DELETE"]) }
-      if let session = request.cookie(sessions.cookieName) { sessions.end(session) }
+      sessions.endAll(request.cookieValues(sessions.cookieName))
       var response = HTTPResponse.json(200, encoding: SignedOut())
       response.headers.append(HTTPField("Set-Cookie", sessions.expiredCookie))
       return response
@@ -198,7 +240,9 @@ public final class WebFrontDoor: Sendable {
     case .lock where response.status == 200:
       sessions.suspendAll()
     case .unlock:
-      guard let cookie = request.cookie(sessions.cookieName), sessions.standing(cookie) == .suspended else { return }
+      guard let found = sessions.find(request.cookieValues(sessions.cookieName)), found.standing == .suspended
+      else { return }
+      let cookie = found.value
       if response.status == 200 {
         if let fresh = sessions.resume(cookie) {
           response.headers.append(HTTPField("Set-Cookie", sessions.cookie(for: fresh)))
@@ -212,8 +256,8 @@ public final class WebFrontDoor: Sendable {
   }
 
   private func signIn(_ request: HTTPRequest) -> HTTPResponse {
-    if sessions.isSession(request.cookie(sessions.cookieName)) { return Self.redirect(to: "/") }
-    guard let token = request.queryValue("token"), let exchanged = sessions.exchange(token) else {
+    if sessions.find(request.cookieValues(sessions.cookieName))?.standing == .active { return Self.redirect(to: "/") }
+    guard let token = request.queryValue("token"), let exchanged = sessions.exchange(token, user: request.user) else {
       logger.info("a sign-in with a wrong or used token was refused")
       return WebAssets.usedLinkNotice
     }

@@ -44,7 +44,7 @@ public final class WebServer: Sendable {
       throw MemoPeerError(.crypto, "the system's random generator failed", diagnostics: "\(error)")
     }
     let frontDoor = WebFrontDoor(
-      origins: origins, sessions: sessions, api: api, logger: logger,
+      origins: origins, sessions: sessions, api: api, logger: logger, serverUser: geteuid(),
       onSignIn: { token in onSignIn(origins.signInURL(token: token)) }, isLocked: isLocked)
     // The first look: a server that starts with the node locked keeps the sessions it
     // signs in then (they see the memo list locked), until an unlock and a lock.

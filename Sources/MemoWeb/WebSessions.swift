@@ -37,8 +37,20 @@ public final class WebSessions: Sendable {
     case none
   }
 
+  /// A session one of a request's cookie values names.
+  public struct Found: Sendable, Equatable {
+    /// The cookie value (the caller's own copy: never logged).
+    public let value: String
+    /// `.active` or `.suspended`.
+    public let standing: Standing
+    /// The Unix user whose connection signed it in (nil: not told).
+    public let user: UInt32?
+  }
+
   struct Session {
     var digest: [UInt8]
+    /// Who signed it in (`WebUserRule`).
+    let user: UInt32?
     let signedIn: Double
     var lastUse: Double
     var suspended = false
@@ -88,9 +100,10 @@ public final class WebSessions: Sendable {
   /// The sign-in token that works now.
   public var token: String { state.withLock { $0.token } }
 
-  /// Exchanges the current token for a new session. Returns the session's cookie value and
-  /// the next token, or nil when `candidate` is not the current token.
-  public func exchange(_ candidate: String) -> (session: String, nextToken: String)? {
+  /// Exchanges the current token for a new session of `user` (the connection's Unix user).
+  /// Returns the session's cookie value and the next token, or nil when `candidate` is not
+  /// the current token.
+  public func exchange(_ candidate: String, user: UInt32? = nil) -> (session: String, nextToken: String)? {
     guard candidate.utf8.count <= 128, let candidateDigest = try? Self.digest(candidate) else { return nil }
     let now = clock()
     return state.withLock { state -> (String, String)? in
@@ -100,7 +113,7 @@ public final class WebSessions: Sendable {
       else { return nil }
       state.token = next
       state.tokenDigest = nextDigest
-      state.sessions.append(Session(digest: sessionDigest, signedIn: now, lastUse: now))
+      state.sessions.append(Session(digest: sessionDigest, user: user, signedIn: now, lastUse: now))
       if state.sessions.count > Self.maxSessions { state.sessions.removeFirst(state.sessions.count - Self.maxSessions) }
       return (session, next)
     }
@@ -120,6 +133,36 @@ public final class WebSessions: Sendable {
       if use { state.sessions[index].lastUse = now }
       return .active
     }
+  }
+
+  /// The session among `values` (every value a request sent under the cookie's name,
+  /// `HTTPRequest.cookieValues`): a live one before a suspended one, nil when none is a
+  /// session. A value that is no session (a shadow another page set) is passed over, so it
+  /// cannot sign the person out. Nothing counts as use here (`standing(_:use:)` does).
+  public func find(_ values: [String]) -> Found? {
+    let digests = values.compactMap { value in
+      value.utf8.count <= 128 ? (try? Self.digest(value)).map { (value, $0) } : nil
+    }
+    guard !digests.isEmpty else { return nil }
+    let now = clock()
+    return state.withLock { state -> Found? in
+      expire(&state, now: now)
+      var suspended: Found?
+      for (value, digest) in digests {
+        guard let session = state.sessions.first(where: { Self.constantTimeEquals($0.digest, digest) }) else {
+          continue
+        }
+        if !session.suspended { return Found(value: value, standing: .active, user: session.user) }
+        if suspended == nil { suspended = Found(value: value, standing: .suspended, user: session.user) }
+      }
+      return suspended
+    }
+  }
+
+  /// Ends every session among `values`: a cookie that came from another user was stolen, and
+  /// is worth nothing from now on (nor are the others it came with).
+  public func endAll(_ values: [String]) {
+    for value in values { end(value) }
   }
 
   /// Whether `value` is the cookie of a live (not suspended) session.

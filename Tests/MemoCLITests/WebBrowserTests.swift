@@ -76,6 +76,30 @@ final class WebBrowserTests: XCTestCase {
     }
   }
 
+  /// What issue 38 saw on the page (Tests/browser/page_details_test.py): the Devices view at
+  /// phone width, a title with a right-to-left override shown escaped, and the page's own
+  /// words after a save that crossed an edit made elsewhere.
+  func testPageDetailsAtPhoneWidthEscapedTitlesAndACrossedSave() throws {
+    try requireBrowser()
+    let cli = try CLIProcess()
+    let work = cli.home + "/web"
+    try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+    let runtime = try PrivateFiles.makeUniqueDirectory(in: "/dev/shm", prefix: "memo-peer-web-details")
+    defer { try? FileManager.default.removeItem(atPath: runtime) }
+    let result = try cli.run(
+      executable: "/usr/bin/unshare",
+      [
+        "--net", "--", "/bin/sh", "-c", "ip link set lo up && exec /usr/bin/python3 \"$0\"",
+        Self.repository + "/Tests/browser/page_details_test.py",
+      ], stdin: nil,
+      extraEnvironment: [
+        "PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "MEMO_PEER": CLIProcess.binary, "MEMO_PEER_WEB_WORK": work,
+        "XDG_RUNTIME_DIR": runtime,
+      ])
+    XCTAssertEqual(result.status, 0, "the browser test failed:\n\(result.stdout)\n\(result.stderr)")
+    XCTAssertTrue(result.stdout.contains("page details test passed"), result.stdout)
+  }
+
   /// Chromium, chromedriver, Debian's python3 with selenium, and root for the namespace.
   func requireBrowser() throws {
     try HeadlessBrowser.require(

@@ -35,7 +35,7 @@ final class WebFrontDoorTests: XCTestCase {
     let signIns = signIns
     door = WebFrontDoor(
       origins: WebOrigins(port: 8426, addresses: [.ipv4, .ipv6]), sessions: try WebSessions(port: 8426), api: api,
-      logger: .disabled, onSignIn: { token in signIns.append(token) })
+      logger: .disabled, serverUser: 1000, onSignIn: { token in signIns.append(token) })
   }
 
   func request(
@@ -49,7 +49,7 @@ final class WebFrontDoorTests: XCTestCase {
     }
     return HTTPRequest(
       method: method, path: path, query: query, headers: fields,
-      cookies: session.map { [HTTPField("memo_peer_session_8426", $0)] } ?? [], body: Array(body.utf8))
+      cookies: session.map { [HTTPField("memo_peer_session_8426", $0)] } ?? [], body: Array(body.utf8), user: 1000)
   }
 
   func signIn() throws -> String {

@@ -38,7 +38,8 @@ final class WebSessionLifetimeTests: XCTestCase {
   override func setUpWithError() throws {
     door = WebFrontDoor(
       origins: WebOrigins(port: 8426, addresses: [.ipv4]),
-      sessions: try WebSessions(port: 8426, idleSeconds: 600, clock: clock.read), api: LockingAPI(), logger: .disabled)
+      sessions: try WebSessions(port: 8426, idleSeconds: 600, clock: clock.read), api: LockingAPI(), logger: .disabled,
+      serverUser: 1000)
   }
 
   func request(
@@ -50,7 +51,7 @@ final class WebSessionLifetimeTests: XCTestCase {
     if !body.isEmpty { fields += [HTTPField("Content-Type", type), HTTPField("Content-Length", "\(body.count)")] }
     return HTTPRequest(
       method: method, path: path, query: query, headers: fields,
-      cookies: session.map { [HTTPField("memo_peer_session_8426", $0)] } ?? [], body: body)
+      cookies: session.map { [HTTPField("memo_peer_session_8426", $0)] } ?? [], body: body, user: 1000)
   }
 
   func signIn() throws -> String {
@@ -137,7 +138,7 @@ final class WebSessionLifetimeTests: XCTestCase {
     door = WebFrontDoor(
       origins: WebOrigins(port: 8426, addresses: [.ipv4]),
       sessions: try WebSessions(port: 8426, idleSeconds: 600, clock: clock.read), api: LockingAPI(), logger: .disabled,
-      isLocked: { locked.isOn })
+      serverUser: 1000, isLocked: { locked.isOn })
     return locked
   }
 
@@ -212,7 +213,8 @@ final class WebSessionLifetimeTests: XCTestCase {
     chunked.headers.append(HTTPField("Transfer-Encoding", "chunked"))
     var nul = request("GET", "/api/memos", session: session)
     nul.malformed = true
-    let noHost = HTTPRequest(method: "GET", path: "/", cookies: [HTTPField("memo_peer_session_8426", session)])
+    let noHost = HTTPRequest(
+      method: "GET", path: "/", cookies: [HTTPField("memo_peer_session_8426", session)], user: 1000)
     for (name, refused, status) in [
       ("two lengths", twice, 400), ("length and chunks", chunked, 400),
       ("a NUL in the path", nul, 400), ("no Host", noHost, 403),

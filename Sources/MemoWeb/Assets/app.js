@@ -29,23 +29,59 @@ const state = {
 
 const $ = (id) => document.getElementById(id);
 
-/// Text that came from elsewhere (a title, a tag, a device's or a user's name), isolated from
-/// what surrounds it: a right-to-left override in a synced title cannot turn the sentence
-/// around it (`<bdi dir=auto>`, and `unicode-bidi: isolate` in app.css).
+/// Whether a terminal would act on this character rather than draw it: C0 and C1 controls,
+/// DEL, the bidirectional marks, embeddings, overrides and isolates, the line and paragraph
+/// separators. The same set as TerminalText.isUnsafe (MemoCore), so the page and the
+/// terminal show a hostile title alike.
+function isUnsafe(code) {
+  return code <= 0x1f || (code >= 0x7f && code <= 0x9f) || code === 0x061c || code === 0x200e ||
+    code === 0x200f || code === 0x2028 || code === 0x2029 || (code >= 0x202a && code <= 0x202e) ||
+    (code >= 0x2066 && code <= 0x2069);
+}
+
+/// `\x1b` below U+0100, `\u{202e}` above: TerminalText.escape's spelling.
+function escapeCharacter(code) {
+  return code < 0x100 ? '\\x' + code.toString(16).padStart(2, '0') : '\\u{' + code.toString(16).padStart(4, '0') + '}';
+}
+
+/// `text` with each unsafe character escaped; with `doubling`, each backslash doubled too.
+function escaped(text, doubling) {
+  let out = '';
+  for (const c of text) {
+    const code = c.codePointAt(0);
+    out += isUnsafe(code) ? escapeCharacter(code) : doubling && c === '\\' ? '\\\\' : c;
+  }
+  return out;
+}
+
+/// Text from elsewhere as TerminalText.display shows it on a terminal: every unsafe
+/// character escaped (and then each backslash doubled, so an escape cannot be forged), and
+/// ` [escaped]` after it. A right-to-left override in a synced title is then seen, never
+/// obeyed. Text with nothing to escape is shown as it is. Only ever a text node's content.
+function shown(text) {
+  const value = String(text);
+  for (const c of value) {
+    if (isUnsafe(c.codePointAt(0))) return escaped(value, true) + ' [escaped]';
+  }
+  return value;
+}
+
+/// Text that came from elsewhere (a title, a tag, a device's or a user's name), escaped as
+/// on the terminal (`shown`) and isolated from what surrounds it: whatever it holds cannot
+/// turn the sentence around it (`<bdi dir=auto>`, and `unicode-bidi: isolate` in app.css).
 function iso(text) {
-  return el('bdi', { dir: 'auto' }, text);
+  return el('bdi', { dir: 'auto' }, shown(text));
 }
 
 /// The same for places that take plain text only (an <option>): first-strong isolate … pop.
 function isoText(text) {
-  return '\u2068' + text + '\u2069';
+  return '\u2068' + shown(text) + '\u2069';
 }
 
-/// Bidirectional controls in a server message shown as `\u{202E}`, as the terminal does, so
-/// a name quoted in an error cannot reorder the message.
+/// Controls in a server message shown escaped, as the terminal does, so a name quoted in an
+/// error cannot reorder the message.
 function visible(text) {
-  return String(text).replace(/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (c) => '\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}');
+  return escaped(String(text), false);
 }
 
 /// An element with attributes and children; text children become text nodes, so memo
@@ -517,6 +553,7 @@ async function saveDraft(event) {
   captureDraft();
   const draft = state.draft;
   const tags = draft.tags.split(/[\s,]+/).filter(Boolean);
+  const known = new Set((state.list?.memos || []).map((memo) => memo.id));
   try {
     let saved;
     if (draft.id) {
@@ -533,7 +570,36 @@ async function saveDraft(event) {
     render();
     say('Saved.');
   } catch (error) {
-    fail(error);
+    if (draft.id && error instanceof APIError && error.status === 409 && error.code === 'conflict') {
+      await keptAsNewMemo(draft.id, known);
+    } else {
+      fail(error);
+    }
+  }
+}
+
+/// The memo changed elsewhere while it was being edited (a sync, another window): the server
+/// kept the typed text as a memo of its own (docs/WEB.md, PATCH with `revision`). Said in the
+/// page's words, not the command line's, and the new memo is opened.
+async function keptAsNewMemo(original, known) {
+  state.draft = null;
+  try {
+    state.list = await api('GET', '/api/memos');
+    const fresh = (state.list.memos || []).filter((memo) => !known.has(memo.id));
+    const inConflict = Boolean(listed(original)?.conflict);
+    if (fresh.length === 1) {
+      state.memo = (await api('GET', '/api/memos/' + encodeURIComponent(fresh[0].id))).memo;
+      state.view = 'memo';
+    } else {
+      state.view = 'memos';
+    }
+    render();
+    say('While you were editing, this memo was changed somewhere else (on another device, or in another ' +
+      'window). Nothing is lost: your text was saved as a new memo' + (fresh.length === 1 ? ', shown here' : '') +
+      ', and the memo you opened keeps the other change' +
+      (inConflict ? '; it is in conflict now: see Conflicts.' : '. Copy what you need from one to the other.'), true);
+  } catch (reload) {
+    fail(reload);
   }
 }
 
@@ -829,16 +895,20 @@ function renderDevices() {
   if (!peers.length) {
     return renderInvitations().concat([el('p', { className: 'empty' }, 'No trusted devices yet. Pair one on a terminal: memo-peer pair --accept here, memo-peer pair on the other.')]);
   }
-  return renderInvitations().concat([el('table', { className: 'devices', id: 'devices' },
-    el('thead', {}, el('tr', {}, ['Name', 'Device ID', 'Last seen', 'Last synced', 'Changes to send', 'Held deletes']
-      .map((name) => el('th', {}, name)))),
-    el('tbody', {}, peers.map((peer) => el('tr', {},
-      el('td', {}, iso(peer.name)),
-      el('td', { className: 'id' }, peer.device_id.slice(0, 9) + '…'),
-      el('td', {}, localTime(peer.last_seen)),
-      el('td', {}, localTime(peer.last_synced)),
-      el('td', {}, String(peer.pending)),
-      el('td', {}, String(peer.held_deletes))))))]);
+  const columns = ['Name', 'Device ID', 'Last seen', 'Last synced', 'Changes to send', 'Held deletes'];
+  // Each cell carries its column's name: on a phone the rows become cards (app.css), each
+  // cell on a line of its own after that name, so the table never needs more than the width.
+  const cell = (index, content, className) => el('td', { className, 'data-label': columns[index] }, content);
+  return renderInvitations().concat([el('div', { className: 'table-wrap', id: 'devices-wrap' },
+    el('table', { className: 'devices', id: 'devices' },
+      el('thead', {}, el('tr', {}, columns.map((name) => el('th', {}, name)))),
+      el('tbody', {}, peers.map((peer) => el('tr', {},
+        cell(0, iso(peer.name)),
+        cell(1, peer.device_id.slice(0, 9) + '…', 'id'),
+        cell(2, localTime(peer.last_seen)),
+        cell(3, localTime(peer.last_synced)),
+        cell(4, String(peer.pending)),
+        cell(5, String(peer.held_deletes)))))))]);
 }
 
 // ---- Network: consent ---------------------------------------------------------------------
