@@ -248,7 +248,9 @@ final class HistoryStoreTests: XCTestCase {
 
   /// Over the byte total, the author holding the most bytes loses its oldest revisions
   /// first: a member filling the total with edits of its own memos does not evict the
-  /// owner's history of another memo, older though it is.
+  /// owner's history of another memo, older though it is. The per-author counts start
+  /// from nothing, as in a store from before them: the first pass over the total counts
+  /// them again from the rows.
   func testAMemberFillingTheByteTotalPaysWithItsOwnRevisions() throws {
     let owner = try store()
     let member = try store()
@@ -256,6 +258,7 @@ final class HistoryStoreTests: XCTestCase {
     for index in 2...4 { try owner.update(kept.id, MemoChange(body: "owner \(index)"), now: Int64(index)) }
     let ownerBytes = try owner.historyBytes()
     let perRevision = ownerBytes / 3
+    try owner.db.execute("DELETE FROM counters WHERE name GLOB 'history_bytes:*' OR name GLOB 'history_from:*'")
     owner.setHistoryLimits(
       HistoryLimits(revisions: 100, days: 365, totalBytes: ownerBytes + 10 * perRevision, trashDays: 30))
     let flooded = try member.createMany((1...3).map { MemoDraft(title: "fill", body: "flood \($0)") }, now: 1)
@@ -269,6 +272,11 @@ final class HistoryStoreTests: XCTestCase {
     let flood = try flooded.flatMap { try owner.history(of: $0.id).filter { !$0.isCurrent } }
     XCTAssertGreaterThan(flood.count, 5, "the member keeps what is left of the total")
     XCTAssertEqual(Set(flood.map(\.author)), [device(of: member)])
+    let counted = try owner.db.scalarInt(
+      "SELECT value FROM counters WHERE name = 'history_bytes:\(device(of: owner).compact)'")
+    XCTAssertEqual(counted, ownerBytes)
+    let perAuthor = try owner.db.scalarInt("SELECT sum(value) FROM counters WHERE name GLOB 'history_bytes:*'")
+    XCTAssertEqual(perAuthor, try owner.historyBytes())
   }
 
   /// config.json's `history` bounds the history; a config that cannot be read keeps the
