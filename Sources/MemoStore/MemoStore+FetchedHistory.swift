@@ -133,7 +133,7 @@ extension MemoStore {
         "INSERT OR IGNORE INTO memo_history (memo, sealed_as, revision, dot_origin, dot_seq, clock, notebook, "
           + "author, title, body, tags, created, updated, private, deleted, size, superseded) "
           + "VALUES (?1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-          + "length(?8) + length(?9) + length(?10), ?15) RETURNING size")
+          + "length(?8) + length(?9) + length(?10), ?15) RETURNING id, size")
       try insert.bind([
         .text(memo.id.rawValue), .integer(memo.revision), .text(dot.origin.rawValue),
         .integer(Int64(bitPattern: dot.seq)), .blob(memo.clock.encoded()),
@@ -142,8 +142,10 @@ extension MemoStore {
         .integer(memo.isPrivate ? 1 : 0),
         .integer(memo.isDeleted ? 1 : 0), .integer(Self.wallClock()),
       ])
-      return try insert.step() ? insert.int64(0) : 0
+      return try insert.step() ? (id: insert.int64(0), size: insert.int64(1)) : nil
     }
-    if added > 0 { try addHistoryBytes(added) }
+    if let added {
+      try sql { try countKeptHistory(id: added.id, size: added.size, author: author?.compact ?? "-") }
+    }
   }
 }

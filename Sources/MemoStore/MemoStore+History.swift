@@ -96,27 +96,15 @@ extension MemoStore {
           + "title, body, tags, created, updated, private, deleted, size, superseded) "
           + "SELECT ?1, id, revision, dot_origin, dot_seq, clock, notebook, author, title, body, tags, created, "
           + "updated, private, deleted, length(title) + length(body) + length(tags), ?2 "
-          + "FROM memos WHERE id = ?3 AND dot_origin IS NOT NULL AND dot_seq IS NOT NULL RETURNING size"
-      ) { insert in
+          + "FROM memos WHERE id = ?3 AND dot_origin IS NOT NULL AND dot_seq IS NOT NULL RETURNING id, size, author"
+      ) { insert -> (id: Int64, size: Int64, author: String)? in
         try insert.bind([.text(memo.rawValue), .integer(now), .text(rowID)])
-        return try insert.step() ? insert.int64(0) : 0
+        return try insert.step() ? (insert.int64(0), insert.int64(1), Self.historyAuthor(insert, 2)) : nil
       }
     }
-    guard added > 0 else { return }
-    try addHistoryBytes(added)
+    guard let added else { return }
+    try sql { try countKeptHistory(id: added.id, size: added.size, author: added.author) }
     try pruneHistory(of: memo, now: now, limits: historyLimits())
-  }
-
-  func addHistoryBytes(_ bytes: Int64) throws {
-    try sql {
-      try db.withCached(
-        "INSERT INTO counters (name, value) VALUES ('history_bytes', max(?1, 0)) "
-          + "ON CONFLICT(name) DO UPDATE SET value = max(value + ?1, 0)"
-      ) { upsert in
-        try upsert.bind(1, bytes)
-        _ = try upsert.step()
-      }
-    }
   }
 
   /// Bytes of sealed history kept now.
@@ -127,43 +115,36 @@ extension MemoStore {
     }
   }
 
-  /// Drops what `limits` no longer allow: of `memo`, the revisions past the newest
-  /// `revisions`; of every memo, those superseded more than `days` ago, and the oldest while
-  /// the total is over `totalBytes`; and the trash past `trashDays` (with the history of
-  /// those memos). Runs inside the caller's transaction.
+  /// Drops what `limits` no longer allow: of `memo`, what the fair rule does not keep for
+  /// `revisions` (`HistoryRetention`: this device's newest, the last before each change of
+  /// author, and a share for every author); of every memo, those superseded more than
+  /// `days` ago, and while the total is over `totalBytes` the oldest of the author holding
+  /// the most; and the trash past `trashDays` (with the history of those memos). Runs
+  /// inside the caller's transaction.
   func pruneHistory(of memo: MemoID?, now: Timestamp, limits: HistoryLimits) throws {
     let day: Int64 = 86_400_000
     try sql {
-      if let memo {
-        try deleteHistory(
-          "memo = ?1 AND id NOT IN (SELECT id FROM memo_history WHERE memo = ?1 ORDER BY revision DESC, id DESC LIMIT ?2)",
-          [.text(memo.rawValue), .integer(Int64(max(limits.revisions, 0)))])
-      }
+      if let memo { try pruneRevisions(of: memo, limit: limits.revisions) }
       try deleteHistory("superseded < ?1", [.integer(now - Int64(max(limits.days, 0)) * day)])
       let expired = try db.prepare("SELECT memo FROM trash WHERE deleted < ?")
       try expired.bind(1, now - Int64(max(limits.trashDays, 0)) * day)
       var memos: [String] = []
       while try expired.step() { memos.append(expired.text(0)) }
       for memo in memos { try forgetTrashed(memo) }
-      while try historyBytes() > limits.totalBytes {
-        let oldest = try db.prepare("SELECT id FROM memo_history ORDER BY id LIMIT 64")
-        var ids: [Int64] = []
-        while try oldest.step() { ids.append(oldest.int64(0)) }
-        guard !ids.isEmpty else { break }
-        for id in ids where try historyBytes() > limits.totalBytes {
-          try deleteHistory("id = ?1", [.integer(id)])
-        }
-      }
+      try pruneHistoryBytes(to: limits.totalBytes)
     }
   }
 
-  /// Deletes the history rows matching `condition`, keeping the byte counter right.
-  func deleteHistory(_ condition: String, _ values: [SQLiteValue]) throws {
-    let delete = try db.prepare("DELETE FROM memo_history WHERE \(condition) RETURNING size")
+  /// Deletes the history rows matching `condition`, keeping the byte counters right.
+  /// Returns the bytes freed per author ("-": unsigned).
+  @discardableResult
+  func deleteHistory(_ condition: String, _ values: [SQLiteValue]) throws -> [String: Int64] {
+    let delete = try db.prepare("DELETE FROM memo_history WHERE \(condition) RETURNING size, author")
     try delete.bind(values)
-    var freed: Int64 = 0
-    while try delete.step() { freed += delete.int64(0) }
-    if freed > 0 { try addHistoryBytes(-freed) }
+    var freed: [String: Int64] = [:]
+    while try delete.step() { freed[Self.historyAuthor(delete, 1), default: 0] += delete.int64(0) }
+    for (author, bytes) in freed where bytes > 0 { try countHistoryBytes(-bytes, author: author) }
+    return freed
   }
 
   /// Drops a memo from the trash and its history with it.

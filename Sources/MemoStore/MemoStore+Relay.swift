@@ -118,27 +118,68 @@ extension MemoStore {
     }
   }
 
-  /// The history bounds for a relay's kept records: the newest `revisions` of `memo`, those
-  /// replaced within `days`, and `totalBytes` of sealed records in all (oldest first).
-  /// Runs inside the caller's transaction.
+  /// The history bounds for a relay's kept records, shared fairly as a member's history is
+  /// (`HistoryRetention`; issue 38): of `memo`, what the rule keeps for `revisions`, each
+  /// record's author being the device its replica is bound to (else the replica), in the
+  /// order they were replaced here; those replaced within `days`; and while the sealed
+  /// records are over `totalBytes` in all, the oldest of the author holding the most. A
+  /// relay has no revisions of its own there: every author gets a share. Runs inside the
+  /// caller's transaction.
   func pruneRelayedHistory(of memo: MemoID, now: Timestamp, limits: HistoryLimits) throws {
     try sql {
-      let perMemo = try db.prepare(
-        "DELETE FROM relayed_history WHERE memo = ?1 AND id NOT IN "
-          + "(SELECT id FROM relayed_history WHERE memo = ?1 ORDER BY id DESC LIMIT ?2)")
-      try perMemo.bind([.text(memo.rawValue), .integer(Int64(max(limits.revisions, 0)))])
-      _ = try perMemo.step()
+      let entries = try relayedHistoryAuthors("h.memo = ?1", [.text(memo.rawValue)]).map { row in
+        HistoryRetention.Entry<String>(id: row.id, revision: row.id, author: row.author)
+      }
+      for id in HistoryRetention.dropped(entries, limit: limits.revisions, own: nil) {
+        let drop = try db.prepare("DELETE FROM relayed_history WHERE id = ?")
+        try drop.bind(1, id)
+        _ = try drop.step()
+      }
       let old = try db.prepare("DELETE FROM relayed_history WHERE superseded < ?")
       try old.bind(1, now - Int64(max(limits.days, 0)) * 86_400_000)
       _ = try old.step()
-      var total = try db.scalarInt("SELECT coalesce(sum(length(sealed)), 0) FROM relayed_history")
-      while total > limits.totalBytes {
-        let oldest = try db.prepare(
-          "DELETE FROM relayed_history WHERE id = (SELECT min(id) FROM relayed_history) RETURNING length(sealed)")
-        guard try oldest.step() else { break }
-        total -= oldest.int64(0)
-      }
+      try pruneRelayedBytes(to: limits.totalBytes)
     }
+  }
+
+  /// While the sealed records kept are over `budget` bytes, drops the oldest of the author
+  /// holding the most. Reads the holdings once (a relay's total was always summed here).
+  private func pruneRelayedBytes(to budget: Int64) throws {
+    var holdings: [String: Int64] = [:]
+    let read = try db.prepare(
+      "SELECT coalesce(b.device, h.dot_origin), sum(length(h.sealed)) FROM relayed_history h "
+        + "LEFT JOIN replica_bindings b ON b.replica = h.dot_origin GROUP BY 1")
+    while try read.step() { holdings[read.text(0)] = read.int64(1) }
+    var total = holdings.values.reduce(0, +)
+    var waiting: [String: [Int64]] = [:]
+    while total > budget, let author = HistoryRetention.heaviest(holdings) {
+      if waiting[author, default: []].isEmpty {
+        waiting[author] = try relayedHistoryAuthors(
+          "coalesce(b.device, h.dot_origin) = ?1 ORDER BY h.id LIMIT 64", [.text(author)]
+        ).map(\.id)
+      }
+      guard let id = waiting[author]?.first else { break }
+      waiting[author]?.removeFirst()
+      let drop = try db.prepare("DELETE FROM relayed_history WHERE id = ? RETURNING length(sealed)")
+      try drop.bind(1, id)
+      let freed = try drop.step() ? drop.int64(0) : 0
+      holdings[author, default: 0] -= freed
+      total -= freed
+    }
+  }
+
+  /// The kept records matching `condition` (over `relayed_history h` and the binding `b` of
+  /// its replica): their ids and authors, the device a replica is bound to or the replica.
+  private func relayedHistoryAuthors(_ condition: String, _ values: [SQLiteValue]) throws -> [(
+    id: Int64, author: String
+  )] {
+    let read = try db.prepare(
+      "SELECT h.id, coalesce(b.device, h.dot_origin) FROM relayed_history h "
+        + "LEFT JOIN replica_bindings b ON b.replica = h.dot_origin WHERE \(condition)")
+    try read.bind(values)
+    var rows: [(id: Int64, author: String)] = []
+    while try read.step() { rows.append((read.int64(0), read.text(1))) }
+    return rows
   }
 
   /// Every sealed revision this device relays (the widget's count).

@@ -217,6 +217,68 @@ final class HistoryStoreTests: XCTestCase {
     XCTAssertEqual(try a.historyBytes(), 0)
   }
 
+  /// Issue 38: a member pushing 120 signed edits of a memo its owner edited 5 times evicted
+  /// the owner's history (oldest first: 101 revisions kept, none of them the owner's). Each
+  /// author now keeps a share: on the owner's device and on a third member's, the owner's 5
+  /// revisions stay and the flood keeps the other 95 places.
+  func testAMembersFloodOfSignedEditsKeepsTheOwnersRevisions() throws {
+    let owner = try store()
+    let member = try store()
+    let third = try store()
+    let memo = try owner.create(MemoDraft(title: "plan", body: "owner 1"), now: 1)
+    try sync(owner, into: third)
+    for index in 2...5 {
+      try owner.update(memo.id, MemoChange(body: "owner \(index)"), now: Int64(index))
+      try sync(owner, into: third)
+    }
+    try sync(owner, into: member)
+    for index in 1...120 {
+      try member.update(memo.id, MemoChange(body: "flood \(index)"), now: Int64(10 + index))
+      try sync(member, into: owner)
+      try sync(member, into: third)
+    }
+    for (name, kept) in [("owner", owner), ("third", third)] {
+      let superseded = try kept.history(of: memo.id).filter { !$0.isCurrent }
+      XCTAssertEqual(
+        superseded.filter { $0.author == device(of: owner) }.map(\.memo.body), (1...5).map { "owner \($0)" }, name)
+      XCTAssertEqual(superseded.filter { $0.author == device(of: member) }.count, 95, name)
+      XCTAssertEqual(superseded.last?.memo.body, "flood 119", name)
+    }
+  }
+
+  /// Over the byte total, the author holding the most bytes loses its oldest revisions
+  /// first: a member filling the total with edits of its own memos does not evict the
+  /// owner's history of another memo, older though it is. The per-author counts start
+  /// from nothing, as in a store from before them: the first pass over the total counts
+  /// them again from the rows.
+  func testAMemberFillingTheByteTotalPaysWithItsOwnRevisions() throws {
+    let owner = try store()
+    let member = try store()
+    let kept = try owner.create(MemoDraft(title: "kept", body: "owner 1"), now: 1)
+    for index in 2...4 { try owner.update(kept.id, MemoChange(body: "owner \(index)"), now: Int64(index)) }
+    let ownerBytes = try owner.historyBytes()
+    let perRevision = ownerBytes / 3
+    try owner.db.execute("DELETE FROM counters WHERE name GLOB 'history_bytes:*' OR name GLOB 'history_from:*'")
+    owner.setHistoryLimits(
+      HistoryLimits(revisions: 100, days: 365, totalBytes: ownerBytes + 10 * perRevision, trashDays: 30))
+    let flooded = try member.createMany((1...3).map { MemoDraft(title: "fill", body: "flood \($0)") }, now: 1)
+    for index in 1...20 {
+      for memo in flooded { try member.update(memo.id, MemoChange(body: "flood \(index)"), now: Int64(10 + index)) }
+      try sync(member, into: owner)
+    }
+    XCTAssertEqual(
+      try bodies(owner, kept.id), (1...4).map { "owner \($0)" }, "the owner's older history outlives the flood")
+    XCTAssertLessThanOrEqual(try owner.historyBytes(), ownerBytes + 10 * perRevision)
+    let flood = try flooded.flatMap { try owner.history(of: $0.id).filter { !$0.isCurrent } }
+    XCTAssertGreaterThan(flood.count, 5, "the member keeps what is left of the total")
+    XCTAssertEqual(Set(flood.map(\.author)), [device(of: member)])
+    let counted = try owner.db.scalarInt(
+      "SELECT value FROM counters WHERE name = 'history_bytes:\(device(of: owner).compact)'")
+    XCTAssertEqual(counted, ownerBytes)
+    let perAuthor = try owner.db.scalarInt("SELECT sum(value) FROM counters WHERE name GLOB 'history_bytes:*'")
+    XCTAssertEqual(perAuthor, try owner.historyBytes())
+  }
+
   /// config.json's `history` bounds the history; a config that cannot be read keeps the
   /// most it could allow, not the defaults: a typo must not prune what a person kept.
   func testTheConfigBoundsHistoryAndABrokenConfigPrunesNothing() throws {

@@ -124,4 +124,34 @@ extension NotebookSyncTests {
     XCTAssertEqual(
       try c.store.history(of: memo.id).map(\.memo.body), ["canary newer v1", "canary newer v2", "canary newer v3"])
   }
+
+  /// Issue 38 on a relay: c's flood of edits of a memo b wrote four times does not evict
+  /// b's records from what the relay keeps (the share of each author, keyed by the device
+  /// its replica is bound to), and a member still fetches b's history from it.
+  func testARelayKeepsEachAuthorsShareOfAFloodedMemo() throws {
+    let (b, c, s, personal) = try hub()
+    // The relay's side of each sync opens its own store: the bound goes in its config.
+    try FileManager.default.createDirectory(atPath: s.node.paths.configDirectory, withIntermediateDirectories: true)
+    try PrivateFiles.writeAtomically(Array(#"{"history": {"revisions": 8}}"#.utf8), to: NodeConfig.path(s.node.paths))
+    let (memo, texts) = try editedWhileAway(b, s)
+    try sync(c, with: s)
+    for index in 1...12 {
+      try c.store.update(memo, MemoChange(body: "canary flood \(index)"), now: Int64(10 + index))
+      try sync(c, with: s)
+    }
+    let kept = try s.store.relayedHistory(of: memo).map(\.dot.origin)
+    XCTAssertEqual(kept.filter { $0 == b.store.replicaID }.count, 4, "b's four revisions: \(kept)")
+    XCTAssertEqual(kept.filter { $0 == c.store.replicaID }.count, 4, "c keeps the other four places")
+    let d = try device()
+    try shareNotebook(
+      personal,
+      among: [(b.store, b.node.device), (c.store, c.node.device), (s.store, s.node.device), (d.store, d.node.device)],
+      roles: [.member, .member, .relay, .member])
+    try sync(b, with: s)
+    try sync(d, with: s)
+    let answer = try fetch(memo, in: personal, by: d, from: s)
+    XCTAssertEqual(answer.added + answer.known, 8)
+    let fetched = try d.store.history(of: memo).filter { $0.author == b.node.device }
+    XCTAssertEqual(fetched.map(\.memo.body), texts)
+  }
 }
