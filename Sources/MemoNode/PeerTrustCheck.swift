@@ -6,15 +6,15 @@ import MemoStore
 /// the session would act on what the peer sent (a frame it answers, a batch it stores, a
 /// keepalive it counts). `trust remove` must hold at once: once the command has written the
 /// trust store, nothing the removed device sends is applied, whatever the daemon is doing
-/// and however long the session has been open. The check is `TrustedDevices.accepts`: one
-/// stat of the trust file, a read only when it changed.
+/// and however long the session has been open. The check is `TrustedDevices.stillTrusts`:
+/// one stat of the trust file, a read only when it changed.
 public struct PeerTrustCheck: Sendable {
   private let trusts: @Sendable (DeviceID) -> Bool
 
   public init(_ trusts: @escaping @Sendable (DeviceID) -> Bool) { self.trusts = trusts }
 
   /// The daemon's shared set: the file decides, its loop's reload is not awaited.
-  public init(following devices: TrustedDevices) { self.init { devices.accepts($0) } }
+  public init(following devices: TrustedDevices) { self.init { devices.stillTrusts($0) } }
 
   /// A set of its own following `store`, for a session outside the daemon (`sync`).
   public init(following store: TrustStore) { self.init(following: TrustedDevices(following: store)) }

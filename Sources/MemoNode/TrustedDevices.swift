@@ -13,6 +13,8 @@ public final class TrustedDevices: Sendable {
     var reading: TrustReading
     /// What `accepts` last read from the file itself, when it changed after that load.
     var lookedUp: TrustReading?
+    /// Whether that read failed (then `lookedUp` trusts nobody).
+    var lookupFailed = false
     /// Times `accepts` read the file (for tests of the rate limit).
     var lookups = 0
   }
@@ -43,22 +45,39 @@ public final class TrustedDevices: Sendable {
   /// (and decrypted) only when it changed since it was last read, once per change, so
   /// strangers presenting key after key cannot make the daemon read it for each. A file
   /// that cannot be read trusts nobody until it changes again (as `TrustStore.load` says).
-  public func accepts(_ id: DeviceID) -> Bool {
+  public func accepts(_ id: DeviceID) -> Bool { look(id).trusted }
+
+  /// For sessions in progress: false only when the file as it is now was read and does
+  /// not trust `id` (a `trust remove`). A file that cannot be read ends no session: the
+  /// node was locked meanwhile (which closes every session by itself, and a locked store
+  /// refuses the session's work with its own reason), or the file is damaged (no new
+  /// handshake succeeds until it is fixed).
+  public func stillTrusts(_ id: DeviceID) -> Bool {
+    let (trusted, readable) = look(id)
+    return trusted || !readable
+  }
+
+  /// Whether the file as it is now trusts `id`, and whether it could be read.
+  private func look(_ id: DeviceID) -> (trusted: Bool, readable: Bool) {
     let fingerprint = store.fingerprint()
-    let answer = loaded.withLock {
-      TrustReading.answer(for: id, fileNow: fingerprint, readings: [$0.reading, $0.lookedUp])
+    let (answer, failed) = loaded.withLock {
+      (
+        TrustReading.answer(for: id, fileNow: fingerprint, readings: [$0.reading, $0.lookedUp]),
+        $0.lookupFailed && $0.lookedUp?.fingerprint == fingerprint && $0.reading.fingerprint != fingerprint
+      )
     }
     switch answer {
-    case .trusted: return true
-    case .refused: return false
+    case .trusted: return (true, true)
+    case .refused: return (false, !failed)
     case .readFile: break
     }
-    let devices = (try? store.load().deviceIDs) ?? []
+    let devices = try? store.load().deviceIDs
     loaded.withLock {
-      $0.lookedUp = TrustReading(fingerprint: fingerprint, devices: devices)
+      $0.lookedUp = TrustReading(fingerprint: fingerprint, devices: devices ?? [])
+      $0.lookupFailed = devices == nil
       $0.lookups += 1
     }
-    return devices.contains(id)
+    return (devices?.contains(id) ?? false, devices != nil)
   }
 
   /// How often `accepts` read the file.

@@ -81,3 +81,24 @@ final class TrustReadingTests: XCTestCase {
       "the reading of the file as it is now decides")
   }
 }
+
+/// A file that cannot be read refuses every new handshake but ends no session in progress:
+/// only a reading that leaves the device out removes it.
+final class TrustedDevicesUnreadableFileTests: XCTestCase {
+  func testALockedTrustFileRefusesHandshakesButEndsNoSession() throws {
+    let (a, b) = try trustingPair(sharing: false)
+    try a.protectComplete()
+    a.expireIdleTimeout()
+    let devices = TrustedDevices(following: a.trust)
+    XCTAssertFalse(devices.accepts(b.id), "whom it trusts cannot be told: no handshake")
+    XCTAssertTrue(devices.stillTrusts(b.id), "the lock, not a removal: the session ends for that reason")
+  }
+
+  func testARemovalEndsTheSessionOnceTheFileIsRead() throws {
+    let (a, b) = try trustingPair(sharing: false)
+    let devices = TrustedDevices(following: a.trust)
+    XCTAssertTrue(devices.stillTrusts(b.id))
+    _ = try a.trust.update { try $0.remove("bee") }
+    XCTAssertFalse(devices.stillTrusts(b.id))
+  }
+}
