@@ -38,22 +38,33 @@ public struct TrustUseCases {
     try app.trustStore.update { try $0.rename(reference, to: name) }
   }
 
-  /// What `trust remove` did: the device, and — unless it was removed here only — the
-  /// revocation this device signed and what it unshared.
+  /// What `trust remove` did: the device, — unless it was removed here only — the
+  /// revocation this device signed and what it unshared, and whether the running daemon
+  /// confirmed that it closed the device's connections.
   public struct Removal: Sendable {
     public var peer: TrustedPeer
     public var revocation: RevocationResult?
+    public var daemon: DaemonTrustConfirmation
   }
 
-  /// Stops trusting a device; its live connections close at once. Unless `hereOnly`, this
-  /// device first signs a revocation of it (docs/PROTOCOL.md, "Revocations"): it is unshared
-  /// from every notebook, the keys it held are replaced, and every device that trusts this
-  /// one — directly or through a relay — cuts it off at its next sync.
-  public func remove(_ reference: String, hereOnly: Bool = false) throws -> Removal {
-    let peer = try app.trustStore.load().find(reference)
+  /// Stops trusting a device, at once: when this returns, its next handshake fails and
+  /// nothing it sends on a connection still open is applied (every session asks the trust
+  /// file before it applies a frame), and the running daemon has closed its connections —
+  /// or did not say so within `DaemonTrustConfirmation.wait` seconds (`daemon` tells).
+  /// Unless `hereOnly`, this device first signs a revocation of it (docs/PROTOCOL.md,
+  /// "Revocations"): it is unshared from every notebook, the keys it held are replaced, and
+  /// every device that trusts this one — directly or through a relay — cuts it off at its
+  /// next sync.
+  public func remove(
+    _ reference: String, hereOnly: Bool = false, daemonWait: Double = DaemonTrustConfirmation.wait
+  ) throws -> Removal {
+    let trust = app.trustStore
+    let peer = try trust.load().find(reference)
     let revocation = hereOnly ? nil : try app.store().revoke(peer.deviceID, name: peer.name, now: app.now)
-    _ = try app.trustStore.update { try $0.remove(peer.deviceID.compact) }
-    return Removal(peer: peer, revocation: revocation)
+    _ = try trust.update { try $0.remove(peer.deviceID.compact) }
+    let daemon = DaemonTrustConfirmation.awaitDaemon(
+      paths: app.paths, trust: trust, removed: peer.deviceID, within: daemonWait)
+    return Removal(peer: peer, revocation: revocation, daemon: daemon)
   }
 
   /// Every revocation this device holds (made here, applied from a peer, or against this

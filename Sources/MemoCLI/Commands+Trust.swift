@@ -1,5 +1,6 @@
 import MemoApp
 import MemoCore
+import MemoNode
 import MemoStore
 
 /// This device's identity and the devices it trusts.
@@ -129,6 +130,11 @@ enum TrustCommands {
       return
     }
     let peer = removal.peer
+    if removal.daemon == .unconfirmed {
+      context.console.print(
+        "the running daemon did not confirm within \(Int(DaemonTrustConfirmation.wait)) s that it closed "
+          + "\(peer.displayName)'s connections (stopped or busy); they are refused anyway")
+    }
     guard let revocation = removal.revocation else {
       context.console.print("removed \(peer.displayName) (\(peer.deviceID.short)…) here only; it can no longer connect")
       return

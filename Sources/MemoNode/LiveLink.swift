@@ -89,6 +89,13 @@ final class LiveLink: Sendable {
         channel.close()
         return .closed
       }
+      // A peer removed from the trust store gets nothing more on this link, whether or not
+      // the daemon has closed it yet: its syncs apply nothing, its pongs count for nothing.
+      guard runner.stillTrusted.trusts(peer.deviceID) else {
+        try? channel.send(PeerSession.goodbye(PeerTrustCheck.goodbyeReason))
+        channel.close()
+        return .failed(PeerSync.memoPeerError(SyncSession.removedDuringSync(peer.displayName)))
+      }
       do {
         if owed {
           let store = try opened ?? runner.openReadable()
@@ -118,6 +125,7 @@ final class LiveLink: Sendable {
         guard pings.answers(try Self.answer(on: channel)) else {
           throw MemoPeerError(.connection, "the peer did not answer the keepalive")
         }
+        try runner.stillTrusted.require(peer.deviceID)
         activity.record(peer.deviceID)
       } catch {
         channel.close()

@@ -36,6 +36,17 @@ public final class LiveSessions: Sendable {
     for connection in open { connection.interrupt() }
   }
 
+  /// Closes the registered channels to the devices `matches` picks (devices just removed
+  /// from the trust store), as `closeAll` does; the others go on.
+  public func close(where matches: (DeviceID) -> Bool) {
+    let doomed = entries.withLock { entries -> [any FrameChannel] in
+      let picked = entries.filter { $0.value.connection?.peer.map(matches) ?? false }
+      for key in picked.keys { entries[key] = nil }
+      return picked.values.compactMap(\.connection)
+    }
+    for connection in doomed { connection.interrupt() }
+  }
+
   public var count: Int { entries.withLock { $0.values.filter { $0.connection != nil }.count } }
 }
 

@@ -30,12 +30,18 @@ public enum PeerSession {
   }
 
   /// The daemon's side of one trusted channel, until the peer leaves or breaks the
-  /// protocol. Learns the peer's discovery key (for peers added with `trust add`).
+  /// protocol. Learns the peer's discovery key (for peers added with `trust add`). Each
+  /// frame of the peer is acted on (a pong, a delivery stored, a sync answered, history
+  /// sent) only while `stillTrusted` trusts it (nil: the file of `trust`, followed by this
+  /// channel): a peer removed from the trust store meanwhile gets `goodbye {"reason":
+  /// "untrusted"}`, and the channel ends with `untrustedPeer`.
   public static func serve(
     _ channel: any FrameChannel, identity: NodeIdentity, trust: TrustStore, logger: Logger,
-    receiver: DeliveryReceiver? = nil, sync: SyncAnswerer? = nil, activity: PeerActivity? = nil
+    receiver: DeliveryReceiver? = nil, sync: SyncAnswerer? = nil, activity: PeerActivity? = nil,
+    stillTrusted: PeerTrustCheck? = nil
   ) throws(TransportError) {
     guard let peer = channel.peer else { return }
+    let stillTrusted = stillTrusted ?? PeerTrustCheck(following: trust)
     // While it is open, the peer's live link to us is where its keepalives arrive.
     activity?.serving(peer)
     defer { activity?.ended(peer) }
@@ -72,7 +78,7 @@ public enum PeerSession {
         case .answerSync(let hello):
           guard let sync else { throw TransportError(.protocolViolation, "this node does not answer syncs") }
           // A sync that broke throws: its frames ran outside the machine, so the channel ends.
-          try sync.answer(hello, over: channel, from: peer)
+          try sync.answer(hello, over: channel, from: peer, stillTrusted: stillTrusted)
           actions += machine.handle(.synced)
         case .answerHistory(let notebook, let memo):
           for frame in sync?.history(of: memo, in: notebook, for: peer) ?? HistoryFetch.answer([], bindings: []) {
@@ -84,6 +90,10 @@ public enum PeerSession {
         }
       }
       let frame = try channel.receive()
+      if frame != nil, !stillTrusted.trusts(peer) {
+        try? channel.send(goodbye(PeerTrustCheck.goodbyeReason))
+        throw PeerTrustCheck.removed(peer)
+      }
       if frame != nil { activity?.record(peer) }
       actions = machine.handle(frame.map { .frame($0) } ?? .closed)
     }
@@ -116,9 +126,12 @@ public final class SyncAnswerer {
     self.clock = clock
   }
 
-  func answer(_ hello: Frame, over channel: any FrameChannel, from peer: DeviceID) throws(TransportError) {
+  func answer(_ hello: Frame, over channel: any FrameChannel, from peer: DeviceID, stillTrusted: PeerTrustCheck)
+    throws(TransportError)
+  {
     try SyncSession.answer(
-      hello, over: channel, peer: peer, store: openStore, batch: batch, clock: clock, logger: store.logger)
+      hello, over: channel, peer: peer, store: openStore, batch: batch, stillTrusted: stillTrusted, clock: clock,
+      logger: store.logger)
   }
 
   private func openStore() throws -> MemoStore {
@@ -162,6 +175,9 @@ public struct DaemonResponder: Sendable {
   /// Told of every frame a peer sends and of the sessions open (the live links' keepalives
   /// read it).
   public let activity: PeerActivity?
+  /// Asked before each frame of a peer is acted on: the daemon's shared set (nil: each
+  /// channel follows the file of `trust` itself).
+  public let stillTrusted: PeerTrustCheck?
   let clock: @Sendable () -> Timestamp
 
   /// `receiptDelay`: seconds between storing a delivery and sending its receipt (0, except
@@ -169,9 +185,11 @@ public struct DaemonResponder: Sendable {
   public init(
     identity: NodeIdentity, trust: TrustStore, store: StoreAccess, receiptDelay: Double = 0,
     receiveLimits: ReceiveLimits = ReceiveLimits(), syncBatch: SyncSession.BatchLimits = SyncSession.BatchLimits(),
-    activity: PeerActivity? = nil, current: CurrentIdentity? = nil, clock: @escaping @Sendable () -> Timestamp
+    activity: PeerActivity? = nil, current: CurrentIdentity? = nil, stillTrusted: PeerTrustCheck? = nil,
+    clock: @escaping @Sendable () -> Timestamp
   ) {
     self.activity = activity
+    self.stillTrusted = stillTrusted
     self.identity = identity
     self.current = current
     self.trust = trust
@@ -191,7 +209,8 @@ public struct DaemonResponder: Sendable {
         store: store, trust: trust, limits: receiveLimits, receiptDelay: receiptDelay, clock: clock)
       try PeerSession.serve(
         channel, identity: current?.identity ?? identity, trust: trust, logger: logger, receiver: receiver,
-        sync: SyncAnswerer(store: store, batch: syncBatch, clock: clock), activity: activity)
+        sync: SyncAnswerer(store: store, batch: syncBatch, clock: clock), activity: activity,
+        stillTrusted: stillTrusted)
       channel.close()
     } catch {
       // A broken channel gets no close_notify (TLS forbids it after a fatal error); it is

@@ -19,15 +19,21 @@ public struct PeerSync: Sendable {
   public let dialer: any PeerDialer
   let clock: @Sendable () -> Timestamp
   let batch: SyncSession.BatchLimits
+  /// Asked before each frame of a peer is applied: a peer removed from the trust store
+  /// while its sync runs gets nothing more stored here.
+  let stillTrusted: PeerTrustCheck
 
+  /// `stillTrusted` nil: the trust store of `store`'s node, followed by this sync alone
+  /// (the daemon passes its shared set).
   public init(
     store: StoreAccess, dialer: any PeerDialer, batch: SyncSession.BatchLimits = SyncSession.BatchLimits(),
-    clock: @escaping @Sendable () -> Timestamp
+    stillTrusted: PeerTrustCheck? = nil, clock: @escaping @Sendable () -> Timestamp
   ) {
     self.store = store
     self.dialer = dialer
     self.batch = batch
     self.clock = clock
+    self.stillTrusted = stillTrusted ?? PeerTrustCheck(following: TrustStore(paths: store.paths, keys: store.keys))
   }
 
   /// How the sync with one peer ended.
@@ -169,7 +175,7 @@ public struct PeerSync: Sendable {
     let before = channel.wireBytes
     let report = try SyncSession.ask(
       channel, peer: peer.deviceID, peerName: peer.displayName, store: opened, deleteGuard: deleteGuard,
-      batch: batch, clock: clock, progress: progress, quiet: quiet)
+      batch: batch, stillTrusted: stillTrusted, clock: clock, progress: progress, quiet: quiet)
     let after = channel.wireBytes
     return PeerResult(
       peer: peer, report: report, error: nil,

@@ -42,7 +42,8 @@ extension ServeEngine {
     guard !due.isEmpty else { return }
     guard let loaded = try? trusted.store.load().peers else { return }
     let peers = Dictionary(loaded.map { ($0.deviceID, $0) }, uniquingKeysWith: { first, _ in first })
-    let runner = PeerSync(store: store, dialer: connector, clock: clock)
+    let runner = PeerSync(
+      store: store, dialer: connector, stillTrusted: PeerTrustCheck(following: trusted), clock: clock)
     for device in due {
       guard let peer = peers[device] else {
         liveLinkPlan.ended(device, synced: false, now: now, random: Double.random(in: 0..<1))
@@ -134,7 +135,7 @@ extension ServeEngine {
   }
 
   /// What `status` shows of the links that are up.
-  private func showLivePeers() {
+  func showLivePeers() {
     showLivePeers(liveLinkPlan.up.map(\.compact).sorted())
   }
 

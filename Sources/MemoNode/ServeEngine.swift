@@ -219,6 +219,8 @@ public actor ServeEngine {
   /// Runs until `stop` is set; withdraws the advertisement before returning.
   public func run(until stop: StopFlag) async throws {
     stop.whenSet { [wakeup] in wakeup?.poke() }
+    let trustWatch = watchTrustStore(until: stop)
+    defer { trustWatch.cancel() }
     while !stop.isSet {
       await step()
       notifier.notify(.watchdog)
@@ -329,6 +331,7 @@ public actor ServeEngine {
     await stopServing()
     identity = nil
     trusted = nil
+    status.trustStore = nil
     logger.info("locked: advertisement withdrawn, sessions closed, keys dropped")
     try? publish(.waiting, waitingFor: Self.waitingForUnlock)
   }
@@ -341,7 +344,9 @@ public actor ServeEngine {
     guard now >= retryAfter else { return false }
     do {
       let (loaded, fingerprint) = try identityWithFingerprint()
-      trusted = try TrustedDevices(store: TrustStore(paths: paths, keys: keys))
+      let devices = try TrustedDevices(store: TrustStore(paths: paths, keys: keys))
+      trusted = devices
+      status.trustStore = devices.loadedFingerprint
       identity = loaded
       discoveryFingerprint = fingerprint
       return true
@@ -372,8 +377,10 @@ public actor ServeEngine {
     }
     syncConsentNoted = false
     nextSync = now + Timestamp(every * 1000)
-    guard let trust = trusted?.store else { return }
-    let runner = PeerSync(store: store, dialer: connector, clock: clock)
+    guard let trusted else { return }
+    let trust = trusted.store
+    let runner = PeerSync(
+      store: store, dialer: connector, stillTrusted: PeerTrustCheck(following: trusted), clock: clock)
     syncRound = Task.detached { [self] in
       let peers = (try? trust.load().peers) ?? []
       let results = await runner.syncAll(peers, timeout: Self.deliveryConnectTimeout, deleteGuard: MassDeleteGuard())
@@ -539,7 +546,7 @@ public actor ServeEngine {
     servedIdentity = current
     let responder = DaemonResponder(
       identity: identity, trust: trusted.store, store: store, receiptDelay: receiptDelay, activity: activity,
-      current: current, clock: clock)
+      current: current, stillTrusted: PeerTrustCheck(following: trusted), clock: clock)
     return try channels.listen(
       identity: identity, port: requestedPort,
       accepts: { trusted.accepts($0) },
@@ -591,8 +598,11 @@ public actor ServeEngine {
     return (try loadIdentity(), file.fingerprint())
   }
 
-  /// Notices trust store changes; a removed device loses its live connections at once.
-  private func followTrustStore() {
+  /// Notices trust store changes; a removed device loses its live connections at once:
+  /// those it opened to us, and those this daemon opened to it (live links, deliveries,
+  /// scheduled syncs). Then `serve.json` says which file the daemon has applied
+  /// (`trust_store`), which `trust remove` waits for.
+  func followTrustStore() {
     guard let trusted else { return }
     let requested = reloadRequest?.take() ?? false
     guard requested || trusted.hasChanged else { return }
@@ -601,12 +611,42 @@ public actor ServeEngine {
     do {
       guard let removed = try trusted.reloadIfChanged(force: requested) else { return }
       logger.info("trust store changed: \(trusted.all.count, privacy: .public) trusted device(s)")
-      guard !removed.isEmpty else { return }
-      server?.closeChannels { peer in peer.map(removed.contains) ?? false }
-      for device in removed { liveLinks.removeValue(forKey: device)?.close() }
-      logger.info("closed the connections of \(removed.count, privacy: .public) removed peer(s)")
+      if !removed.isEmpty {
+        server?.closeChannels { peer in peer.map(removed.contains) ?? false }
+        sessions.close(where: removed.contains)
+        for device in removed { liveLinks.removeValue(forKey: device)?.close() }
+        _ = liveLinkPlan.keep(only: trusted.all)
+        showLivePeers()
+        logger.info("closed the connections of \(removed.count, privacy: .public) removed peer(s)")
+      }
     } catch {
       logger.error(error, while: "reloading the trust store")
+    }
+    status.trustStore = trusted.loadedFingerprint
+    // Before the first state is published, that publication carries it.
+    guard status.state != .stopped else { return }
+    try? publish(status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
+  }
+
+  /// Follows the trust store apart from the daemon's steps, on an inotify watch of the key
+  /// folder of its own: a step may wait (a registration with the mDNS daemon, a withdrawal),
+  /// and while it waits the actor is free, so a removed device is disconnected within
+  /// milliseconds of `trust remove` whatever the step is doing. Ends when `stop` is set.
+  private func watchTrustStore(until stop: StopFlag) -> Task<Void, Never> {
+    let watch = try? FolderChangeWatch()
+    stop.whenSet { watch?.poke() }
+    let folder = paths.keyDirectory
+    return Task.detached { [self] in
+      while !stop.isSet && !Task.isCancelled {
+        if let watch {
+          if !watch.isWatching(folder) { _ = watch.watch(folder, ignoring: [".lock"]) }
+          _ = try? await BlockingIO.run("mp.trust-watch") { watch.wait(upTo: Self.tick) }
+        } else {
+          try? await Task.sleep(for: .seconds(Self.tick))
+        }
+        if stop.isSet { return }
+        await followTrustStore()
+      }
     }
   }
 

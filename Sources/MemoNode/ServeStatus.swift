@@ -35,6 +35,10 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   public var liveSync: String?
   /// The trusted devices (compact device IDs) with a live link up now.
   public var livePeers: [String]?
+  /// The fingerprint of the trust store file (`TrustStore.fingerprint`) the daemon has
+  /// applied: loaded, and the connections of every device it no longer trusts closed.
+  /// `trust remove` waits for it to be the file's (`ServeStatus.hasApplied`).
+  public var trustStore: String?
 
   public init(
     pid: Int32, state: State, waitingFor: String?, instance: String?, port: UInt16, interfaces: [String],
@@ -55,6 +59,7 @@ public struct ServeStatus: Codable, Sendable, Equatable {
     case trustedContacts = "trusted_contacts"
     case liveSync = "live_sync"
     case livePeers = "live_peers"
+    case trustStore = "trust_store"
   }
 
   /// Whether the process that wrote the status still runs.

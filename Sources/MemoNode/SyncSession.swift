@@ -53,8 +53,8 @@ public enum SyncSession {
   /// soon as its keepalive would.
   public static func ask(
     _ connection: any FrameChannel, peer: DeviceID, peerName: String, store: MemoStore, deleteGuard: MassDeleteGuard?,
-    batch: BatchLimits = BatchLimits(), clock: @escaping @Sendable () -> Timestamp, progress: ProgressHandler? = nil,
-    quiet: Double? = nil
+    batch: BatchLimits = BatchLimits(), stillTrusted: PeerTrustCheck, clock: @escaping @Sendable () -> Timestamp,
+    progress: ProgressHandler? = nil, quiet: Double? = nil
   ) throws -> Report {
     let work = SyncStoreWork(
       .asker(store, deleteGuard: deleteGuard), peer: peer, batch: batch, clock: clock, logger: .disabled)
@@ -66,7 +66,10 @@ public enum SyncSession {
     let ending: SyncMachine.Ending
     do throws(TransportError) {
       ending = try drive(
-        &machine, machine.ask(hello), over: connection, work: work, open: { store }, progress: progress, quiet: quiet)
+        &machine, machine.ask(hello), over: connection, work: work, open: { store }, stillTrusted: stillTrusted,
+        progress: progress, quiet: quiet)
+    } catch  where error.kind == .untrustedPeer {
+      throw removedDuringSync(peerName)
     } catch {
       throw failure(peerName, error)
     }
@@ -89,7 +92,8 @@ public enum SyncSession {
   /// the device and the kind of data, and ends the channel; the daemon goes on serving.
   public static func answer(
     _ hello: Frame, over connection: any FrameChannel, peer: DeviceID, store: () throws -> MemoStore,
-    batch: BatchLimits = BatchLimits(), clock: @escaping @Sendable () -> Timestamp, logger: Logger
+    batch: BatchLimits = BatchLimits(), stillTrusted: PeerTrustCheck, clock: @escaping @Sendable () -> Timestamp,
+    logger: Logger
   ) throws(TransportError) {
     let who = String(peer.compact.prefix(8))
     // The store is opened only inside this call (for this session), never kept by it: `store`
@@ -101,7 +105,8 @@ public enum SyncSession {
     let work = SyncStoreWork(.answerer, peer: peer, batch: batch, clock: clock, logger: logger)
     var machine = SyncMachine(role: .answerer)
     let ending = try drive(
-      &machine, machine.handle(.frame(hello)), over: connection, work: work, open: store, progress: nil)
+      &machine, machine.handle(.frame(hello)), over: connection, work: work, open: store, stillTrusted: stillTrusted,
+      progress: nil)
     switch ending {
     case .completed(let summary):
       logger.info(
@@ -144,10 +149,14 @@ public enum SyncSession {
   /// Carries the machine's frames and store work until it ends. A refusal is sent best
   /// effort (the peer may be gone); any other failed send or receive ends the sync with
   /// that transport error. `open` gives the answerer's store work its store; `quiet`
-  /// bounds each wait for a frame (nil: the connection's idle limit).
+  /// bounds each wait for a frame (nil: the connection's idle limit). Every frame of the
+  /// peer is applied only while `stillTrusted` trusts it: a peer removed from the trust
+  /// store meanwhile gets `sync-refuse {"reason": "untrusted"}` and the sync ends with
+  /// `untrustedPeer`, the batches stored before it kept, nothing of it stored after.
   static func drive(
     _ machine: inout SyncMachine, _ first: [SyncMachine.Action], over channel: any FrameChannel,
-    work: SyncStoreWork, open: () throws -> MemoStore, progress: ProgressHandler?, quiet: Double? = nil
+    work: SyncStoreWork, open: () throws -> MemoStore, stillTrusted: PeerTrustCheck, progress: ProgressHandler?,
+    quiet: Double? = nil
   ) throws(TransportError) -> SyncMachine.Ending {
     var pending = first
     while true {
@@ -168,6 +177,10 @@ public enum SyncSession {
       // 10,000 memos.
       pending.removeAll(keepingCapacity: true)
       let frame = try channel.receive(before: quiet.map { .after(seconds: $0) })
+      if frame != nil, !stillTrusted.trusts(work.peer) {
+        try? channel.send(SyncMachine.refusal(.untrusted))
+        throw PeerTrustCheck.removed(work.peer)
+      }
       pending += machine.handle(frame.map { .frame($0) } ?? .closed)
     }
   }
@@ -178,6 +191,14 @@ public enum SyncSession {
     MemoPeerError(
       .connection, "the sync with \(peer) broke off: \(error.description)",
       hint: "run `memo-peer sync` again; it resumes after the last batch stored")
+  }
+
+  /// `peerName` was removed from this device's trust store while the sync ran.
+  static func removedDuringSync(_ peerName: String) -> MemoPeerError {
+    MemoPeerError(
+      .untrustedPeer,
+      "\(peerName) was removed from this device's trust store during the sync; nothing it sent after that was stored",
+      hint: "if that was a mistake, trust it again (`memo-peer trust add` or `memo-peer pair`), then sync")
   }
 
   /// This side refused what `peerName` sent: which device sent what kind of bad data.
@@ -213,6 +234,10 @@ public enum SyncSession {
         hint: "run `memo-peer unlock` on \(peerName), then sync again")
     case .version:
       return versionRefusal(peerName, peerVersion: nil)
+    case .untrusted:
+      return MemoPeerError(
+        .untrustedPeer, "\(peerName) no longer trusts this device: it was removed there during the sync",
+        hint: "if that was a mistake, pair the two devices again (`memo-peer pair`)")
     case .storage:
       return MemoPeerError(
         .connection, "\(peerName) could not open its memo store for the sync",

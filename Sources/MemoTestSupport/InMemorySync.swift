@@ -31,7 +31,7 @@ public final class SyncAnswerSide: Sendable {
           let fresh = try MemoStore.open(paths: paths, use: .background)
           opened = fresh
           return fresh
-        }, batch: batch, clock: { 5 }, logger: .disabled)
+        }, batch: batch, stillTrusted: .unchecked, clock: { 5 }, logger: .disabled)
     }
   }
 }
@@ -60,7 +60,7 @@ public func runSync(
     first: { channel in
       try SyncSession.ask(
         channel, peer: answerer.device, peerName: "peer", store: asker, deleteGuard: deleteGuard,
-        batch: limits, clock: { 5 })
+        batch: limits, stillTrusted: .unchecked, clock: { 5 })
     },
     second: { channel in try answerer.answer(channel, batch: limits) })
   return SyncRun(asker: mine, answerer: theirs)

@@ -195,6 +195,36 @@ final class TrustLabTests: LabTestCase {
     XCTAssertTrue(server.text.contains("connection refused: untrusted-peer"), server.text)
   }
 
+  /// The compact device IDs `host`'s daemon has a live link with (`status --json`).
+  func livePeers(_ host: String) throws -> [String] {
+    (object(try ok(host, ["status", "--json"]))["serve"] as? [String: Any])?["live_peers"] as? [String] ?? []
+  }
+
+  /// Issue 38: a handshake, and a whole session, started right after `trust remove` were
+  /// still answered for about 3 s. Now, when the command returns, the daemon has closed the
+  /// device's live links (both ways) and its served connections, and the very next
+  /// handshake from it fails.
+  func testTrustRemoveHoldsWhenTheCommandReturns() throws {
+    for host in ["a", "b"] { _ = try ok(host, ["consent", "grant", "--scope", "background-sync"]) }
+    let server = try trustedPairWithServer()
+    let peerDaemon = try start("b", ["--debug", "serve"])
+    XCTAssertTrue(Lab.waitUntil(seconds: 10) { peerDaemon.text.contains("advertising") }, peerDaemon.text)
+    let bee = try deviceID("b").replacingOccurrences(of: "-", with: "")
+    XCTAssertTrue(
+      try Lab.waitUntil(seconds: 60) { try livePeers("a").contains { $0.caseInsensitiveCompare(bee) == .orderedSame } },
+      "a links with b: \(server.text)")
+    let pinger = try start("b", ["ping", "ay", "--count", "600", "--interval", "0.1", "--timeout", "15"])
+    XCTAssertTrue(Lab.waitUntil(seconds: 15) { pinger.text.contains("pong from ay") }, pinger.text)
+
+    let removal = object(try ok("a", ["trust", "remove", "bee", "--json"]))
+    let next = try Lab.exec("b", ["ping", "ay", "--count", "1", "--timeout", "20"])
+    XCTAssertEqual(removal["daemon"] as? String, "confirmed", "the daemon said it closed b's links: \(removal)")
+    XCTAssertEqual(try livePeers("a"), [], "no live link with b once the command returned")
+    XCTAssertEqual(next.status, 16, "the handshake right after the command is refused: \(next.stderr)")
+    XCTAssertTrue(next.stderr.contains("ay refused this device"), next.stderr)
+    XCTAssertEqual(pinger.exitStatus(within: 5), 17, "the served connection was closed: \(pinger.text)")
+  }
+
   func testAConnectionWaitsForConsentAndForThePeerThenProceeds() throws {
     _ = try ok("a", ["consent", "grant"])
     _ = try ok("a", ["trust", "add", try deviceID("b"), "--name", "bee"])

@@ -111,22 +111,3 @@ final class EngineHelpersTests: XCTestCase {
     XCTAssertEqual(second?.fresh, [TestDevices.id(2)])
   }
 }
-
-/// The daemon's trust set, as the TLS verify callback asks it.
-final class TrustedDevicesTests: XCTestCase {
-  /// Strangers presenting key after key do not make the daemon read (and decrypt) the trust
-  /// file for each: it is read again only when it changed; a device trusted a moment ago is
-  /// still accepted at once.
-  func testUnknownKeysReadTheTrustFileOnlyWhenItChanged() throws {
-    let (a, b) = try trustingPair()
-    let devices = try TrustedDevices(store: a.trust)
-    XCTAssertTrue(devices.accepts(b.id))
-    for byte in 1...100 { XCTAssertFalse(devices.accepts(TestDevices.id(UInt8(byte)))) }
-    XCTAssertEqual(devices.fileLookups, 0, "the file did not change: nothing to read")
-    let c = try TestNode()
-    try a.trusts(c, as: "sea")
-    XCTAssertTrue(devices.accepts(c.id), "trusted a moment ago")
-    for byte in 1...100 { XCTAssertFalse(devices.accepts(TestDevices.id(UInt8(byte)))) }
-    XCTAssertEqual(devices.fileLookups, 1, "read once after the change")
-  }
-}

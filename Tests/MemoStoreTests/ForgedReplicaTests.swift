@@ -67,7 +67,7 @@ final class ForgedReplicaTests: XCTestCase {
       first: { channel in
         try SyncSession.ask(
           channel, peer: self.forger.device, peerName: "a", store: b.store, deleteGuard: nil,
-          batch: SyncSession.BatchLimits(revisions: 4), clock: { 5 })
+          batch: SyncSession.BatchLimits(revisions: 4), stillTrusted: .unchecked, clock: { 5 })
       },
       second: { channel in try ScriptedSyncPeer.answer(over: channel) { _ in (hello, frames) } })
     return (report, answer)

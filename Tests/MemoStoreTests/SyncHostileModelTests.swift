@@ -291,7 +291,7 @@ struct HostileReplica {
         let store = try MemoStore.open(paths: paths, use: .background)
         _ = try? SyncSession.ask(
           channel, peer: hostileDevice, peerName: "hostile", store: store, deleteGuard: nil,
-          batch: SyncSession.BatchLimits(revisions: 3), clock: { 5 })
+          batch: SyncSession.BatchLimits(revisions: 3), stillTrusted: .unchecked, clock: { 5 })
       })
     random = copy.random
     counter = copy.counter

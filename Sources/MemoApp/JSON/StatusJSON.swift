@@ -179,9 +179,12 @@ public struct TrustRemovalJSON: Encodable, Sendable {
   public let revoked: Bool
   public let unshared: [String]
   public let rotated: [String]
+  /// What the running daemon said: `confirmed` (it closed the device's connections),
+  /// `unconfirmed` (not within 2 s; the device is refused anyway) or `none` (no daemon).
+  public let daemon: String
 
   enum CodingKeys: String, CodingKey {
-    case schema, name, revoked, unshared, rotated
+    case schema, name, revoked, unshared, rotated, daemon
     case deviceID = "device_id"
   }
 
@@ -191,6 +194,7 @@ public struct TrustRemovalJSON: Encodable, Sendable {
     revoked = removal.revocation != nil
     unshared = removal.revocation?.unshared.map(\.rawValue) ?? []
     rotated = removal.revocation?.rotated.map(\.rawValue) ?? []
+    daemon = removal.daemon.rawValue
   }
 }
 

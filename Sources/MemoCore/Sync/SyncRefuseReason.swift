@@ -30,6 +30,9 @@ public enum SyncRefuseReason: String, Codable, Sendable, CaseIterable {
   /// More than one device may send within a documented quota (new memos a day, sealed
   /// bytes a relay keeps of one device in one notebook): its data waits, nothing is lost.
   case overQuota = "over-quota"
+  /// The refusing node removed the other from its trust store while the sync ran
+  /// (`trust remove`): nothing more of it is applied there.
+  case untrusted
 
   /// What was wrong, as a person reads it after "sent" or "refused": never a peer's bytes.
   public var badData: String {
@@ -47,6 +50,7 @@ public enum SyncRefuseReason: String, Codable, Sendable, CaseIterable {
     case .tooManyHeld: "more deletes than the guard holds back (65,536)"
     case .unexpectedFrame: "a frame out of the sync's order"
     case .overQuota: "more than one device may send (a quota: new memos a day, or a relay's bytes per device)"
+    case .untrusted: "nothing more (it no longer trusts this device)"
     }
   }
 }

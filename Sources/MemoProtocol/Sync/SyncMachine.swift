@@ -461,7 +461,9 @@ public struct SyncMachine: Sendable {
     return [.finish(ending)]
   }
 
-  static func refusal(_ reason: SyncRefuseReason) -> Frame { frame(.syncRefuse, SyncMessage.Refuse(reason: reason)) }
+  public static func refusal(_ reason: SyncRefuseReason) -> Frame {
+    frame(.syncRefuse, SyncMessage.Refuse(reason: reason))
+  }
 
   private static func frame(_ kind: Frame.Kind, _ value: some Encodable) -> Frame {
     Frame(kind, payload: PeerMessage.encode(value))

@@ -1,0 +1,72 @@
+import Foundation
+import MemoCore
+import MemoNode
+import MemoStore
+import XCTest
+
+@testable import MemoApp
+
+/// `trust remove` waits for the running daemon to say it applied the new trust store (its
+/// `serve.json` names the file's fingerprint and no live link with the device), bounded:
+/// a daemon that does not answer leaves the removal done and says so.
+final class TrustRemovalDaemonTests: XCTestCase {
+  func daemonStatus(_ app: App, trustStore: String?, livePeers: [String]) throws {
+    var status = ServeStatus(
+      pid: getpid(), state: .advertising, waitingFor: nil, instance: "memo-peer-test", port: 7410, interfaces: [],
+      updated: 1)
+    status.trustStore = trustStore
+    status.livePeers = livePeers
+    try status.write(app.paths)
+  }
+
+  func testWithoutADaemonThereIsNothingToWaitFor() throws {
+    let node = try AppFixture()
+    _ = try node.app().trust.add(SyncUseCaseTests.desk.deviceID.description, name: "desk")
+    XCTAssertEqual(try node.app().trust.remove("desk", hereOnly: true).daemon, .noDaemon)
+  }
+
+  /// A stand-in daemon that applies the trust file once it changes, as ServeEngine does:
+  /// the removal returns confirmed.
+  func testTheRemovalReturnsOnceTheDaemonAppliedTheNewTrustStore() throws {
+    let node = try AppFixture()
+    let app = node.app()
+    let desk = try app.trust.add(SyncUseCaseTests.desk.deviceID.description, name: "desk")
+    let before = app.trustStore.fingerprint()
+    try daemonStatus(app, trustStore: before, livePeers: [desk.deviceID.compact])
+    let (paths, trust) = (app.paths, app.trustStore)
+    let daemon = Thread {
+      for _ in 0..<500 where trust.fingerprint() == before { Thread.sleep(forTimeInterval: 0.01) }
+      var status = ServeStatus.read(paths)!
+      status.trustStore = trust.fingerprint()
+      status.livePeers = []
+      try? status.write(paths)
+    }
+    daemon.start()
+    let removal = try app.trust.remove("desk", hereOnly: true, daemonWait: 10)
+    XCTAssertEqual(removal.daemon, .confirmed)
+    XCTAssertEqual(TrustRemovalJSON(removal).daemon, "confirmed")
+  }
+
+  func testADaemonThatDoesNotAnswerLeavesTheRemovalDoneAndSaysSo() throws {
+    let node = try AppFixture()
+    let app = node.app()
+    let desk = try app.trust.add(SyncUseCaseTests.desk.deviceID.description, name: "desk")
+    try daemonStatus(app, trustStore: app.trustStore.fingerprint(), livePeers: [desk.deviceID.compact])
+    let removal = try app.trust.remove("desk", hereOnly: true, daemonWait: 0.1)
+    XCTAssertEqual(removal.daemon, .unconfirmed)
+    XCTAssertTrue(try app.trust.list().peers.isEmpty, "removed all the same")
+  }
+
+  /// The rule the wait applies, without files.
+  func testADaemonHasAppliedARemovalOnlyWithTheFileAsItIsAndNoLinkLeft() {
+    let device = SyncUseCaseTests.desk.deviceID
+    var status = ServeStatus(
+      pid: 1, state: .advertising, waitingFor: nil, instance: nil, port: 1, interfaces: [], updated: 1)
+    status.trustStore = "new"
+    status.livePeers = [device.compact]
+    XCTAssertFalse(status.hasApplied(trustFile: "new", removed: device), "its link is still up")
+    status.livePeers = []
+    XCTAssertTrue(status.hasApplied(trustFile: "new", removed: device))
+    XCTAssertFalse(status.hasApplied(trustFile: "newer", removed: device), "the file changed again since")
+  }
+}
