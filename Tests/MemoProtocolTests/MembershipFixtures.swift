@@ -54,7 +54,7 @@ enum MembershipFixtures {
       try log.rotateKey(keyID: keyID(1), sealed: [author.id: box(1), other.id: box(2)], signer: author.key),
       try log.grant(other.id, keys: [keyID(1): box(3), keyID(2): box(4)], signer: author.key),
       try log.rename(keyID: keyID(1), sealedName: [1, 2, 3, 4], signer: author.key),
-      try log.purge(memo, signer: author.key),
+      try log.retiredPurge(memo, signer: author.key),
       try MembershipLog.legacyGenesis(of: log.notebook, signer: author.key),
     ]
   }
@@ -75,4 +75,14 @@ struct AcceptingVerifier: OpVerifier {
 struct UnsignedSigner: OpSigner {
   let publicKey: [UInt8]
   func signature(for message: [UInt8]) throws -> [UInt8] { [UInt8](repeating: 0, count: 64) }
+}
+
+extension MembershipLog {
+  /// An op of the retired kind 7 (no device makes one any more): what a log from before
+  /// may hold, and a cheap op that changes no membership for the tests of limits.
+  func retiredPurge(_ memo: MemoID, signer: any OpSigner) throws -> NotebookOp {
+    var op = NotebookOp(notebook: notebook, author: signer.publicKey, parents: heads, body: .retiredPurge(memo: memo))
+    op.signature = try signer.signature(for: op.signedMessage)
+    return op
+  }
 }

@@ -66,7 +66,7 @@ final class MembershipLogTests: XCTestCase {
     var log = F.notebook(by: alice)
     let notAPoint = [UInt8](repeating: 0xFF, count: 32)
     let op = NotebookOp(
-      notebook: log.notebook, author: notAPoint, parents: log.heads, body: .purge(memo: F.memo),
+      notebook: log.notebook, author: notAPoint, parents: log.heads, body: .retiredPurge(memo: F.memo),
       signature: [UInt8](repeating: 1, count: 64))
     XCTAssertThrowsError(try log.insert(op)) { XCTAssertEqual($0 as? MembershipLog.Refusal, .invalidAuthorKey) }
   }
@@ -76,7 +76,7 @@ final class MembershipLogTests: XCTestCase {
     var copy = log
     let first = try log.share(bob.id, as: .member, signer: alice.key)
     try log.insert(first)
-    let second = try log.purge(F.memo, signer: alice.key)
+    let second = try log.retiredPurge(F.memo, signer: alice.key)
     let firstID = try XCTUnwrap(F.crypto.id(of: first))
     XCTAssertThrowsError(try copy.insert(second)) {
       XCTAssertEqual($0 as? MembershipLog.Refusal, .missingParents([firstID]))
@@ -134,7 +134,7 @@ final class MembershipLogTests: XCTestCase {
     // A built op is held to the wire's rules too: unsorted parents never enter the log.
     let parents = [OpID(bytes: [UInt8](repeating: 2, count: 32))!, OpID(bytes: [UInt8](repeating: 1, count: 32))!]
     let op = NotebookOp(
-      notebook: log.notebook, author: alice.key.publicKey, parents: parents, body: .purge(memo: F.memo))
+      notebook: log.notebook, author: alice.key.publicKey, parents: parents, body: .retiredPurge(memo: F.memo))
     XCTAssertThrowsError(try log.insert(op)) {
       XCTAssertEqual($0 as? MembershipLog.Refusal, .malformed(.invalid(.parents)))
     }
@@ -149,10 +149,10 @@ final class MembershipLogTests: XCTestCase {
     // One author: at most 1,024 ops of its own (the genesis is one of them).
     var last = genesis
     while log.count < MembershipLimits.opsPerAuthor {
-      last = try log.purge(F.memo, signer: signer)
+      last = try log.retiredPurge(F.memo, signer: signer)
       try log.insert(last)
     }
-    XCTAssertThrowsError(try log.insert(try log.purge(F.memo, signer: signer))) {
+    XCTAssertThrowsError(try log.insert(try log.retiredPurge(F.memo, signer: signer))) {
       XCTAssertEqual($0 as? MembershipLog.Refusal, .authorFull)
     }
     // Others fill the rest, up to 4,096 in all.
@@ -163,10 +163,10 @@ final class MembershipLogTests: XCTestCase {
         author += 1
         continue
       }
-      last = try log.purge(F.memo, signer: other)
+      last = try log.retiredPurge(F.memo, signer: other)
       try log.insert(last)
     }
-    let overflow = try log.purge(F.memo, signer: UnsignedSigner(publicKey: [UInt8](repeating: 99, count: 32)))
+    let overflow = try log.retiredPurge(F.memo, signer: UnsignedSigner(publicKey: [UInt8](repeating: 99, count: 32)))
     XCTAssertThrowsError(try log.insert(overflow)) { XCTAssertEqual($0 as? MembershipLog.Refusal, .full) }
     XCTAssertEqual(try log.insert(last), .alreadyKnown(try XCTUnwrap(F.crypto.id(of: last))))
     XCTAssertEqual(log.count, MembershipLimits.opsPerNotebook)
@@ -203,4 +203,32 @@ final class MembershipLogTests: XCTestCase {
     XCTAssertEqual(tight.ops, [])
     XCTAssertFalse(tight.complete)
   }
+
+  /// One answer's default bound is what one `sync-ops` frame carries (960 KiB of ops), as
+  /// PROTOCOL.md says in both places: a log of more than that answers a prefix that encodes
+  /// into a frame a peer decodes.
+  func testADefaultAnswerFitsOneSyncOpsFrame() throws {
+    let signer = UnsignedSigner(publicKey: alice.key.publicKey)
+    let genesis = try XCTUnwrap(MembershipLog.genesis(nonce: F.nonce, signer: signer, verifier: AcceptingVerifier()))
+    var log = MembershipLog(notebook: genesis.notebook, verifier: AcceptingVerifier())
+    try log.insert(genesis)
+    // Key ops of 800 recipients (about 88 KiB each): 12 are more than a frame holds.
+    let recipients = (0..<800).map { index in
+      (F.crypto.device(of: [UInt8](repeating: UInt8(index % 251), count: 31) + [UInt8(index / 251)])!, F.box(1))
+    }
+    for generation in 1...12 {
+      try log.insert(
+        log.rotateKey(
+          keyID: F.keyID(UInt8(generation)), sealed: Dictionary(recipients, uniquingKeysWith: { first, _ in first }),
+          signer: signer))
+    }
+    let answer = log.missing(peerHeads: [])
+    XCTAssertFalse(answer.complete)
+    let bytes = answer.ops.reduce(0) { $0 + $1.encoded.count + 4 }
+    XCTAssertLessThanOrEqual(bytes, SyncOps.maximumBytes)
+    XCTAssertEqual(SyncOps.maximumBytes, 960 * 1024)
+    let frame = SyncOps.encode([SyncOps.Notebook(id: log.notebook, ops: answer.ops.map(\.encoded))])
+    XCTAssertNoThrow(try SyncOps.decode(frame))
+  }
 }
+

@@ -161,7 +161,7 @@ struct MembershipRun {
       let keyID = random.below(4) == 0 ? keyID() : (state.currentKey?.keyID ?? keyID())
       op = try current.rename(keyID: keyID, sealedName: [UInt8(random.below(256))], signer: device.key)
     default:
-      op = try current.purge(MembershipFixtures.memo, signer: device.key)
+      op = try current.retiredPurge(MembershipFixtures.memo, signer: device.key)
     }
     try logs[index].insert(op)
     log.append("\(device.name) (\(state.role(of: device.id).map { "\($0)" } ?? "outside")): \(describe(op))")
@@ -179,7 +179,7 @@ struct MembershipRun {
     case .key(let generation, _, let sealed): return "\(id) key \(generation) to \(sealed.map { name($0.device) })"
     case .grant(let device, let keys): return "\(id) grant \(name(device)) \(keys.count) keys"
     case .rename: return "\(id) rename"
-    case .purge: return "\(id) purge"
+    case .retiredPurge: return "\(id) purge"
     }
   }
 

@@ -63,12 +63,11 @@ final class MembershipRulesTests: XCTestCase {
     let share = try add(&log) { try $0.share(self.mallory.id, as: .member, signer: self.relay.key) }
     let unshare = try add(&log) { try $0.unshare(self.alice.id, cut: [], signer: self.relay.key) }
     let key = try add(&log) { try $0.rotateKey(keyID: F.keyID(1), sealed: [:], signer: self.relay.key) }
-    let purge = try add(&log) { try $0.purge(F.memo, signer: self.relay.key) }
+    let purge = try add(&log) { try $0.retiredPurge(F.memo, signer: self.relay.key) }
     let state = log.state
     XCTAssertEqual(state.void, [share, unshare, key, purge])
     XCTAssertNil(state.role(of: mallory.id))
     XCTAssertEqual(state.role(of: alice.id), .member)
-    XCTAssertTrue(state.purged.isEmpty)
     XCTAssertTrue(state.may(relay.id, .carry))
     for action in MembershipState.Action.allCases where action != .carry {
       XCTAssertFalse(state.may(relay.id, action), "\(action)")
@@ -169,9 +168,8 @@ final class MembershipRulesTests: XCTestCase {
     try add(&log) { try $0.share(self.bob.id, as: .member, signer: self.carol.key) }
     XCTAssertEqual(log.state.role(of: bob.id), .member)
     XCTAssertNil(log.state.cuts[bob.id])
-    let after = try add(&log) { try $0.purge(F.memo, signer: self.bob.key) }
-    XCTAssertFalse(log.state.void.contains(after))
-    XCTAssertEqual(log.state.purged, [F.memo])
+    let after = try add(&log) { try $0.retiredPurge(F.memo, signer: self.bob.key) }
+    XCTAssertFalse(log.state.void.contains(after), "bob acts again")
   }
 
   /// A re-share made without having seen the unshare does not undo it.

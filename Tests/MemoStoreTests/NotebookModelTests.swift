@@ -231,8 +231,11 @@ struct NotebookRun {
           description = "renames a"
           return try log.rename(keyID: keyID, sealedName: box, signer: signer)
         case 5:
-          description = "purges a memo of a"
-          return try log.purge(MemoID(), signer: signer)
+          description = "signs a retired purge op in a"
+          var op = NotebookOp(
+            notebook: log.notebook, author: signer.publicKey, parents: log.heads, body: .retiredPurge(memo: MemoID()))
+          op.signature = try signer.signature(for: op.signedMessage)
+          return op
         case 6:
           description = "shares a with a relay of its own choosing"
           return try log.share(members[self.random.below(3)], as: .relay, signer: signer)

@@ -51,10 +51,6 @@ extension MembershipLog {
     try make(.rename(keyID: keyID, sealedName: sealedName), signer)
   }
 
-  public func purge(_ memo: MemoID, signer: any OpSigner) throws -> NotebookOp {
-    try make(.purge(memo: memo), signer)
-  }
-
   private func make(_ body: NotebookOp.Body, _ signer: any OpSigner) throws -> NotebookOp {
     try Self.sign(NotebookOp(notebook: notebook, author: signer.publicKey, parents: heads, body: body), signer)
   }

@@ -207,7 +207,7 @@ public struct MembershipLog: Sendable {
   /// every one it got.
   public func missing(
     peerHeads: [OpID], maximumOps: Int = MembershipLimits.opsPerFrame,
-    maximumBytes: Int = MembershipLimits.frameBytes
+    maximumBytes: Int = SyncOps.maximumBytes
   ) -> (ops: [NotebookOp], complete: Bool) {
     var known = [UInt64](repeating: 0, count: entries.count / 64 + 1)
     for head in peerHeads {

@@ -59,7 +59,7 @@ struct MembershipResolver {
       case .key(_, let keyID, _):
         keyOps.append(position)
         loggedKeyIDs.insert(keyID)
-      case .grant, .rename, .purge: break
+      case .grant, .rename, .retiredPurge: break
       }
     }
   }
@@ -132,7 +132,7 @@ struct MembershipResolver {
     let valid = round.valid
     guard role(of: entry.author, before: entry, round) == .member else { return false }
     switch entry.op.body {
-    case .create, .share, .unshare, .purge:
+    case .create, .share, .unshare, .retiredPurge:
       return true
     case .key(let generation, _, let sealed):
       let highest = keyOps.filter { past($0) && valid[$0] }.compactMap(generation(of:)).max() ?? 0
@@ -246,7 +246,7 @@ struct MembershipResolver {
       case .grant(let device, let keys):
         state.grants.append(MembershipState.Grant(op: entry.id, device: device, keys: keys))
       case .rename: renames.append(position)
-      case .purge(let memo): state.purged.insert(memo)
+      case .retiredPurge: break
       }
     }
     state.keys.sort { ($0.generation, $0.op) < ($1.generation, $1.op) }

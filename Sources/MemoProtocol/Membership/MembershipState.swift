@@ -19,8 +19,6 @@ public struct MembershipState: Equatable, Sendable {
   public var grants: [Grant] = []
   /// The notebook's sealed name: of the latest valid renames, the one with the lowest op id.
   public var name: Rename?
-  /// Memos a valid purge named.
-  public var purged: Set<MemoID> = []
   /// For each device removed now: per replica, the last sequence accepted from it in this
   /// notebook. A replica absent from the cut: nothing of it is accepted. When several
   /// unshares removed the device concurrently, the lower position wins (removal wins).

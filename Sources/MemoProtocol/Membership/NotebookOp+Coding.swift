@@ -115,7 +115,7 @@ extension NotebookOp.Body {
     case .rename(let keyID, let sealedName):
       writer.bytes.append(contentsOf: keyID)
       writer.data(sealedName)
-    case .purge(let memo):
+    case .retiredPurge(let memo):
       writer.string(memo.rawValue)
     }
   }
@@ -170,9 +170,9 @@ extension NotebookOp.Body {
       let keyID = try reader.bytes(.keyID, MembershipLimits.keyIDBytes)
       let length = try reader.count(.name, limit: MembershipLimits.sealedNameBytes)
       return .rename(keyID: keyID, sealedName: try reader.bytes(.name, length))
-    case .purge:
+    case .retiredPurge:
       guard let memo = MemoID(canonical: try reader.text(.memo, maximum: 36)) else { throw .invalid(.memo) }
-      return .purge(memo: memo)
+      return .retiredPurge(memo: memo)
     }
   }
 }

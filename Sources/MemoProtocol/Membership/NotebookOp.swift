@@ -87,8 +87,11 @@ public struct NotebookOp: Equatable, Hashable, Sendable {
     case grant(device: DeviceID, keys: [GrantedKey])
     /// The notebook's name, sealed (AES-256-GCM) under the generation `keyID` names.
     case rename(keyID: [UInt8], sealedName: [UInt8])
-    /// Members and relays drop the memo, its history and its records.
-    case purge(memo: MemoID)
+    /// Kind 7, retired: a purge op was in the first draft of version 3 and nothing ever acted
+    /// on it; purges travel as their own signed statements (`Purge`), keyed by notebook and
+    /// memo. Still decoded and kept, so a log that holds one stays whole and every device
+    /// holds the same ops, but it changes nothing and no device makes one.
+    case retiredPurge(memo: MemoID)
 
     public var kind: Kind {
       switch self {
@@ -98,7 +101,7 @@ public struct NotebookOp: Equatable, Hashable, Sendable {
       case .key: .key
       case .grant: .grant
       case .rename: .rename
-      case .purge: .purge
+      case .retiredPurge: .retiredPurge
       }
     }
   }
@@ -111,7 +114,8 @@ public struct NotebookOp: Equatable, Hashable, Sendable {
     case key = 4
     case grant = 5
     case rename = 6
-    case purge = 7
+    /// Retired: decoded and kept, acts on nothing (`Body.retiredPurge`).
+    case retiredPurge = 7
   }
 
   public var kind: Kind { body.kind }

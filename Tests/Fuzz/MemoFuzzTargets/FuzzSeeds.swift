@@ -206,9 +206,19 @@ extension FuzzTargets {
       try? log.rotateKey(keyID: keyID, sealed: [device: box], signer: key),
       try? log.grant(device, keys: [keyID: box], signer: key),
       try? log.rename(keyID: keyID, sealedName: [1, 2, 3], signer: key),
-      try? log.purge(MemoID("8e0f3d4a-1b2c-4d5e-8f90-123456789abc")!, signer: key),
+      retiredPurge(in: log, signer: key),
     ]
     return ops.compactMap { $0?.encoded }
+  }
+
+  /// An op of the retired kind 7, which a log from before may still hold.
+  private static func retiredPurge(in log: MembershipLog, signer key: Ed25519.SigningKey) -> NotebookOp? {
+    var op = NotebookOp(
+      notebook: log.notebook, author: key.publicKey, parents: log.heads,
+      body: .retiredPurge(memo: MemoID("8e0f3d4a-1b2c-4d5e-8f90-123456789abc")!))
+    guard let signature = try? key.signature(for: op.signedMessage) else { return nil }
+    op.signature = signature
+    return op
   }
 }
 
