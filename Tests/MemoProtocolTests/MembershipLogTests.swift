@@ -231,4 +231,3 @@ final class MembershipLogTests: XCTestCase {
     XCTAssertNoThrow(try SyncOps.decode(frame))
   }
 }
-

@@ -438,4 +438,3 @@ final class ForgedReplicaTests: XCTestCase {
     XCTAssertEqual(try c.store.quarantined().count, 0, "b passed on nothing of the squat")
   }
 }
-

@@ -91,4 +91,3 @@ public struct SyncQuotas: Sendable, Equatable {
   /// What a key of `quotas` may be set to.
   public static let allowed: ClosedRange<Int> = 0...10_000_000
 }
-
