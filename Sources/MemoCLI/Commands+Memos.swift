@@ -232,7 +232,7 @@ enum MemoCommands {
       context.console.print("\(id.short)  \(pinned ? "pinned" : "unpinned")")
     case .saved(let memo):
       if context.wantsJSON {
-        context.printJSON(MemoJSON(memo: .init(memo.summary)))
+        context.printJSON(MemoJSON(memo: .init(memo.summary, names: try app.names())))
       } else {
         context.console.print("\(memo.id.short)  revision \(memo.revision)")
       }

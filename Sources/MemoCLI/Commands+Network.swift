@@ -191,7 +191,7 @@ enum NetworkCommands {
       source.resume()
       return source
     }
-    let printer = LinePrinter()
+    let printer = LinePrinter(timestamps: true)
     let app = try context.app()
     let daemon = try app.daemon.prepare(
       DaemonOptions(

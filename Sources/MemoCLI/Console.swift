@@ -276,6 +276,10 @@ extension Console: Prompt {
 struct LinePrinter: Sendable {
   /// Held while a line is written, so lines from two threads never interleave.
   private static let writing = Mutex(())
+  /// A daemon's lines start with their time (RFC 3339, UTC, milliseconds) unless stderr
+  /// is the journal, which keeps its own: a fault can then be lined up with what the
+  /// daemon did, in a terminal or a file.
+  var timestamps = false
 
   func print(_ line: String) {
     Self.writing.withLock { _ in try? PrivateFiles.writeAll(1, Array((line + "\n").utf8), path: "stdout") }
@@ -284,7 +288,8 @@ struct LinePrinter: Sendable {
   /// A line on stderr, with `priority` when stderr is the journal (a state change is a
   /// notice; something the daemon cannot do is a warning).
   func error(_ line: String, priority: JournalStream.Priority = .notice) {
-    let text = JournalStream.prefix(priority) + line + "\n"
+    let stamp = timestamps && !JournalStream.isStderr ? TimeText.iso(App.wallClock()) + " " : ""
+    let text = JournalStream.prefix(priority) + stamp + line + "\n"
     Self.writing.withLock { _ in try? PrivateFiles.writeAll(2, Array(text.utf8), path: "stderr") }
   }
 }

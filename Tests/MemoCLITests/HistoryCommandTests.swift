@@ -30,6 +30,20 @@ final class HistoryCommandTests: XCTestCase {
     XCTAssertTrue(alone.stderr.contains("--timeout goes with --from PEER"), alone.stderr)
   }
 
+  /// `edit --json` says who made the edit as `new` and `show` do: this device, in its
+  /// notebook (it said `this_device: false` and left the notebook out).
+  func testEditJSONNamesThisDeviceAndTheNotebook() throws {
+    let cli = try CLIProcess()
+    let id = try cli.new("before", ["--title", "Plan"])
+    let shown = try XCTUnwrap(try cli.json(["show", id])["memo"] as? [String: Any])
+    let edited = try XCTUnwrap(
+      try cli.json(["edit", id, "--stdin"], stdin: Array("after\n".utf8))["memo"] as? [String: Any])
+    XCTAssertEqual((edited["author"] as? [String: Any])?["this_device"] as? Bool, true, "\(edited)")
+    XCTAssertNotNil(shown["notebook"] as? String)
+    XCTAssertEqual(edited["notebook"] as? String, shown["notebook"] as? String)
+    XCTAssertEqual(edited["notebook_id"] as? String, shown["notebook_id"] as? String)
+  }
+
   func testHistoryShowRevisionDiffAndRestore() throws {
     let cli = try CLIProcess()
     let id = try cli.new("first line\nsecond", ["--title", "Plan"])

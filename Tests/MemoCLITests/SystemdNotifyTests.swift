@@ -110,6 +110,39 @@ final class SystemdNotifyTests: XCTestCase {
     XCTAssertTrue(journal.split(separator: "\n").allSatisfy { $0.hasPrefix("<") }, journal)
   }
 
+  /// Outside the journal (a terminal, a file) each of serve's lines starts with its time,
+  /// RFC 3339 in UTC with milliseconds, so a fault can be lined up with what it did.
+  func testServeLinesCarryTheirTimeOutsideTheJournal() throws {
+    let cli = try CLIProcess()
+    let errPath = cli.home + "/serve.err"
+    _ = FileManager.default.createFile(atPath: errPath, contents: nil)
+    let errHandle = try XCTUnwrap(FileHandle(forWritingAtPath: errPath))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CLIProcess.binary)
+    process.arguments = ["serve"]
+    // No consent: serve waits and says so; no system bus, so nothing reaches an
+    // avahi-daemon of the root namespace.
+    process.environment = cli.environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(cli.home)/no-bus"]) {
+      $1
+    }
+    process.standardError = errHandle
+    process.standardOutput = FileHandle.nullDevice
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    var text = ""
+    for _ in 0..<100 where !text.contains("\n") {
+      usleep(100_000)
+      text = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? ""
+    }
+    process.terminate()
+    process.waitUntilExit()
+    let first = try XCTUnwrap(text.split(separator: "\n").first.map(String.init), "serve said nothing")
+    let stamp = try XCTUnwrap(first.split(separator: " ").first.map(String.init))
+    XCTAssertNotNil(
+      stamp.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/), "a time first: \(first)")
+    XCTAssertTrue(first.dropFirst(stamp.count + 1).hasPrefix("memo-peer serve: waiting ("), first)
+  }
+
   /// Without JOURNAL_STREAM (or when stderr is not that stream) lines carry no prefix; an
   /// error is priority 3 in the journal.
   func testJournalPrioritiesOnlyOnTheJournal() throws {
