@@ -109,6 +109,9 @@ final class LiveKeepaliveTests: XCTestCase {
     clock.end(at: end) { link.close() }
     let channel = SimulatedPeer(peer: peer, clock: clock, latency: latency, answersUntil: answersUntil)
     let node = try TestNode()
+    // The node trusts the peer, as a daemon with a live link does (a link re-checks trust
+    // at each step: a peer missing from the trust store ends it at once).
+    try node.trust.update { try $0.trust(trusted) }
     let runner = PeerSync(store: node.access(.background), dialer: NoDialer(), clock: testClock)
     switch link.drive(channel, runner: runner, synced: { _ in XCTFail("no sync was owed") }) {
     case .closed: return ("closed", channel)
