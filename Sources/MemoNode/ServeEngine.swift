@@ -201,11 +201,14 @@ public actor ServeEngine {
       updated: collaborators.clock())
   }
 
-  /// What `status` shows of live sync (nil: not advertising, so not syncing live either)
-  /// and of its links up (compact device IDs).
+  /// What `status` shows of live sync and of its links up (compact device IDs): nil when
+  /// the daemon neither advertises nor has a link up (a link outlives an avahi-daemon
+  /// restart, so the links, not the advertisement, decide).
   func showLiveSync(_ text: String?, peers: [String]? = nil) {
-    let peers = peers ?? status.livePeers ?? []
-    guard text != status.liveSync || peers != (status.livePeers ?? []), status.state == .advertising else { return }
+    let shown = status.state == .advertising || !liveLinks.isEmpty
+    let text = shown ? text : nil
+    let peers = shown ? (peers ?? status.livePeers ?? []) : nil
+    guard text != status.liveSync || peers != status.livePeers else { return }
     status.liveSync = text
     status.livePeers = peers
     try? publish(status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
@@ -668,9 +671,14 @@ public actor ServeEngine {
     status.waitingFor = waitingFor
     status.instance = instance
     status.port = port
-    if state != .advertising {
+    // What status says of live sync follows the links themselves, not the advertisement:
+    // a link outlives an avahi-daemon restart (the daemon waits for avahi, its links go
+    // on), so only a daemon with no link up and not advertising shows none.
+    if state == .stopped || (state != .advertising && liveLinks.isEmpty) {
       status.liveSync = nil
       status.livePeers = nil
+    } else if state != .advertising {
+      status.livePeers = liveLinkPlan.up.map(\.compact).sorted()
     }
     status.updated = clock()
     try status.write(paths)

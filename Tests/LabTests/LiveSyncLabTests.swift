@@ -152,14 +152,21 @@ final class LiveSyncLabTests: LiveDaemonLabTestCase {
     // b's advertisement, and b's daemon registers it again by itself.
     try Lab.restartAvahi("b")
     // Asked of b's own avahi-daemon (others may still hold b's old record in their caches).
+    // Meanwhile b's status must show its live links all along: they work throughout, and
+    // status once said 0 while b's daemon waited for avahi.
     var seen = ""
+    var linksShown: [Int] = []
     let advertised = try Lab.waitUntil(seconds: 20) {
-      let instance = (object(try ok("b", ["status", "--json"]))["serve"] as? [String: Any])?["instance"] as? String
+      let serve = object(try ok("b", ["status", "--json"]))["serve"] as? [String: Any]
+      linksShown.append((serve?["live_peers"] as? [Any])?.count ?? 0)
+      let instance = serve?["instance"] as? String
       seen = try Lab.exec("b", ["-p", "-t", "_memo-peer._tcp"], tool: "/usr/bin/avahi-browse").stdout
       return instance.map { seen.contains(";\($0);") } ?? false
     }
     XCTAssertTrue(advertised, "b's avahi-daemon has b's advertisement again after its restart: \(seen)")
     XCTAssertEqual(try livePeers("b"), Self.hosts.count - 1, "b's live links outlived the restart")
+    XCTAssertEqual(
+      linksShown.min(), Self.hosts.count - 1, "status showed b's live links throughout the restart: \(linksShown)")
 
     // Changes still go both ways, and a daemon started after the restart links with b.
     _ = try newMemo("b", title: "made on b after its avahi-daemon restarted")
