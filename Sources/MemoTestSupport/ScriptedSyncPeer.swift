@@ -223,25 +223,27 @@ public enum ScriptedSyncPeer {
   /// `hello(replica:…)` for a replica id and knowledge of replica ids.
   public static func hello(
     replica: ReplicaID, knowledge: [ReplicaID: UInt64] = [:], cursor: FeedPosition? = nil, pending: UInt64? = nil,
-    notebook: Notebook? = nil
+    notebook: Notebook? = nil, purges: [Purge] = []
   ) -> [UInt8] {
     hello(
       replica: replica.rawValue, knowledge: VersionVector(knowledge).textEntries, cursor: cursor, pending: pending,
-      notebook: notebook)
+      notebook: notebook, purges: purges)
   }
 
   /// A `sync-hello` payload from `replica` with these fields as given (no checks), offering
-  /// `notebook` when there is one.
+  /// `notebook` when there is one, and carrying `purges` (each encoded as it is, signed or
+  /// not: the receiver's checks are under test).
   public static func hello(
     replica: String, knowledge: [String: UInt64] = [:], cursor: FeedPosition? = nil, pending: UInt64? = nil,
-    notebook: Notebook? = nil
+    notebook: Notebook? = nil, purges: [Purge] = []
   ) -> [UInt8] {
     // A replica that is not one cannot be a `ReplicaID`: the message is made with a
     // stand-in and its text put back into the JSON, as a broken peer would send it.
     let standIn = ReplicaID(String(repeating: "0", count: 32))!
     var hello = SyncMessage.Hello(
       replica: ReplicaID(replica) ?? standIn, knowledge: VersionVector(), cursor: cursor, pending: pending,
-      notebooks: notebook.map { [$0.entry] } ?? [])
+      notebooks: notebook.map { [$0.entry] } ?? [],
+      purges: purges.map { Data($0.encoded).base64EncodedString() })
     hello.knowledge = knowledge
     let encoded = PeerMessage.encode(hello)
     guard ReplicaID(replica) == nil,

@@ -14,12 +14,20 @@ import MemoTransport
 // A misbehaving device for the lab tests (issue 13), built with the tests and never
 // installed: not product code, and nothing in memo-peer can reach it.
 //
-//   memo-peer-hostile ask HOST PORT CASE
+//   memo-peer-hostile ask HOST PORT CASE [ARGUMENT...]
 //       connects to a running `serve` as the device of MEMO_PEER_HOME (a trusted device),
 //       sends CASE and prints one JSON line: {"case": CASE, "answer": "refused REASON" |
-//       "acknowledged" | "closed" | "pong", "held_deletes": N, "quarantined": N}
+//       "acknowledged" | "closed" | "pong", "held_deletes": N, "quarantined": N,
+//       "applied": N, "arguments": [...] (when it took any)}
 //       CASE: pending, knowledge-range, knowledge-wide, knowledge-poison, revision-max,
-//       own-origin, future-clock, mass-delete, ping
+//       own-origin, future-clock, mass-delete, ping (no arguments); and issue 38's, each
+//       with exactly its arguments:
+//         purge-other NOTEBOOK MEMO   a purge signed by this device naming NOTEBOOK (one it
+//                                     is a member of) and MEMO (a memo in another one)
+//         squat REPLICA               a legacy binding of another device's REPLICA to this
+//                                     device's key, and a record under it
+//         flood-edits MEMO COUNT      COUNT signed edits of MEMO (at most 1,000), one a batch
+//         flood-new COUNT             COUNT new memos (at most 10,000), 10 a batch, in one sync
 //   memo-peer-hostile flood HOST PORT IDLE SLOW SECONDS
 //       a stranger: keeps IDLE TCP connections open that never speak TLS and SLOW TLS
 //       handshakes that trickle a ClientHello a byte at a time, reconnecting whatever the
@@ -37,13 +45,18 @@ func printJSON(_ object: [String: Any]) {
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 3, let port = UInt16(arguments[2]) else {
-  fail("usage: ask HOST PORT CASE | flood HOST PORT IDLE SLOW SECONDS")
+  fail("usage: ask HOST PORT CASE [ARGUMENT...] | flood HOST PORT IDLE SLOW SECONDS")
 }
 let host = arguments[1]
 
 switch arguments[0] {
 case "ask":
-  guard arguments.count == 4 else { fail("ask needs a CASE") }
+  guard arguments.count >= 4 else { fail("ask needs a CASE") }
+  do {
+    try HostileCase.validate(arguments[3], Array(arguments.dropFirst(4)))
+  } catch {
+    fail("\(error)")
+  }
   do {
     let paths = try NodePaths.resolve(environment: ProcessInfo.processInfo.environment)
     let identity = try NodeIdentity.load(paths: paths)
@@ -59,7 +72,8 @@ case "ask":
     let notebook = channel.peer.flatMap {
       try? ScriptedSyncPeer.Notebook.shared(by: store, with: $0, author: author)
     }
-    printJSON(try HostileCase.run(arguments[3], over: channel, notebook: notebook))
+    printJSON(
+      try HostileCase.run(arguments[3], arguments: Array(arguments.dropFirst(4)), over: channel, notebook: notebook))
     channel.close()
   } catch {
     fail("\(error)")
