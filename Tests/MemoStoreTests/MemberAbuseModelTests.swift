@@ -315,6 +315,16 @@ struct AbuseRun {
     case .acknowledged: break
     default: throw ModelError("r\(target) answered the hostile \(who)'s first fill with \(answer)")
     }
+    // What the target took of the flood: the bound at most.
+    let taken =
+      target == Self.relay
+      ? Int(
+        try replicas[target].store.db.scalarInt("SELECT count(*) FROM relayed WHERE dot_origin = '\(replica.rawValue)'")
+      )
+      : try replicas[target].store.allHeadRows().filter { $0.dot?.origin == replica }.count
+    guard taken <= Self.firstFill else {
+      throw ModelError("r\(target) took \(taken) memos of the hostile \(who)'s first fill, over its bound")
+    }
     if let squat, squat.unbound, try squatsKeptAside(target, from: hostile) > before {
       tally["\(who) squat refused", default: 0] += 1
     }
