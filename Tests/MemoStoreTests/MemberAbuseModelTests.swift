@@ -11,11 +11,12 @@ import XCTest
 /// Issue 38's member and relay tricks over random runs, between real stores through the
 /// production `SyncSession`: honest members 0, 1 and 2 and an honest relay 3 share notebooks
 /// a and b; a hostile member (4) is a member of b only, and a hostile relay (5) relays a and
-/// is a member of b (so it holds a's memo ids and clocks). While the honest four create,
-/// edit, delete, purge and sync at random, the hostile two now and then:
+/// is a member of b (so it holds a's memo ids and clocks). While the honest members create,
+/// edit, delete and purge, and all four sync, at random, the hostile two now and then:
 ///
 /// - flood a first fill: their first sync of b with an honest device brings more new memos
-///   than the small bound set in its config.json (`quotas.first_fill_memos`);
+///   than the small bound set in its config.json (`quotas.first_fill_memos`), after a squat
+///   (below) when a member's replica is not bound there yet;
 /// - purge across notebooks: sign a purge naming b with the id of a memo of a (carried by
 ///   the hello of a real sync of their own store);
 /// - squat a replica: send a legacy binding of an honest member's replica to their own key,
