@@ -49,7 +49,7 @@ format:
 TEST := $(SWIFT) test --skip-build --disable-swift-testing
 LAB_TESTS := ^LabTests\.
 PACKAGE_TESTS := ^MemoCLITests\.DebianPackageTests
-MODEL_TESTS := ^(MemoStoreTests\.(SyncModelTests|NotebookModelTests|SyncHostileModelTests)|MemoProtocolTests\.MembershipModelTests|MemoNodeTests\.LiveSyncModelTests)
+MODEL_TESTS := ^(MemoStoreTests\.(SyncModelTests|NotebookModelTests|SyncHostileModelTests|MemberAbuseModelTests)|MemoProtocolTests\.MembershipModelTests|MemoNodeTests\.LiveSyncModelTests)
 
 test: check model lab package demo
 
