@@ -162,7 +162,16 @@ extension MemoStore {
   }
 
   /// This replica's own last sequence number: what it has made (`SyncRules.Receiver`).
-  func ownSequence() throws -> UInt64 { try knowledge()[replicaID] }
+  func ownSequence() throws -> UInt64 {
+    try sql {
+      try db.withCached("SELECT seq FROM knowledge WHERE origin = ?") { read in
+        try read.bind(1, replicaID.rawValue)
+        guard try read.step() else { return 0 }
+        let seq = UInt64(bitPattern: read.int64(0))
+        return seq <= SyncLimits.maximumSequence ? seq : 0
+      }
+    }
+  }
 
   /// What a peer's data is checked against: this replica and its sequence.
   func receiver() throws -> SyncRules.Receiver {

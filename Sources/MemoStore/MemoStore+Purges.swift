@@ -68,10 +68,12 @@ extension MemoStore {
           reason: "a purge beyond the \(Self.maximumPurgesPerDevice) one device may make", now: now)
         continue
       }
-      // The notebook the memo is in here decides, not the one the purge names.
+      // The notebook the memo is in here decides, not the one the purge names. Kept aside
+      // naming its signer, not `peer`: an honest device that does not hold the memo cannot
+      // tell, keeps the purge and passes it on, and must not be blamed for it.
       if let here = try notebookHolding(purge.memo), here != purge.notebook {
         try quarantine(
-          bytes, from: peer, notebook: purge.notebook,
+          bytes, from: author, notebook: purge.notebook,
           reason: "a purge naming notebook \(purge.notebook.short) of a memo that is in another notebook here",
           now: now)
         continue
@@ -122,6 +124,11 @@ extension MemoStore {
       }
       return memos
     }
+  }
+
+  /// How many distinct (notebook, memo) purges are kept: whether `purgedMemos` changed.
+  func purgeCount() throws -> Int {
+    try sql { Int(try db.scalarInt("SELECT count(*) FROM (SELECT DISTINCT notebook, memo FROM purges)")) }
   }
 
   /// The notebook `memo` is in here, as a member's row or a relay's sealed record (nil:

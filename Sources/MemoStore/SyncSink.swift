@@ -41,9 +41,12 @@ public final class SyncSink {
   let peerReplica: ReplicaID
   let deleteGuard: MassDeleteGuard?
   let plan: SyncPlan
-  /// This replica and its sequence, as they were when the direction began (nothing this
-  /// side makes during the sync is sent back in it).
-  let receiver: SyncRules.Receiver
+  /// This replica and its sequence, read again in every batch's transaction: a revision
+  /// this device commits while the session runs (a person's write, another link's sync)
+  /// can come straight back over another link, and is then its own echo, skipped — not a
+  /// revision it never made (`own-origin`) nor a clock claiming its future (kept aside).
+  /// Every rule checks what is true when it decides, not when the session began.
+  private(set) var receiver: SyncRules.Receiver
   /// How many memos this direction's batches made live (new, or brought back) less those
   /// it made not live: the live memos before the sync are the count now less this, read
   /// only when the guard needs it.
@@ -53,8 +56,9 @@ public final class SyncSink {
   let maximumHeld: Int
   /// New replicas this peer may introduce here (`SyncLimits.maximumReplicasPerPeer`).
   let maximumIntroduced: Int
-  /// Memos purged here, by notebook: their records are dropped on arrival.
-  private let purged: Set<PurgedMemo>
+  /// Memos purged here, by notebook: their records are dropped on arrival. Read again when
+  /// a purge was taken meanwhile (by another session), so none comes back.
+  private var purged: Set<PurgedMemo>
   /// Notebooks with a record that could not be opened yet (a key generation not here).
   public private(set) var incomplete: Set<NotebookID> = []
   /// The quotas (config.json's `quotas`, else `SyncLimits`): new memos a day from this
@@ -153,6 +157,8 @@ public final class SyncSink {
     if addedBefore?.day != day { addedBefore = (day, try store.memosAdded(by: peer, day: day)) }
     let before = addedBefore?.count ?? 0
     try store.stagedBatch {
+      receiver = try store.receiver()
+      if try store.purgeCount() != purged.count { purged = try store.purgedMemos() }
       let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
       let pending = try store.signatureChecks(of: batch.records, refused: refused)
       var verification: MemoStore.BackgroundVerification?
@@ -294,6 +300,7 @@ public final class SyncSink {
   public func finish(_ done: SyncMessage.Done, now: Timestamp) throws -> SyncMessage.Outcome {
     var outcome = self.outcome
     try store.batch {
+      receiver = try store.receiver()
       try moveCursors(to: done.position, except: incomplete, now: now)
       let removals = try store.heldDeletes(peer)
       if !removals.isEmpty {

@@ -156,12 +156,19 @@ public enum SyncRules {
   public static func admit(dot: Dot, clock: VersionVector, into receiver: Receiver) throws(SyncViolation) -> Bool {
     if dot.origin == receiver.replica {
       guard dot.seq <= receiver.sequence else {
-        throw SyncViolation(.ownOrigin, "a revision of this replica that it never made")
+        // The evidence, so a refusal says what arrived and why it cannot be: a sequence of
+        // this replica beyond any it ever wrote (read when the batch was decided).
+        throw SyncViolation(
+          .ownOrigin,
+          "a revision of this replica that it never made (sequence \(dot.seq); it has written \(receiver.sequence))")
       }
       return false
     }
     guard clock[receiver.replica] <= receiver.sequence else {
-      throw SyncViolation(.futureClock, "a clock beyond this replica's own sequence")
+      throw SyncViolation(
+        .futureClock,
+        "a clock beyond this replica's own sequence (it names \(clock[receiver.replica]); this replica has written "
+          + "\(receiver.sequence))")
     }
     return true
   }
