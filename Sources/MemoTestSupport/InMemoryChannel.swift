@@ -25,12 +25,17 @@ public struct DirectionFaults: Sendable {
   /// Byte-level corruption: gets each frame's index in this direction (from 0) and its
   /// bytes on the wire (header included), and may change them.
   public var corrupt: (@Sendable (_ index: Int, _ bytes: inout [UInt8]) -> Void)?
+  /// The frames of these indices arrive twice (which TLS never lets happen: a buggy peer
+  /// sending one again, a middlebox replaying it).
+  public var duplicates: (@Sendable (_ index: Int) -> Bool)?
 
   public init(
     delay: Double = 0, cutAfterFrames: Int? = nil, cutCounting: Frame.Kind? = nil,
     corrupt: (@Sendable (_ index: Int, _ bytes: inout [UInt8]) -> Void)? = nil,
-    jitter: (@Sendable (_ index: Int) -> Double)? = nil, reorders: Bool = false
+    jitter: (@Sendable (_ index: Int) -> Double)? = nil, reorders: Bool = false,
+    duplicates: (@Sendable (_ index: Int) -> Bool)? = nil
   ) {
+    self.duplicates = duplicates
     self.delay = delay
     self.jitter = jitter
     self.reorders = reorders
@@ -199,6 +204,9 @@ final class Link: Sendable {
       } else {
         let earliest = state.inbound[other].last?.arrives ?? .now()
         state.inbound[other].append(Chunk(bytes: bytes, arrives: Swift.max(earliest, arrives)))
+      }
+      if faults.duplicates?(index) == true {
+        state.inbound[other].append(Chunk(bytes: bytes, arrives: state.inbound[other].last?.arrives ?? arrives))
       }
       if faults.cutCounting.map({ $0.rawValue == encoded[1] }) ?? true { state.framesCounted[side] += 1 }
       if let cut = faults.cutAfterFrames, state.framesCounted[side] >= cut { state.cut = true }
