@@ -58,7 +58,8 @@ public struct NotebookUseCases {
   }
 
   /// A person takes an invitation: the notebook syncs from the next sync on, in the role
-  /// its log gives this device.
+  /// its log gives this device (at once under live sync: `serve` sees the accept in the
+  /// store's marks, `SyncMarks`, and its links ask for the notebook).
   public func accept(_ reference: String) throws -> Notebook {
     try app.requireUnlocked()
     return try app.store().acceptInvitation(reference, now: app.now)

@@ -132,7 +132,9 @@ enum NotebookCommands {
       let accepted = try notebooks.accept(try name())
       try printNotebook(
         accepted, context,
-        line: "accepted \(accepted.displayName) as \(accepted.role.rawValue): it syncs from the next sync on")
+        line:
+          "accepted \(accepted.displayName) as \(accepted.role.rawValue): it syncs from the next sync on "
+          + "(at once while `serve` runs live sync)")
     case "decline":
       let declined = try notebooks.decline(try name())
       if context.wantsJSON {

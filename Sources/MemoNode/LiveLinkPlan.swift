@@ -1,4 +1,5 @@
 import MemoCore
+import MemoStore
 
 /// Which trusted devices `serve` keeps a live link with, and when it may dial one again:
 /// the rules of live sync, apart from its I/O (tested without a network).
@@ -11,15 +12,16 @@ import MemoCore
 /// then broke is dialled again after the first pause (0.5–1 s), so a peer back from sleep
 /// is in sync within 2 s of answering. A
 /// device that connects to us shows it is reachable: its pause is forgotten. The store's
-/// change feed says when the linked devices are owed a sync (docs/PROTOCOL.md, "Live sync").
+/// marks (its change feed, and what it may read: `SyncMarks`, `LiveChange`) say when the
+/// linked devices are owed a sync (docs/PROTOCOL.md, "Live sync").
 struct LiveLinkPlan {
   /// At most this many links, up or being dialled (docs/PROTOCOL.md, "Live sync").
   static let limit = 16
   /// At most this many dials at once.
   static let dialLimit = 4
 
-  /// The feed position last seen; nil before the first look.
-  private(set) var feedSeen: UInt64?
+  /// The store's marks last seen; nil before the first look.
+  private(set) var marksSeen: SyncMarks?
   private(set) var dialling: Set<DeviceID> = []
   private(set) var up: Set<DeviceID> = []
   private var failures: [DeviceID: Int] = [:]
@@ -30,12 +32,12 @@ struct LiveLinkPlan {
   private var lastNetworkCheck: Timestamp?
   let backoff = DeliveryBackoff(base: 1, cap: 30)
 
-  /// The feed is at `position`: whether it moved since the last look (the first look is a
-  /// move: what changed while the daemon was not running is owed too).
-  mutating func feed(at position: UInt64) -> Bool {
-    guard position != feedSeen else { return false }
-    feedSeen = position
-    return true
+  /// The store's marks are `marks`: what their change since the last look asks of the
+  /// links (the first look owes a sync: what changed while the daemon was not running).
+  mutating func look(at marks: SyncMarks) -> LiveChange {
+    let change = LiveChange.between(marksSeen, marks)
+    marksSeen = marks
+    return change
   }
 
   /// The devices of `trusted` to dial at `now`, each marked as being dialled: those without
@@ -105,12 +107,12 @@ struct LiveLinkPlan {
 
   /// Forgets every link and pause (the node locked, a consent was revoked): every link is
   /// closed, and afterwards every device is dialled again; a new link's first sync sends
-  /// what changed meanwhile, so the feed position is kept.
+  /// what changed meanwhile, so the marks are kept.
   mutating func reset() {
     let last = lastNetworkCheck
-    self = LiveLinkPlan(feedSeen: feedSeen)
+    self = LiveLinkPlan(marksSeen: marksSeen)
     lastNetworkCheck = last
   }
 
-  init(feedSeen: UInt64? = nil) { self.feedSeen = feedSeen }
+  init(marksSeen: SyncMarks? = nil) { self.marksSeen = marksSeen }
 }

@@ -7,8 +7,10 @@ import MemoSystem
 /// commits, whoever made it (the CLI, the web page, a delivery, another sync), while the
 /// background-sync scope is granted. The daemon sleeps on an inotify watch of the store's
 /// folder (`FolderChangeWatch`): a save by another process wakes it without opening the
-/// store, and only then is the change feed read to tell a new revision from a write that
-/// was only progress. `LiveLinkPlan` keeps the rules: who is dialled when, and the pauses.
+/// store, and only then are the store's marks read (`SyncMarks`: the change feed, and what
+/// this device may read) to tell a new revision or an accepted invitation, a share, an
+/// unshare or a new key from a write that was only progress (`LiveChange`). `LiveLinkPlan`
+/// keeps the rules: who is dialled when, and the pauses.
 extension ServeEngine {
   /// How long one dial waits for a peer to appear and answer.
   static let liveDialTimeout = 5.0
@@ -21,19 +23,22 @@ extension ServeEngine {
     if now >= livePushConsentCheck { readLiveSyncConsent(now: now) }
     guard livePushAllowed else { return waitForLiveSyncConsent() }
     livePushConsentNoted = false
-    let moved: Bool
+    let change: LiveChange
     do {
       let reader = try feedReader ?? store.open()
       feedReader = reader
-      moved = liveLinkPlan.feed(at: try reader.feedEnd())
+      change = liveLinkPlan.look(at: try reader.syncMarks())
     } catch {
       // Locked or busy: the next step reads it again rather than lose the change.
       feedReader = nil
       return
     }
-    if moved {
+    if change.owesSync {
       readLiveSyncConsent(now: now)
       guard livePushAllowed else { return waitForLiveSyncConsent() }
+      if change == .catchUp, !liveLinks.isEmpty {
+        logger.info("what this device may read changed (a notebook accepted, shared or rekeyed): every live link syncs")
+      }
       for link in liveLinks.values { link.push() }
     }
     for device in liveLinkPlan.keep(only: trusted.all) { liveLinks.removeValue(forKey: device)?.close() }

@@ -59,6 +59,7 @@ public enum SyncSession {
     let work = SyncStoreWork(
       .asker(store, deleteGuard: deleteGuard), peer: peer, batch: batch, clock: clock, logger: .disabled)
     let (entries, keys) = try store.helloNotebooks(for: peer, now: clock())
+    work.listedHeld = SyncStoreWork.held(entries)
     let hello = SyncMessage.Hello(
       replica: store.replicaID, knowledge: VersionVector(), cursor: nil, pending: nil, notebooks: entries, keys: keys,
       revocations: try store.revocationsToSend(), purges: try store.purgesToSend(for: peer))

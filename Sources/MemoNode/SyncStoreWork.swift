@@ -30,6 +30,10 @@ final class SyncStoreWork {
   private(set) var taken = HelloTaken()
   private var peerHello: SyncMessage.Hello?
   private var peerEntries: [CheckedEntry] = []
+  /// The notebooks this device's own hello listed as held: the only ones the peer sends
+  /// records of, so the only ones whose records (and cursors) the plan takes
+  /// (`SyncPlan.receiving(onlyListed:)`). Set from the hello as it is sent.
+  var listedHeld: Set<NotebookID> = []
   private var sink: SyncSink?
   private var source: SyncSource?
   /// The failure behind the last `.failed`.
@@ -71,6 +75,7 @@ final class SyncStoreWork {
     case .takeOps(let ops):
       guard let store else { throw Self.outOfOrder }
       plan = try store.plan(with: peer, entries: peerEntries, ops: ops, purges: try purges(), now: clock())
+        .receiving(onlyListed: listedHeld)
       source = try makeSource()
       return .opsTaken
     case .prepareReceiving:
@@ -108,6 +113,11 @@ final class SyncStoreWork {
     }
   }
 
+  /// The notebooks `entries` (this device's hello) lists as held.
+  static func held(_ entries: [NotebookEntry]) -> Set<NotebookID> {
+    Set(entries.filter(\.held).compactMap { NotebookID($0.id) })
+  }
+
   /// The asker takes the answerer's hello and ops, plans, and answers with the ops the
   /// answerer lacks; the answerer opens its store (refusing with `locked` or `storage` when
   /// it cannot), takes the asker's hello and answers with its own and the ops the asker
@@ -117,6 +127,7 @@ final class SyncStoreWork {
     case .asker(let store, _):
       taken = try takeHello(store)
       plan = try store.plan(with: peer, entries: peerEntries, ops: ops ?? [], purges: try purges(), now: clock())
+        .receiving(onlyListed: listedHeld)
       return .planned(reply: nil, ops: try store.opsLacking(for: peer, entries: peerEntries))
     case .answerer:
       let opened: MemoStore
@@ -130,6 +141,7 @@ final class SyncStoreWork {
       store = opened
       taken = try takeHello(opened)
       let (entries, keys) = try opened.helloNotebooks(for: peer, now: clock())
+      listedHeld = Self.held(entries)
       let estimate = try SyncSource(
         store: opened, plan: try opened.sending(to: peer, entries: peerEntries), maximumRevisions: batch.revisions,
         maximumBytes: batch.bytes

@@ -41,6 +41,17 @@ public struct SyncPlan: Sendable, Equatable {
     self.receiving = receiving
     self.announced = announced
   }
+
+  /// The plan with records taken only of the notebooks this device listed as held in its
+  /// own hello to the peer (`listed`): the peer sends records of no other, so a notebook
+  /// accepted here after that hello went (a person pressed Accept while a live link was
+  /// syncing) must keep no cursor from this session, which would claim records that never
+  /// came; the next sync lists it with none, and the peer sends it whole (issue 39).
+  public func receiving(onlyListed listed: Set<NotebookID>) -> SyncPlan {
+    var plan = self
+    plan.receiving = receiving.filter { listed.contains($0.key) }
+    return plan
+  }
 }
 
 /// What a peer's hello carries that is taken before anything else of the session.

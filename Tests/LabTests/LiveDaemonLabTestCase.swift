@@ -48,6 +48,42 @@ class LiveDaemonLabTestCase: LabTestCase {
     ((object(try ok(host, ["status", "--json"]))["serve"] as? [String: Any])?["live_peers"] as? [Any])?.count ?? 0
   }
 
+  /// `owner` makes notebook `name`, shares it with `invited` and writes `count` memos in it
+  /// (after the share, so that the first memo's push carries the share: an invitation, and
+  /// none of the records, the notebook not being held there); returns once `invited` lists
+  /// the invitation (within 10 s; nil if it does not): the notebook's id, and the memos'
+  /// titles by id.
+  func shareNewNotebook(_ name: String, from owner: String, with invited: String, memos count: Int) throws -> (
+    notebook: String?, memos: [String: String]
+  ) {
+    try ok(owner, ["notebook", "new", name])
+    try ok(owner, ["notebook", "share", name, "--with", "host-\(invited)"])
+    var memos: [String: String] = [:]
+    for index in 0..<count {
+      let title = "\(name) \(index)"
+      let id = try ok(owner, ["new", "--notebook", name, "--title", title], stdin: "made on \(owner)\n")
+      memos[id.trimmingCharacters(in: .whitespacesAndNewlines)] = title
+    }
+    var notebook: String?
+    _ = Lab.waitUntil(seconds: 10) {
+      notebook = invitations(invited).first
+      return notebook != nil
+    }
+    return (notebook, memos)
+  }
+
+  /// The notebooks `host` is invited to (`notebook invitations --json`).
+  func invitations(_ host: String) -> [String] {
+    guard let listed = try? Lab.exec(host, ["notebook", "invitations", "--json"]), listed.status == 0 else { return [] }
+    return (object(listed.stdout)["invitations"] as? [[String: Any]] ?? []).compactMap { $0["notebook"] as? String }
+  }
+
+  /// The ids of the memos `host` lists (`list --json`).
+  func listedIDs(_ host: String) throws -> Set<String> {
+    Set(
+      (object(try ok(host, ["list", "--json"]))["memos"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String })
+  }
+
   /// A memo made on `host` with the command line; its id.
   func newMemo(_ host: String, title: String) throws -> String {
     try ok(host, ["new", "--title", title], stdin: "made on \(host)\n").trimmingCharacters(in: .whitespacesAndNewlines)

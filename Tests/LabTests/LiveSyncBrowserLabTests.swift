@@ -10,6 +10,9 @@ import XCTest
 /// listens on loopback). An edit saved with a's editor and a memo made with a's New memo
 /// appear on b's pages — in the list and in the open memo — without a reload.
 ///
+/// Accepting an invitation on b's page makes the notebook's memos appear there, nobody
+/// pressing Sync (issue 39).
+///
 /// Needs root (the lab) and the browser; under CI=true a missing browser fails.
 final class LiveSyncBrowserLabTests: LiveDaemonLabTestCase {
   override class var hosts: [String] { ["a", "b"] }
@@ -72,6 +75,36 @@ final class LiveSyncBrowserLabTests: LiveDaemonLabTestCase {
     }
     XCTAssertEqual(titles.sorted(), [fixtures["edited_title"], fixtures["new_title"]].compactMap { $0 }.sorted())
   }
+
+  /// Accepting on the page is an event (issue 39): b's page shows none of a notebook a
+  /// shared with it; a person presses Accept in its Devices view, and the notebook's memos
+  /// appear in the page's list (Tests/browser/accept_on_page_test.py), nobody pressing Sync.
+  func testAcceptingOnThePageShowsTheNotebooksMemosWithoutASync() throws {
+    try HeadlessBrowser.require()
+    try meshOfLiveDaemons()
+    let shared = try shareNewNotebook("garden", from: "a", with: "b", memos: 2)
+    let notebook = try XCTUnwrap(shared.notebook, "b is invited by live sync; b's daemon: \(daemons["b"]?.text ?? "")")
+
+    let work = try PrivateFiles.makeUniqueDirectory(in: "/tmp", prefix: "memo-peer-accept-on-page")
+    let fixtureFile = work + "/fixtures.json"
+    let fixtures: [String: Any] = ["notebook": notebook, "titles": shared.memos.values.sorted()]
+    try JSONSerialization.data(withJSONObject: fixtures).write(to: URL(fileURLWithPath: fixtureFile))
+    let result = try Lab.exec(
+      "b", [Self.acceptScript], tool: HeadlessBrowser.python,
+      environment: ["MEMO_PEER": Lab.binary, "MEMO_PEER_ACCEPT_WORK": work, "MEMO_PEER_ACCEPT_FIXTURES": fixtureFile])
+    let output = "\(result.stdout)\n\(result.stderr)"
+    let passed = result.status == 0 && output.contains("accept passed")
+    XCTAssertTrue(
+      passed, "the page on b (\(result.status)):\n\(output)\nb's daemon: \(daemons["b"]?.text ?? "")")
+    if passed {
+      try? FileManager.default.removeItem(atPath: work)
+    } else {
+      print("accept-on-page browser test: screenshot and chromedriver log in \(work)")
+    }
+    XCTAssertTrue(try listedIDs("b").isSuperset(of: shared.memos.keys), "what b's page showed is what b stores")
+  }
+
+  static let acceptScript = Lab.repository + "/Tests/browser/accept_on_page_test.py"
 
   /// The title and body of `memo` as `host` stores it; nil while it has none.
   func shown(_ host: String, _ memo: String) throws -> (title: String, body: String)? {

@@ -1,4 +1,5 @@
 import MemoCore
+import MemoStore
 import XCTest
 
 @testable import MemoNode
@@ -6,16 +7,22 @@ import XCTest
 /// The rules of `serve`'s live links, without a daemon: every trusted device is dialled,
 /// within the limits; a failed dial (or a link that never synced) waits a growing jittered
 /// pause, a link that synced and broke a short one, a device that called us none; only a
-/// moved feed owes a sync.
+/// moved feed, or a change of what this device may read, owes a sync.
 final class LiveLinkPlanTests: XCTestCase {
   let a = DeviceID(bytes: [UInt8](repeating: 1, count: 32))!
   let b = DeviceID(bytes: [UInt8](repeating: 2, count: 32))!
 
-  func testOnlyAMovedFeedOwesASyncAndTheFirstLookDoes() {
+  func testOnlyMovedMarksOweASyncAndTheFirstLookDoes() {
     var plan = LiveLinkPlan()
-    XCTAssertTrue(plan.feed(at: 7), "what changed while the daemon was down")
-    XCTAssertFalse(plan.feed(at: 7), "a write that stored no revision owes nothing")
-    XCTAssertTrue(plan.feed(at: 8))
+    XCTAssertEqual(plan.look(at: marks(7)), .push, "what changed while the daemon was down")
+    XCTAssertEqual(plan.look(at: marks(7)), .nothing, "a write that stored no revision owes nothing")
+    XCTAssertEqual(plan.look(at: marks(8)), .push)
+    XCTAssertEqual(plan.look(at: marks(8, notebooks: 2)), .catchUp, "an accepted invitation owes a sync")
+    XCTAssertEqual(plan.look(at: marks(8, notebooks: 2)), .nothing)
+  }
+
+  func marks(_ feed: UInt64, notebooks: Int64 = 1) -> SyncMarks {
+    SyncMarks(feed: feed, membership: [notebooks, 3, 1])
   }
 
   func testEveryTrustedDeviceIsDialledOnceWithinTheLimits() {
@@ -71,13 +78,13 @@ final class LiveLinkPlanTests: XCTestCase {
 
   func testADeviceNoLongerTrustedIsNamedForClosingAndALockForgetsEverything() {
     var plan = LiveLinkPlan()
-    _ = plan.feed(at: 1)
+    _ = plan.look(at: marks(1))
     for device in plan.toDial(trusted: [a, b], now: 0) { plan.linked(device) }
     XCTAssertEqual(plan.keep(only: [b]), [a])
     XCTAssertEqual(plan.up, [b])
     XCTAssertEqual(plan.keep(only: [b]), [], "named once")
     plan.reset()
-    XCTAssertEqual(plan.feedSeen, 1, "a new link's first sync sends what changed meanwhile")
+    XCTAssertEqual(plan.marksSeen, marks(1), "a new link's first sync sends what changed meanwhile")
     XCTAssertEqual(plan.up, [])
     XCTAssertEqual(plan.toDial(trusted: [a, b], now: 0), [a, b], "after an unlock every device is dialled again")
   }

@@ -886,7 +886,7 @@ async function answerInvitation(invitation, answer) {
     await api('POST', `/api/invitations/${encodeURIComponent(invitation.notebook)}/${answer}`);
     await loadPeers();
     render();
-    say(answer === 'accept' ? 'Accepted: the notebook syncs from the next sync on.' : 'Declined.');
+    say(answer === 'accept' ? 'Accepted: the notebook syncs from the next sync on (at once while live sync is on).' : 'Declined.');
   } catch (error) { fail(error); }
 }
 
