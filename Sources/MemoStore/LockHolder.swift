@@ -127,15 +127,16 @@ public enum ProcLocks {
   }
 
   /// What a process is, from its `/proc/PID/cmdline` (arguments separated by NUL): the name
-  /// of the program and its first argument (`memo-peer serve`), escaped for a terminal
-  /// (the bytes are another process's). Nil when empty (a kernel thread, or gone).
+  /// of the program and its first argument that is not an option (`memo-peer --debug
+  /// serve` is `memo-peer serve`), escaped for a terminal (the bytes are another
+  /// process's). Nil when empty (a kernel thread, or gone).
   public static func command(fromCmdline bytes: [UInt8]) -> String? {
     let arguments = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
       String(decoding: $0, as: UTF8.self)
     }
     guard let program = arguments.first, !program.isEmpty else { return nil }
     let name = program.split(separator: "/").last.map(String.init) ?? program
-    let words = [name] + arguments.dropFirst().prefix(1).filter { !$0.isEmpty }
+    let words = [name] + arguments.dropFirst().filter { !$0.isEmpty && !$0.hasPrefix("-") }.prefix(1)
     return TerminalText.render(words.joined(separator: " ")).text
   }
 }

@@ -92,7 +92,7 @@ final class StuckDaemonLabTests: LabTestCase {
     if caught {
       XCTAssertTrue(status == 0 || status == 7, "new: \(String(describing: status)): \(person.text)")
       if status == 7 {
-        XCTAssertTrue(person.text.contains("pid \(pid),"), "the error names serve's pid: \(person.text)")
+        XCTAssertTrue(person.text.contains("memo-peer serve, pid \(pid),"), "the error names serve: \(person.text)")
         XCTAssertTrue(person.text.contains("kill -CONT \(pid)"), "the error says what to do: \(person.text)")
       }
     }

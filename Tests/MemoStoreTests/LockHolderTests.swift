@@ -78,6 +78,7 @@ final class LockHolderTests: XCTestCase {
   func testTheCommandIsTheProgramAndItsFirstArgumentEscaped() {
     XCTAssertEqual(
       ProcLocks.command(fromCmdline: Array("/usr/bin/memo-peer\0serve\0--debug\0".utf8)), "memo-peer serve")
+    XCTAssertEqual(ProcLocks.command(fromCmdline: Array("memo-peer\0--debug\0serve\0".utf8)), "memo-peer serve")
     XCTAssertEqual(ProcLocks.command(fromCmdline: Array("memo-peer\0".utf8)), "memo-peer")
     XCTAssertNil(ProcLocks.command(fromCmdline: []))
     let hostile = ProcLocks.command(fromCmdline: Array("evil\u{1B}[2J\0serve\0".utf8)) ?? ""
