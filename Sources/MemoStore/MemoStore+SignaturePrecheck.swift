@@ -21,7 +21,7 @@ struct PrecheckedSignatures {
   /// Nothing checked in advance: every check is made inside the transaction.
   static let none = PrecheckedSignatures(results: [:])
 
-  fileprivate init(results: [Int: (key: [UInt8], valid: Bool)]) { self.results = results }
+  init(results: [Int: (key: [UInt8], valid: Bool)]) { self.results = results }
 
   /// Whether each of `pending`'s checks verified, in its order: the answer from before the
   /// transaction when the check is the same (same record, same key), else checked now.
