@@ -2,7 +2,6 @@ import Dispatch
 import MemoCore
 import MemoCrypto
 import MemoProtocol
-import Synchronization
 
 /// Which device each replica belongs to (docs/design/sync-v3.md, section 2), the legacy
 /// ceilings, and what was kept aside. A binding is stored only after `ReplicaBindings.verify`
@@ -163,18 +162,17 @@ extension MemoStore {
     try authorships(of: [record], refused: refused)[0]
   }
 
-  /// `authorship(of:refused:)` for a batch's records, in their order. The look-ups run here,
-  /// one after the other; the signature checks, which are most of a received batch's CPU
-  /// time (about 0.1 ms each, 256 to a batch), run on every core at once: they read only
-  /// their own record and key.
+  /// `authorship(of:refused:)` for a batch's records, in their order, inside the caller's
+  /// transaction: the checks run on this thread, never waited for on others (see
+  /// `PrecheckedSignatures`, which checks a large batch's signatures before the
+  /// transaction, on every core).
   func authorships(of records: [SyncRecord], refused: [ReplicaID: String]) throws -> [Authorship] {
-    let pending = try signatureChecks(of: records, refused: refused)
-    return pending.settled(Self.verifyConcurrently(pending.checks))
+    try authorships(of: records, refused: refused, prechecked: .none)
   }
 
   /// The look-ups of `authorships` (the replica's binding, a revoked device's cut, the
   /// legacy ceiling) without the signature checks they leave to make, so a caller can run
-  /// those while it does other work (`SyncSink`).
+  /// those before the transaction (`precheckSignatures`).
   func signatureChecks(of records: [SyncRecord], refused: [ReplicaID: String]) throws -> SignatureChecks {
     var pending = SignatureChecks()
     pending.results.reserveCapacity(records.count)
@@ -273,7 +271,8 @@ extension MemoStore {
   }
 
   /// Whether each (signature, message, public key) verifies, checked in parallel for more
-  /// than a few (each check is independent and holds no lock).
+  /// than a few (each check is independent and holds no lock). Never inside a write
+  /// transaction: it waits for the other threads (`PrecheckedSignatures`).
   static func verifyConcurrently(_ checks: [([UInt8], [UInt8], [UInt8])]) -> [Bool] {
     guard checks.count > 8 else { return checks.map { Ed25519.verify($0.0, message: $0.1, publicKey: $0.2) } }
     var valid = [Bool](repeating: false, count: checks.count)
@@ -285,29 +284,6 @@ extension MemoStore {
       }
     }
     return valid
-  }
-
-  /// Signature checks running on other threads while the caller goes on (`SyncSink`
-  /// applies a batch meanwhile): what `wait` returns is `verifyConcurrently`'s answer.
-  final class BackgroundVerification: Sendable {
-    private let done = DispatchSemaphore(value: 0)
-    private let valid = Mutex<[Bool]>([])
-
-    init(_ checks: [([UInt8], [UInt8], [UInt8])]) {
-      DispatchQueue.global().async { [self] in
-        let result = MemoStore.verifyConcurrently(checks)
-        valid.withLock { $0 = result }
-        done.signal()
-      }
-    }
-
-    /// Whether each check verified, in order; blocks until all are done.
-    func wait() -> [Bool] {
-      done.wait()
-      // For the next caller too.
-      done.signal()
-      return valid.withLock { $0 }
-    }
   }
 
   // MARK: - Quarantine

@@ -65,11 +65,13 @@ extension MemoStore {
     from peer: DeviceID, now: Timestamp
   ) throws -> FetchedHistory {
     _ = try sealer()
+    // Before the transaction: it waits on nothing (`PrecheckedSignatures`).
+    let prechecked = try precheckSignatures(of: records, bindings: bindings)
     return try batch {
       var result = FetchedHistory()
       guard try !purgedMemos().contains(PurgedMemo(notebook: notebook, memo: memo)) else { return result }
       let refused = try takeBindings(bindings, from: peer, now: now)
-      let authorships = try self.authorships(of: records, refused: refused)
+      let authorships = try self.authorships(of: records, refused: refused, prechecked: prechecked)
       let heads = try self.heads(of: memo).map(\.head)
       for (record, authorship) in zip(records, authorships) {
         guard record.memo == memo, record.notebook == notebook else { continue }

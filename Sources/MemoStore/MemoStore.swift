@@ -104,7 +104,7 @@ public final class MemoStore {
       Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
     }
     defer { close(lock) }
-    try PrivateFiles.call("flock", orThrow: "cannot lock \(lockPath)") { flock(lock, LOCK_EX) }
+    try takeOpenLock(lock, path: lockPath, database: path)
     if !PrivateFiles.exists(path) {
       // Create the file ourselves so it is 0600 from its first byte; SQLite gives the
       // -wal and -shm files the same mode.
@@ -119,7 +119,7 @@ public final class MemoStore {
     return try translatingSQLiteErrors(path) {
       let db = try SQLiteConnection(path: path, create: false)
       // Before the first read: after a kill -9 another process may be recovering the WAL.
-      try db.execute("PRAGMA busy_timeout = 5000")
+      try db.execute("PRAGMA busy_timeout = \(busyTimeoutMilliseconds)")
       let version = try identify(db, path: path)
       try configure(db)
       let isNew = version == 0
@@ -332,9 +332,43 @@ public final class MemoStore {
     }
   }
 
-  /// Runs `body`, turning SQLite failures into user-facing errors that name the database.
+  /// How long a command waits for another process's write transaction (or its open)
+  /// before it gives up with the busy error, which names that process (`LockHolder`;
+  /// docs/CLI.md, exit status 7). Every write transaction is short: the daemon holds one
+  /// only while it writes, never across network I/O, other threads or D-Bus (`batch`), so
+  /// only a process stopped or stuck inside one makes a person wait this long.
+  public static let busyTimeoutMilliseconds = 5000
+
+  /// Takes the opener's flock within the busy timeout: an opener stopped while it holds
+  /// it (SIGSTOP during a migration) must not hold every later command forever.
+  private static func takeOpenLock(_ lock: Int32, path lockPath: String, database: String) throws {
+    let pause: UInt32 = 50_000
+    let attempts = busyTimeoutMilliseconds * 1000 / Int(pause) + 1
+    for attempt in 1...attempts {
+      if flock(lock, LOCK_EX | LOCK_NB) == 0 { return }
+      let failure = errno
+      if failure == EINTR { continue }
+      guard failure == EWOULDBLOCK else {
+        throw MemoPeerError(
+          .storage, "cannot lock \(lockPath)", hint: "check that the file system is writable",
+          diagnostics: "flock: errno \(failure)")
+      }
+      if attempt < attempts { usleep(pause) }
+    }
+    throw LockHolder.busyError(
+      LockHolder.find(database: database), waitedMilliseconds: busyTimeoutMilliseconds,
+      diagnostics: "flock \(lockPath): held by another process")
+  }
+
+  /// Runs `body`, turning SQLite failures into user-facing errors that name the database
+  /// (and, when it is busy, the process holding its write lock).
   static func translatingSQLiteErrors<R>(_ path: String, _ body: () throws -> R) throws -> R {
     do { return try body() } catch let error as SQLiteError {
+      if error.isBusy {
+        throw LockHolder.busyError(
+          LockHolder.find(database: path), waitedMilliseconds: busyTimeoutMilliseconds,
+          diagnostics: error.diagnostics)
+      }
       throw error.memoPeerError(database: path)
     } catch let error as CryptoError {
       throw MemoPeerError(.crypto, "the cryptographic library failed", diagnostics: "\(error)")
@@ -342,6 +376,11 @@ public final class MemoStore {
   }
 
   /// Runs several store operations as one transaction: all of them land, or none.
+  ///
+  /// The rule of every write transaction (issue 39): it lasts as long as writing takes.
+  /// `body` does no network I/O, waits on no other thread (signature checks run before:
+  /// `PrecheckedSignatures`), no D-Bus and no sleep; whatever needs one happens before or
+  /// after. A person's command waits at most `busyTimeoutMilliseconds` for the lock.
   public func batch<R>(_ body: () throws -> R) throws -> R {
     do {
       return try sql { try db.transaction(body) }

@@ -15,9 +15,8 @@ import MemoProtocol
 ///
 /// Who wrote a record is settled before anything of it commits (sync version 3): the
 /// batch's replica bindings are taken (within the peer's quota of new replicas), every
-/// signature is checked under the key its replica is bound to (on other threads, while the
-/// batch is stored in a transaction that commits only once every check held; `apply`),
-/// and a record that fails, or does not open, is kept aside (`quarantine`, still sealed,
+/// signature is checked under the key its replica is bound to (on every core, before the
+/// batch's transaction opens; `apply`), and a record that fails, or does not open, is kept aside (`quarantine`, still sealed,
 /// with the reason and this peer's name) while the rest of the batch goes on: a forgery
 /// never stops the impersonated device's syncs. So is a record whose clock claims edits
 /// of this device it never made (`future-clock`): its signer lied about this device, and
@@ -121,28 +120,19 @@ public final class SyncSink {
   /// Applies one batch; returns the position to acknowledge. Throws `SyncViolation` (and
   /// commits nothing of the batch) when a record breaks a rule or a limit.
   ///
-  /// The signatures are checked on other threads while this one stores the batch as if
-  /// each held (the checks and the store's work take about as long, and the sender leaves
-  /// a core idle); nothing commits before every check is in. When one fails, the
-  /// transaction is rolled back and the batch applied again knowing which (the forgery
-  /// kept aside, the rest stored): a forged record never counts, whatever it is.
+  /// The signatures are checked first, on every core, and only then is the batch stored,
+  /// in one transaction that holds the write lock for as long as writing takes and waits
+  /// on nothing (`PrecheckedSignatures`: a daemon stopped while it waited for the checks
+  /// kept every person's command from writing, issue 39). A forged record is known before
+  /// anything of the batch is written, so it is kept aside in the one pass and never
+  /// counts towards a rule or a limit, whatever it is; the rest of the batch is stored.
   public func apply(_ batch: SyncRecordBatch.Batch, now: Timestamp) throws -> UInt64 {
-    var started: MemoStore.BackgroundVerification?
-    do {
-      return try apply(batch, now: now, verified: nil) { started = $0 }
-    } catch {
-      // Rules broken in an optimistic pass may be a forgery's doing: settled with the checks.
-      guard let valid = started?.wait(), valid.contains(false) else { throw error }
-      return try apply(batch, now: now, verified: valid) { _ in }
-    }
+    let prechecked = try store.precheckSignatures(of: batch.records, bindings: batch.bindings)
+    return try apply(batch, now: now, prechecked: prechecked)
   }
 
-  /// A failed signature check in the optimistic pass: the batch is applied again.
-  private struct ForgeryFound: Error {}
-
   private func apply(
-    _ batch: SyncRecordBatch.Batch, now: Timestamp, verified: [Bool]?,
-    started: (MemoStore.BackgroundVerification) -> Void
+    _ batch: SyncRecordBatch.Batch, now: Timestamp, prechecked: PrecheckedSignatures
   ) throws -> UInt64 {
     // Counted on copies, kept only when the batch commits.
     var budget = self.budget
@@ -160,19 +150,7 @@ public final class SyncSink {
       receiver = try store.receiver()
       if try store.purgeCount() != purged.count { purged = try store.purgedMemos() }
       let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
-      let pending = try store.signatureChecks(of: batch.records, refused: refused)
-      var verification: MemoStore.BackgroundVerification?
-      let authorships: [MemoStore.Authorship]
-      if let verified {
-        authorships = pending.settled(verified)
-      } else if pending.checks.count > 8 {
-        let background = MemoStore.BackgroundVerification(pending.checks)
-        started(background)
-        verification = background
-        authorships = pending.settled(Array(repeating: true, count: pending.checks.count))
-      } else {
-        authorships = pending.settled(MemoStore.verifyConcurrently(pending.checks))
-      }
+      let authorships = try store.authorships(of: batch.records, refused: refused, prechecked: prechecked)
       for (record, authorship) in zip(batch.records, authorships) {
         guard let role = plan.receiving[record.notebook], !incomplete.contains(record.notebook),
           !purged.contains(PurgedMemo(notebook: record.notebook, memo: record.memo))
@@ -264,7 +242,6 @@ public final class SyncSink {
       }
       try store.recordMemosAdded(added - self.added, by: peer, day: day)
       try moveCursors(to: batch.position, except: incomplete, now: now)
-      if let verification, verification.wait().contains(false) { throw ForgeryFound() }
     }
     self.budget = budget
     self.held = held

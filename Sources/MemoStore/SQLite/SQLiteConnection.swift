@@ -88,6 +88,8 @@ final class SQLiteConnection {
   /// Runs `body` in a write transaction taken at once (BEGIN IMMEDIATE), committing on
   /// success and rolling back on any error, so a failed write leaves the previous state.
   /// Inside an open transaction it simply runs `body`: the outer one commits or rolls back.
+  /// `body` only reads and writes: it never waits on the network, another thread or D-Bus
+  /// while the write lock is held (`MemoStore.batch`, issue 39).
   func transaction<R>(_ body: () throws -> R) throws -> R {
     if sqlite3_get_autocommit(handle) == 0 { return try body() }
     try execute("BEGIN IMMEDIATE")

@@ -10,9 +10,13 @@ struct SQLiteError: Error, Equatable {
 
   var primaryCode: Int32 { code & 0xFF }
 
+  /// Another connection holds the lock this call needed, past the busy timeout.
+  var isBusy: Bool { primaryCode == SQLITE_BUSY || primaryCode == SQLITE_LOCKED }
+
+  var diagnostics: String { "\(call): \(message) (SQLite code \(code))" }
+
   /// The user-facing error for this failure, with what to do next.
   func memoPeerError(database path: String) -> MemoPeerError {
-    let diagnostics = "\(call): \(message) (SQLite code \(code))"
     switch primaryCode {
     case SQLITE_FULL:
       return MemoPeerError(
@@ -23,9 +27,9 @@ struct SQLiteError: Error, Equatable {
         .corruptDatabase, "\(path) is damaged or is not an SQLite database; it was left untouched",
         hint: "move it aside and restore from an export with `memo-peer import`", diagnostics: diagnostics)
     case SQLITE_BUSY, SQLITE_LOCKED:
-      return MemoPeerError(
-        .storage, "the memo database is busy (another memo-peer is writing to it)",
-        hint: "wait for the other command to finish and try again", diagnostics: diagnostics)
+      // `MemoStore.translatingSQLiteErrors` names the holder when it can.
+      return LockHolder.busyError(
+        nil, waitedMilliseconds: MemoStore.busyTimeoutMilliseconds, diagnostics: diagnostics)
     case SQLITE_READONLY, SQLITE_PERM, SQLITE_CANTOPEN:
       return MemoPeerError(
         .storage, "cannot write to \(path)",
