@@ -115,6 +115,8 @@ public struct PeerRow: Sendable {
   public var heldDeletes: Int
   /// Whether this node's running daemon has a live link with it now (live sync).
   public var live = false
+  /// The last sync data this device refused from it, with the evidence.
+  public var lastRefusal: SyncRefusalRecord?
 }
 
 /// Keeping the memos of trusted devices in step: `sync`, `peers` (and the page's Sync
@@ -175,7 +177,7 @@ public struct SyncUseCases {
       let pending = try record?.pending ?? store.feedCount(after: 0)
       return PeerRow(
         peer: peer, seen: seen, synced: record?.lastSynced, pending: pending, heldDeletes: record?.heldDeletes ?? 0,
-        live: linked.contains(peer.deviceID.compact))
+        live: linked.contains(peer.deviceID.compact), lastRefusal: record?.lastRefusal)
     }
   }
 }

@@ -111,7 +111,8 @@ enum SyncCommands {
       For each trusted device: when it was last seen (a sync, or a connection to this node's
       daemon), when it last synced, how many changes here it has not received yet, and deletes
       from it held back by the mass-delete guard; `connected live` when this node's daemon
-      (`serve`, live sync) has a link open with it now.
+      (`serve`, live sync) has a link open with it now. Below a device, the last sync data
+      this device refused from it: when, what it was, and why it is impossible.
       """,
     options: [PeersOptions.json],
     positionals: []
@@ -134,6 +135,13 @@ enum SyncCommands {
       if row.heldDeletes > 0 { text += "  held deletes \(row.heldDeletes)" }
       if row.live { text += "  connected live" }
       context.console.print(text)
+      if let refusal = row.lastRefusal {
+        // The detail is this program's own words, escaped all the same: it names values a
+        // peer sent.
+        context.console.print(
+          "  last refused \(OutputFormat.localTime(refusal.at)): it sent \(refusal.what.terminalSafe) "
+            + "(\(refusal.reason.terminalSafe): \(refusal.detail.terminalSafe))")
+      }
     }
   }
 

@@ -79,7 +79,10 @@ public enum SyncSession {
       return Report(
         received: summary.received, sent: summary.sent, sentRevisions: summary.sentRecords,
         ops: work.plan?.ops ?? OpsIntake(), revoked: work.taken.revoked)
-    case .refusedPeer(let violation): throw badData(peerName, violation)
+    case .refusedPeer(let violation):
+      // Kept for `peers`; a store that cannot take it does not change what the person is told.
+      try? store.recordRefusal(of: peer, violation, now: clock())
+      throw badData(peerName, violation)
     case .refusedByPeer(let reason): throw refusal(peerName, reason)
     case .refusedVersion(let version): throw versionRefusal(peerName, peerVersion: version)
     case .storeFailed: throw work.storeError ?? MemoPeerError(.connection, "the sync failed on this device's store")
@@ -127,6 +130,9 @@ public enum SyncSession {
       logger.warning(
         "sync with \(who, privacy: .public): refused its data: \(violation.reason.rawValue, privacy: .public) (\(violation.detail, privacy: .public))"
       )
+      do { try store().recordRefusal(of: peer, violation, now: clock()) } catch {
+        logger.error(error, while: "recording the refusal for `peers`")
+      }
       throw TransportError(.protocolViolation, "refused the peer's sync data: \(violation.reason.rawValue)")
     case .refusedVersion(let version):
       logger.warning(

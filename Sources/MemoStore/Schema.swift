@@ -439,6 +439,14 @@ enum Schema {
       PRIMARY KEY (peer, day)
     ) WITHOUT ROWID;
     """,
+    // Version 11: a refusal names its evidence (docs/PROTOCOL.md, "Refusals"). The last sync
+    // data this device refused from each peer: when, the refusal's reason code and its detail
+    // (this program's words: numbers and field names, never the peer's bytes), for `peers`.
+    """
+    ALTER TABLE sync_peers ADD COLUMN refused_at INTEGER;
+    ALTER TABLE sync_peers ADD COLUMN refused_reason TEXT;
+    ALTER TABLE sync_peers ADD COLUMN refused_detail TEXT;
+    """,
   ]
 
   /// The version that brought sync version 3 (its migration derives the replica id).

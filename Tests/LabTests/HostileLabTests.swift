@@ -79,6 +79,11 @@ final class HostileLabTests: LabTestCase {
         server.text.contains("sync with \(a.prefix(8)): refused its data: \(reason)"), "the log names a: \(server.text)"
       )
     }
+    // `peers` on b shows the last of them under a, with its evidence.
+    let peers = object(try ok("b", ["peers", "--json"]))["peers"] as? [[String: Any]] ?? []
+    let refusal = peers.first { $0["device_id"] as? String == a }?["last_refusal"] as? [String: Any]
+    XCTAssertEqual(refusal?["reason"] as? String, "out-of-range", "\(peers)")
+    XCTAssertTrue((refusal?["detail"] as? String ?? "").contains("2^53"), "\(peers)")
 
     // A clock claiming b's future: a lie by the record's signer, which a peer may only
     // pass on, so b keeps it aside and the sync goes on; nothing of it is stored.

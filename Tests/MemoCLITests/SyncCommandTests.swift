@@ -67,6 +67,35 @@ final class SyncCommandTests: XCTestCase {
     XCTAssertEqual(try cli.run(["conflicts", "merge"]).status, 2)
   }
 
+  /// The last sync data refused from a peer shows under it, in `peers` and `peers --json`,
+  /// with its evidence; a control character in it reaches the terminal escaped.
+  func testPeersShowTheLastRefusalWithItsEvidence() throws {
+    let cli = try CLIProcess()
+    XCTAssertEqual(try cli.run(["trust", "add", DeliveryCommandTests.peerID, "--name", "bee"]).status, 0)
+    XCTAssertTrue(try cli.run(["peers"]).stdout.contains("bee"))
+    XCTAssertFalse(try cli.run(["peers"]).stdout.contains("last refused"), "nothing refused yet")
+    do {
+      let store = try MemoStore.open(paths: try NodePaths.resolve(environment: ["MEMO_PEER_HOME": cli.home + "/node"]))
+      let peer = try XCTUnwrap(DeviceID(DeliveryCommandTests.peerID))
+      try store.recordRefusal(
+        of: peer, SyncViolation(.ownOrigin, "sequence 12; it has written 9 \u{1B}[31m"), now: 1_800_000_000_000)
+    }
+    let text = try cli.run(["peers"])
+    XCTAssertEqual(text.status, 0, text.stderr)
+    XCTAssertTrue(
+      text.stdout.contains("last refused ")
+        && text.stdout.contains(
+          "it sent a revision claiming to be made by the receiving device (own-origin: sequence 12; it has written 9"),
+      text.stdout)
+    XCTAssertFalse(text.stdout.contains("\u{1B}"), "no raw escape reaches the terminal")
+    let row = try XCTUnwrap((try cli.json(["peers", "--json"])["peers"] as? [[String: Any]])?.first)
+    let refusal = try XCTUnwrap(row["last_refusal"] as? [String: Any], "\(row)")
+    XCTAssertEqual(refusal["reason"] as? String, "own-origin")
+    XCTAssertEqual(refusal["what"] as? String, "a revision claiming to be made by the receiving device")
+    XCTAssertEqual(refusal["detail"] as? String, "sequence 12; it has written 9 \u{1B}[31m")
+    XCTAssertEqual(refusal["at"] as? String, "2027-01-15T08:00:00.000Z")
+  }
+
   /// A sync between two nodes' stores without a network: the production session over an
   /// in-memory channel, `sink` asking `source`.
   func pull(from source: MemoStore, into sink: MemoStore) throws { try pullForTest(from: source, into: sink) }

@@ -52,6 +52,13 @@ final class SyncSessionTests: XCTestCase {
     let again = try XCTUnwrap(try sync(a, with: b).report)
     XCTAssertEqual(again.received.applied + again.sentRevisions, 0)
     XCTAssertNotNil(try a.open().syncPeerRecords().first { $0.device == b.id }?.lastSynced)
+    XCTAssertNil(try lastRefusal(on: a, of: b), "an honest sync refuses nothing")
+    XCTAssertNil(try lastRefusal(on: b, of: a), "an honest sync refuses nothing")
+  }
+
+  /// The last sync data `node` refused from `peer`, as `peers` shows it.
+  func lastRefusal(on node: TestNode, of peer: TestNode) throws -> SyncRefusalRecord? {
+    try node.open().syncPeerRecords().first { $0.device == peer.id }?.lastRefusal
   }
 
   func testConcurrentEditsBecomeOneConflictCopyOnBothSides() throws {
@@ -192,6 +199,13 @@ final class SyncSessionTests: XCTestCase {
     let frames = try result.get()
     XCTAssertEqual(frames.map(\.kind), [.syncRefuse], "one refusal, then the end of the channel")
     XCTAssertEqual(frames.first.flatMap { SyncMessage.decodeRefuse($0.payload) }, .malformed)
+    // The daemon keeps the refusal for `peers`, with the rule it broke.
+    let refusal = try XCTUnwrap(try lastRefusal(on: b, of: a))
+    XCTAssertEqual(refusal.reason, "malformed")
+    XCTAssertEqual(refusal.what, "a sync message that does not decode")
+    XCTAssertEqual(refusal.at, testClock())
+    XCTAssertFalse(refusal.detail.isEmpty)
+    XCTAssertNil(try lastRefusal(on: a, of: b), "the side refused keeps nothing against the other")
   }
 
   func testACorruptedBatchEndsTheSyncAndNothingOfItIsStored() throws {
@@ -205,7 +219,12 @@ final class SyncSessionTests: XCTestCase {
       result.error?.message,
       "bee sent a sync message that does not decode; the sync stopped and nothing of that batch was stored")
     XCTAssertEqual(try a.bodies().count, 3, "the batch before it, and nothing of it")
+    // The asker keeps the refusal for `peers`: what it received and why that is impossible.
+    let refusal = try XCTUnwrap(try lastRefusal(on: a, of: b))
+    XCTAssertEqual(refusal.reason, "malformed")
+    XCTAssertTrue(refusal.detail.contains("version"), refusal.detail)
     XCTAssertEqual(try XCTUnwrap(try sync(a, with: b).report).received.applied, 6, "the next sync repairs it")
+    XCTAssertEqual(try lastRefusal(on: a, of: b), refusal, "kept, with its time, after the repair")
   }
 
   func testTheAskersGuardHoldsAMassDeleteFromThePeer() throws {

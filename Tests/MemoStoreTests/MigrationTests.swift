@@ -66,6 +66,27 @@ final class MigrationTests: XCTestCase {
     try assertFixtureMigrates(version: 6)
   }
 
+  /// Schema 11 adds the last refusal of each peer: a peer synced before has none, and the
+  /// store records one, which replaces the one before.
+  func testVersion10FixtureOpensWithNoRefusalAndRecordsOne() throws {
+    let node = try TemporaryNode()
+    try SchemaFixture.load(version: 10, into: node)
+    let peer = TestDevices.id(named: "laptop")
+    try node.tamper("INSERT INTO sync_peers (device, acked, last_synced) VALUES ('\(peer.compact)', 3, 7)")
+    let store = try node.open()
+    let before = try XCTUnwrap(try store.syncPeerRecords().first { $0.device == peer })
+    XCTAssertEqual(before.lastSynced, 7)
+    XCTAssertNil(before.lastRefusal)
+    try store.recordRefusal(of: peer, SyncViolation(.malformed, "first"), now: 10)
+    try store.recordRefusal(
+      of: peer, SyncViolation(.ownOrigin, String(repeating: "x", count: 5000)), now: 11)
+    let after = try XCTUnwrap(try store.syncPeerRecords().first { $0.device == peer })
+    XCTAssertEqual(after.lastRefusal?.reason, "own-origin")
+    XCTAssertEqual(after.lastRefusal?.at, 11)
+    XCTAssertEqual(after.lastRefusal?.detail.utf8.count, SyncRefusalRecord.maximumDetailBytes, "bounded")
+    XCTAssertEqual(after.lastSynced, 7, "the rest of the row stays")
+  }
+
   /// Schema 7 fills each notebook's horizon from the dots already there (a row another
   /// replica made, a record relayed for another notebook), each in its own notebook only.
   func testSchema7FillsEachNotebooksHorizonFromItsOwnRows() throws {

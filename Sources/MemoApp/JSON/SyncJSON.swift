@@ -104,9 +104,12 @@ public struct PeerJSON: Encodable, Sendable {
   public let heldDeletes: Int
   /// Whether the daemon has a live link with it now.
   public let connectedLive: Bool
+  /// The last sync data this device refused from it (null: none).
+  public let lastRefusal: RefusalJSON?
   enum CodingKeys: String, CodingKey {
     case name, pending
     case connectedLive = "connected_live"
+    case lastRefusal = "last_refusal"
     case deviceID = "device_id"
     case lastSeen = "last_seen"
     case lastSynced = "last_synced"
@@ -121,6 +124,23 @@ public struct PeerJSON: Encodable, Sendable {
     pending = row.pending
     heldDeletes = row.heldDeletes
     connectedLive = row.live
+    lastRefusal = row.lastRefusal.map(RefusalJSON.init)
+  }
+}
+
+/// Sync data refused from a peer: when, the `sync-refuse` code, what it was (`what`, the
+/// code in words) and the evidence (`detail`: why it is impossible, in this program's words).
+public struct RefusalJSON: Encodable, Sendable {
+  public let at: String
+  public let reason: String
+  public let what: String
+  public let detail: String
+
+  init(_ record: SyncRefusalRecord) {
+    at = TimeText.iso(record.at)
+    reason = record.reason
+    what = record.what
+    detail = record.detail
   }
 }
 

@@ -895,7 +895,9 @@ function renderDevices() {
   if (!peers.length) {
     return renderInvitations().concat([el('p', { className: 'empty' }, 'No trusted devices yet. Pair one on a terminal: memo-peer pair --accept here, memo-peer pair on the other.')]);
   }
-  const columns = ['Name', 'Device ID', 'Last seen', 'Last synced', 'Changes to send', 'Held deletes'];
+  const columns = ['Name', 'Device ID', 'Last seen', 'Last synced', 'Changes to send', 'Held deletes', 'Last refused'];
+  // The last sync data this device refused from the peer, with its evidence (text only).
+  const refusal = (last) => (last ? `${localTime(last.at)}: it sent ${last.what} (${last.reason}: ${last.detail})` : 'never');
   // Each cell carries its column's name: on a phone the rows become cards (app.css), each
   // cell on a line of its own after that name, so the table never needs more than the width.
   const cell = (index, content, className) => el('td', { className, 'data-label': columns[index] }, content);
@@ -908,7 +910,8 @@ function renderDevices() {
         cell(2, localTime(peer.last_seen)),
         cell(3, localTime(peer.last_synced)),
         cell(4, String(peer.pending)),
-        cell(5, String(peer.held_deletes)))))))]);
+        cell(5, String(peer.held_deletes)),
+        cell(6, refusal(peer.last_refusal)))))))]);
 }
 
 // ---- Network: consent ---------------------------------------------------------------------
