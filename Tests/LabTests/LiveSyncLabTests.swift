@@ -168,6 +168,17 @@ final class LiveSyncLabTests: LiveDaemonLabTestCase {
     XCTAssertEqual(
       linksShown.min(), Self.hosts.count - 1, "status showed b's live links throughout the restart: \(linksShown)")
 
+    // A reload (SIGHUP, `systemctl reload`) re-reads the trust store: the links go on, and
+    // so does what status shows of them.
+    let b = try XCTUnwrap(daemons["b"])
+    kill(b.process.processIdentifier, SIGHUP)
+    var afterReload: [Int] = []
+    for _ in 0..<6 {
+      afterReload.append(try livePeers("b"))
+      Thread.sleep(forTimeInterval: 0.5)
+    }
+    XCTAssertEqual(afterReload.min(), Self.hosts.count - 1, "status showed b's live links across a reload: \(afterReload)")
+
     // Changes still go both ways, and a daemon started after the restart links with b.
     _ = try newMemo("b", title: "made on b after its avahi-daemon restarted")
     _ = try newMemo("a", title: "made on a after b's avahi-daemon restarted")
