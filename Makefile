@@ -29,6 +29,7 @@ ESLINT := NODE_PATH=/usr/share/nodejs eslint --no-eslintrc -c .eslintrc.json -f 
 lint: deps
 	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests bench
 	$(ESLINT) Sources/MemoWeb/Assets/*.js
+	python3 scripts/check-protocol-anchors.py
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests bench
