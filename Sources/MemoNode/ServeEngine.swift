@@ -54,7 +54,8 @@ public actor ServeEngine {
     /// Seconds between storing a delivery and sending its receipt: 0, except for the lab
     /// test that kills daemons where receipts get lost (it runs a test-only build).
     public var receiptDelay: Double
-    /// The node's lock state; nil: read from `keys` (the key file and the kernel keyring).
+    /// The node's lock state; nil: read from `keys` (the key file and the kernel keyring,
+    /// `LockStateCache`).
     public var lockState: (@Sendable () -> LockState?)?
     /// nil: DNS-SD under the node's consent gate.
     public var advertiser: (any ServiceAdvertiser)?
@@ -116,7 +117,8 @@ public actor ServeEngine {
     collaborators: Collaborators
   ) throws {
     let keys = collaborators.keys
-    let lockState = collaborators.lockState ?? { try? keys.status().lockState }
+    let cache = LockStateCache(keys: keys)
+    let lockState = collaborators.lockState ?? { cache.read() }
     let wakeup = try? FolderChangeWatch()
     wakeup?.watchNetwork()
     setup = ServeSetup(

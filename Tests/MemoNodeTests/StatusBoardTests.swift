@@ -96,3 +96,25 @@ final class ServeFactsReaderTests: XCTestCase {
     XCTAssertEqual(reader.consentReads, 3, "one read per change")
   }
 }
+
+/// The lock state is read from the key file only when it could have changed: an
+/// unprotected node's state holds while the file is the same; a protected node's never
+/// does (the keyring's idle timeout locks it without a write).
+final class LockStateCacheTests: XCTestCase {
+  func testOnlyAnUnprotectedStateIsReusedAndOnlyForTheSameFile() {
+    XCTAssertEqual(LockStateCache.reusable(("1-2-3-4", .unprotected), stamp: "1-2-3-4"), .unprotected)
+    XCTAssertNil(LockStateCache.reusable(("1-2-3-4", .unprotected), stamp: "5-2-3-4"), "`protect` wrote a new file")
+    XCTAssertNil(LockStateCache.reusable(("1-2-3-4", .unlocked), stamp: "1-2-3-4"), "the keyring may lock it")
+    XCTAssertNil(LockStateCache.reusable(("1-2-3-4", .locked(unlockedSinceBoot: true)), stamp: "1-2-3-4"))
+    XCTAssertNil(LockStateCache.reusable(nil, stamp: "absent"), "nothing read yet")
+  }
+
+  func testANodeWithoutADeviceKeyFileIsUnprotected() throws {
+    let home = NSTemporaryDirectory() + "memo-peer-lock-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: home) }
+    let paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": home])
+    let cache = LockStateCache(keys: DeviceKeys(paths: paths))
+    XCTAssertEqual(cache.read(), .unprotected, "no key file yet: unprotected")
+    XCTAssertEqual(cache.read(), .unprotected)
+  }
+}
