@@ -213,7 +213,7 @@ public actor ServeEngine {
   /// what they decide.
   func step() async {
     let facts = factsReader.read()
-    await followLockState(facts.lock)
+    if facts.access == .locked { await dropEverything() }
     if let (seen, fresh) = contacts.takeChanges(clock: clock) {
       heardFrom(fresh)
       board.status.trustedContacts = seen
@@ -236,7 +236,7 @@ public actor ServeEngine {
     }
     followOutboxConsent(allowed: consent.advertise == .allowed)
     // Without local-network consent nothing of this node stays on the network.
-    if let waitingFor = consent.waitingFor {
+    if case .waiting(let waitingFor) = facts.access {
       if !liveLinks.isEmpty { stopLiveLinks() }
       await stopServing()
       try? publish(.waiting, waitingFor: waitingFor)
@@ -257,8 +257,7 @@ public actor ServeEngine {
 
   /// While the node is locked: nothing of it on the network and no key in memory. Called
   /// first in every step, so a lock closes everything within one poll.
-  private func followLockState(_ lock: LockState?) async {
-    guard case .locked? = lock else { return }
+  private func dropEverything() async {
     sessions.closeAll()
     guard identity != nil || served.server != nil || board.status.waitingFor != Self.waitingForUnlock else { return }
     rounds.delivery?.cancel()

@@ -15,6 +15,21 @@ struct ServeFacts: Sendable, Equatable {
   var consent: ConsentFacts
   /// The discovery key file as it is now (`KeyFile.fingerprint`): a new one is a rotation.
   var discoveryKey: String
+
+  /// Whether the node may be on the network.
+  enum Access: Sendable, Equatable {
+    /// Nothing of it on the network and no key in memory, whatever the consent says.
+    case locked
+    /// Nothing of it on the network until this is there.
+    case waiting(String)
+    case allowed
+  }
+
+  /// What the facts allow: the lock comes first, then the local-network consent.
+  var access: Access {
+    if case .locked? = lock { return .locked }
+    return consent.waitingFor.map(Access.waiting) ?? .allowed
+  }
 }
 
 /// What the consent log says the daemon may do.

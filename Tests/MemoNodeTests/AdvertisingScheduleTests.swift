@@ -77,3 +77,29 @@ final class AdvertisingScheduleTests: XCTestCase {
     XCTAssertFalse(unreadable.backgroundSync)
   }
 }
+
+/// Whether the node may be on the network at all, from the facts of one wake: a lock comes
+/// before any consent, then the local-network consent decides.
+final class ServeFactsAccessTests: XCTestCase {
+  func facts(_ lock: LockState?, _ consent: ConsentFacts) -> ServeFacts {
+    ServeFacts(lock: lock, consent: consent, discoveryKey: "absent")
+  }
+
+  let granted = ConsentFacts(advertise: .allowed, localNetworkState: "granted", backgroundSync: true)
+  let undecided = ConsentFacts(
+    advertise: .needsConsent(.localNetwork), localNetworkState: "undetermined", backgroundSync: false)
+
+  func testALockComesBeforeAnyConsent() {
+    XCTAssertEqual(facts(.locked(unlockedSinceBoot: true), granted).access, .locked)
+    XCTAssertEqual(facts(.locked(unlockedSinceBoot: false), undecided).access, .locked)
+    XCTAssertEqual(facts(.locked(unlockedSinceBoot: true), .unreadable(MemoPeerError(.storage, "x"))).access, .locked)
+  }
+
+  func testUnlockedTheConsentDecides() {
+    XCTAssertEqual(facts(.unlocked, granted).access, .allowed)
+    XCTAssertEqual(facts(.unprotected, undecided).access, .waiting("local-network consent"))
+    XCTAssertEqual(facts(nil, granted).access, .allowed, "a lock state that cannot be told locks nothing")
+    XCTAssertEqual(
+      facts(.unprotected, .unreadable(MemoPeerError(.storage, "x"))).access, .waiting("a readable consent log"))
+  }
+}
