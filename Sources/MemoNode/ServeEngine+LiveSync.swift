@@ -15,35 +15,40 @@ extension ServeEngine {
   /// How long one dial waits for a peer to appear and answer.
   static let liveDialTimeout = 5.0
 
-  func syncLive() {
+  /// Live sync's part of a step: `granted` is the background-sync consent, as read at
+  /// the step's start (`ServeFacts`), so a revoke closes every link at the next wake.
+  func syncLive(granted: Bool) {
     guard let trusted, let connector, let local = identity?.deviceID else { return }
     let now = clock()
-    // The consent is read once a second, so that `status` says what live sync does (a
-    // revoke closes every link within that second), and again before any change is pushed.
-    if now >= livePushConsentCheck { readLiveSyncConsent(now: now) }
-    guard livePushAllowed else { return waitForLiveSyncConsent() }
-    livePushConsentNoted = false
+    let consent = live.consent(granted: granted)
+    showLiveSync(consent.shown)
+    guard consent.allowed else { return waitForLiveSyncConsent(consent) }
     let change: LiveChange
     do {
-      let reader = try feedReader ?? store.open()
-      feedReader = reader
-      change = liveLinkPlan.look(at: try reader.syncMarks())
+      let reader = try feed.reader ?? store.open()
+      feed.reader = reader
+      change = live.plan.look(at: try reader.syncMarks())
     } catch {
       // Locked or busy: the next step reads it again rather than lose the change.
-      feedReader = nil
+      feed.reader = nil
       return
     }
     if change.owesSync {
-      readLiveSyncConsent(now: now)
-      guard livePushAllowed else { return waitForLiveSyncConsent() }
+      // Checked again before any change is pushed (a stat; the log is read only if it
+      // changed): a revoke made while this step waited (on the mDNS daemon) is honoured.
+      let again = live.consent(granted: factsReader.consent().backgroundSync)
+      guard again.allowed else {
+        showLiveSync(again.shown)
+        return waitForLiveSyncConsent(again)
+      }
       if change == .catchUp, !liveLinks.isEmpty {
         logger.info("what this device may read changed (a notebook accepted, shared or rekeyed): every live link syncs")
       }
       for link in liveLinks.values { link.push() }
     }
-    for device in liveLinkPlan.keep(only: trusted.all) { liveLinks.removeValue(forKey: device)?.close() }
+    for device in live.plan.keep(only: trusted.all) { liveLinks.removeValue(forKey: device)?.close() }
     checkLinksAfterANetworkChange(now: now)
-    let due = liveLinkPlan.toDial(trusted: trusted.all, now: now)
+    let due = live.plan.toDial(trusted: trusted.all, now: now)
     guard !due.isEmpty else { return }
     guard let loaded = try? trusted.store.load().peers else { return }
     let peers = Dictionary(loaded.map { ($0.deviceID, $0) }, uniquingKeysWith: { first, _ in first })
@@ -51,7 +56,7 @@ extension ServeEngine {
       store: store, dialer: connector, stillTrusted: PeerTrustCheck(following: trusted), clock: clock)
     for device in due {
       guard let peer = peers[device] else {
-        liveLinkPlan.ended(device, synced: false, now: now, random: Double.random(in: 0..<1))
+        live.plan.ended(device, synced: false, now: now, random: Double.random(in: 0..<1))
         continue
       }
       let link = LiveLink(peer: peer, local: local, activity: activity)
@@ -74,23 +79,16 @@ extension ServeEngine {
     }
   }
 
-  private func readLiveSyncConsent(now: Timestamp) {
-    livePushConsentCheck = now + 1000
-    livePushAllowed = (try? gate.state(.backgroundSync))?.isGranted == true
-    showLiveSync(livePushAllowed ? "on" : "waiting (background-sync consent)")
-  }
-
   /// Without the background-sync consent: no link stays open, and the daemon says once why.
-  private func waitForLiveSyncConsent() {
+  private func waitForLiveSyncConsent(_ consent: LiveSyncState.Consent) {
     if !liveLinks.isEmpty { stopLiveLinks() }
-    guard !livePushConsentNoted else { return }
-    livePushConsentNoted = true
+    guard consent.note else { return }
     report("live sync waits for the background-sync consent (`memo-peer consent grant --scope background-sync`)")
   }
 
   private func liveLinkUp(_ link: LiveLink) {
     guard liveLinks[link.peer.deviceID] === link else { return link.close() }
-    liveLinkPlan.linked(link.peer.deviceID)
+    live.plan.linked(link.peer.deviceID)
     logger.info("live link with \(link.peer.deviceID.short, privacy: .public) up")
     showLivePeers()
   }
@@ -105,7 +103,7 @@ extension ServeEngine {
     // A link closed on purpose (a lock, a revoke) was forgotten when it was closed.
     guard liveLinks[device] === link else { return }
     liveLinks[device] = nil
-    liveLinkPlan.ended(device, synced: link.hasSynced, now: clock(), random: Double.random(in: 0..<1))
+    live.plan.ended(device, synced: link.hasSynced, now: clock(), random: Double.random(in: 0..<1))
     wake()
     if wasUp, case .failed(let error) = ending {
       logger.info(
@@ -118,13 +116,13 @@ extension ServeEngine {
   /// An interface or address of this machine changed (netlink, `FolderChangeWatch`): once
   /// the burst settles, the links are checked and the devices not linked dialled, not
   /// after their pauses, so a laptop back on the network is in sync within a dial.
-  func networkChanged() { liveLinkPlan.networkEvent(now: clock()) }
+  func networkChanged() { live.plan.networkEvent(now: clock()) }
 
   /// Once a burst of network changes has settled (`LiveLinkPlan.networkEvent`): every
   /// live link pings now (one over an address that went away dies without a word), and
   /// the devices not linked are dialled at this step.
   private func checkLinksAfterANetworkChange(now: Timestamp) {
-    guard liveLinkPlan.networkCheckDue(now: now) else { return }
+    guard live.plan.networkCheckDue(now: now) else { return }
     logger.info("the network changed here: checking every live link, dialling the devices not linked now")
     for link in liveLinks.values { link.check() }
   }
@@ -134,24 +132,24 @@ extension ServeEngine {
   /// that link pings now, and ends at once if nothing answers.
   func heardFrom(_ devices: Set<DeviceID>) {
     for device in devices {
-      liveLinkPlan.heardFrom(device)
-      if liveLinkPlan.up.contains(device) { liveLinks[device]?.check() }
+      live.plan.heardFrom(device)
+      if live.plan.up.contains(device) { liveLinks[device]?.check() }
     }
   }
 
   /// What `status` shows of the links that are up.
   func showLivePeers() {
-    showLivePeers(liveLinkPlan.up.map(\.compact).sorted())
+    showLivePeers(live.plan.up.map(\.compact).sorted())
   }
 
   /// The node locked, a consent was revoked, the daemon stops: every link says goodbye and
   /// closes, and afterwards every device is dialled again (its first sync sends what it
   /// missed meanwhile).
   func stopLiveLinks() {
-    feedReader = nil
+    feed.reader = nil
     for link in liveLinks.values { link.close() }
     liveLinks = [:]
-    liveLinkPlan.reset()
+    live.plan.reset()
     showLivePeers()
   }
 }

@@ -36,6 +36,12 @@ import MemoTransport
 /// advertisement is awaited, not waited for. Everything the daemon opens is opened for the
 /// daemon (`KeyUse.background`): answering peers never restarts a `complete` node's idle
 /// timeout.
+///
+/// The actor decides in values and acts itself (issue 40): each step reads the facts once
+/// (`ServeFacts`: lock state, consent, discovery key; a file is read again only when its
+/// stamp changed), and one value per concern decides from them and from the time what to
+/// do (`AdvertisingSchedule`, `OutboxSchedule`, `SyncSchedule`, `LiveSyncState` with
+/// `LiveLinkPlan`, `StatusBoard`); the actor carries it out, and all I/O stays here.
 public actor ServeEngine {
   /// What the engine works with, injected: the clock, the device keys (the lock state it
   /// follows, the store and trust store it opens), the channels (listener and dialler), and
@@ -48,7 +54,8 @@ public actor ServeEngine {
     /// Seconds between storing a delivery and sending its receipt: 0, except for the lab
     /// test that kills daemons where receipts get lost (it runs a test-only build).
     public var receiptDelay: Double
-    /// The node's lock state; nil: read from `keys` (the key file and the kernel keyring).
+    /// The node's lock state; nil: read from `keys` (the key file and the kernel keyring,
+    /// `LockStateCache`).
     public var lockState: (@Sendable () -> LockState?)?
     /// nil: DNS-SD under the node's consent gate.
     public var advertiser: (any ServiceAdvertiser)?
@@ -67,97 +74,30 @@ public actor ServeEngine {
     }
   }
 
-  let paths: NodePaths
-  let gate: ConsentGate
-  /// Loads the identity (and discovery key); fails with `locked` while the node is locked.
-  let loadIdentity: @Sendable () throws -> NodeIdentity
-  /// Held only while unlocked (or unprotected), dropped when the node locks.
-  private(set) var identity: NodeIdentity?
-  /// The discovery key file as `identity` was loaded from it (`followDiscoveryKey`), and the
-  /// identity the listener's hellos give.
-  private var discoveryFingerprint: String?
-  private var servedIdentity: CurrentIdentity?
-  private(set) var trusted: TrustedDevices?
-  /// The connections this daemon's deliveries, scheduled syncs and live links hold, closed
-  /// on lock.
-  let sessions = LiveSessions()
-  /// Trusted devices that completed a handshake, for `status` and the widget.
-  let contacts = TrustedContacts()
-  /// When each device was last heard from, on any channel, and whose links to us are open:
-  /// the live links' keepalives.
-  let activity = PeerActivity()
-  let channels: any ChannelFactory
-  let advertiser: any ServiceAdvertiser
-  /// The daemon's store: never a person's use.
-  let store: StoreAccess
-  /// The device keys: the store and the trust store are opened with them.
-  let keys: DeviceKeys
-  /// Whether the node is unlocked now; nil when that cannot be told. Asked every poll:
-  /// `.locked` makes the daemon drop its keys and everything on the network, and wait.
-  let readLockState: @Sendable () -> LockState?
-  let receiptDelay: Double
-  /// The TCP port asked for (0: any free port).
-  let requestedPort: UInt16
-  /// Interfaces to advertise on; empty means all.
-  let interfaces: [NetworkInterface]
-  let logger: Logger
-  /// Human-readable state changes (the CLI prints them on stderr).
-  let report: @Sendable (String) -> Void
-  let clock: @Sendable () -> Timestamp
-  /// Told about every state change (systemd's READY, STATUS, RELOADING, STOPPING, WATCHDOG).
-  let notifier: any ServiceNotifier
-  /// Set by SIGHUP (`systemctl reload`): re-read the trust store now.
-  let reloadRequest: ReloadRequest?
-  private var announcedReady = false
-  /// The last STATUS= sent, so systemd hears each text once.
-  private var lastServiceText: String?
-  /// The last summary reported (the CLI prints each on stderr), for the same reason.
-  private var lastSummary: String?
-
-  private var registrations: [any StandingAdvertisement] = []
-  /// The mDNS daemon dropped the advertisement while the node served (it restarted): until
-  /// it is registered again, the listener stays open for the devices already connected.
-  private var readvertising = false
-  private var server: (any ChannelListener)?
-  private var currentPlan: AdvertisementPlan?
-  private var status: ServeStatus
-  private var retryAfter: Timestamp = 0
+  /// What the daemon is made of (`ServeSetup`); everything else it holds is a value that
+  /// decides, the actor only carrying out what they say.
+  let setup: ServeSetup
+  /// The facts each step decides from, read once per wake (`ServeFactsReader`).
+  var factsReader: ServeFactsReader
+  private var held = HeldKeys()
+  /// The listener and the registrations, and the rules of (re)registering them.
+  private var served = ServedNetwork()
+  private var advertising = AdvertisingSchedule()
+  /// `serve.json`, the summary line and systemd's notifications.
+  private var board: StatusBoard
   /// The outbox: one delivery round at a time, per-peer backoff, checked at most once a second.
-  private var deliveryRound: Task<Void, Never>?
-  private var nextOutboxCheck: Timestamp = 0
-  private var nextAttempt: [DeviceID: Timestamp] = [:]
-  private var failures: [DeviceID: Int] = [:]
-  private var consentAllowed: Bool?
-  let backoff = DeliveryBackoff()
-  /// `--sync-every`: seconds between scheduled syncs with every trusted peer (nil: none).
-  /// They run only while the background-sync consent scope is on record.
-  let syncEvery: Double?
-  private var syncRound: Task<Void, Never>?
-  private var nextSync: Timestamp = 0
-  private var syncConsentNoted = false
-  /// What the daemon sleeps on between steps: writes in the store's, state and key folders
-  /// (another process saved a memo, granted a consent, edited the trust store, locked the
-  /// node) and pokes from the daemon's own tasks when they end. nil when inotify is refused:
-  /// the daemon then wakes every `tick` and reads the store's feed each time.
-  let wakeup: FolderChangeWatch?
-  /// The store live sync reads the feed position from, kept open between reads: opening it
-  /// at every wake would cost a key unwrap each time, and the last connection's close makes
-  /// SQLite checkpoint (a write, which would wake the daemon again). Dropped when the node
-  /// locks or live sync stops.
-  var feedReader: MemoStore?
-  /// When the feed is read again after a wake by the store's folder (seconds after each
-  /// look): SQLite publishes a commit after the write inotify told of, once the WAL is
-  /// synced to disk, which on a busy disk takes milliseconds or more.
-  var feedSettleChecks: [Double] = []
-  static let feedSettleDelays = [0.005, 0.02, 0.1]
-  /// At most a few steps per 50 ms for a burst of folder writes (`FolderWakeThrottle`).
-  var folderWakes = FolderWakeThrottle()
+  private var outbox = OutboxSchedule()
+  /// `--sync-every`: scheduled syncs with every trusted peer, while the background-sync
+  /// consent scope is on record.
+  private var syncs: SyncSchedule
+  private var rounds = ServeRounds()
+  var feed = FeedFollow()
   /// Live sync (ServeEngine+LiveSync.swift): the links being dialled or up, and their rules.
   var liveLinks: [DeviceID: LiveLink] = [:]
-  var liveLinkPlan = LiveLinkPlan()
-  var livePushConsentCheck: Timestamp = 0
-  var livePushConsentNoted = false
-  var livePushAllowed = false
+  var live = LiveSyncState()
+  /// After a write in the store's folder, the feed is read again after these delays
+  /// (`FeedFollow.settleChecks`).
+  static let feedSettleDelays = [0.005, 0.02, 0.1]
   /// How long one delivery attempt waits for the peer to appear and answer.
   static let deliveryConnectTimeout = 10.0
 
@@ -176,48 +116,45 @@ public actor ServeEngine {
     notifier: any ServiceNotifier = SilentServiceNotifier(), reloadRequest: ReloadRequest? = nil,
     collaborators: Collaborators
   ) throws {
-    self.notifier = notifier
-    self.reloadRequest = reloadRequest
-    self.syncEvery = syncEvery
-    self.paths = paths
-    self.gate = gate
-    self.loadIdentity = identity
-    clock = collaborators.clock
-    keys = collaborators.keys
     let keys = collaborators.keys
-    readLockState = collaborators.lockState ?? { try? keys.status().lockState }
-    receiptDelay = collaborators.receiptDelay
-    channels = collaborators.channels ?? TLSChannels(gate: gate, limits: limits, clock: collaborators.clock)
-    advertiser = collaborators.advertiser ?? DNSSDAdvertiser(gate: gate)
-    store = StoreAccess(paths: paths, keys: collaborators.keys, use: .background, logger: logger)
-    wakeup = try? FolderChangeWatch()
+    let cache = LockStateCache(keys: keys)
+    let lockState = collaborators.lockState ?? { cache.read() }
+    let wakeup = try? FolderChangeWatch()
     wakeup?.watchNetwork()
-    self.requestedPort = port
-    self.interfaces = interfaces
-    self.logger = logger
-    self.report = report
-    status = ServeStatus(
-      pid: getpid(), state: .stopped, waitingFor: nil, instance: nil, port: 0, interfaces: interfaces.map(\.name),
-      updated: collaborators.clock())
+    setup = ServeSetup(
+      paths: paths, gate: gate, loadIdentity: identity,
+      channels: collaborators.channels ?? TLSChannels(gate: gate, limits: limits, clock: collaborators.clock),
+      advertiser: collaborators.advertiser ?? DNSSDAdvertiser(gate: gate),
+      store: StoreAccess(paths: paths, keys: keys, use: .background, logger: logger), keys: keys,
+      receiptDelay: collaborators.receiptDelay, requestedPort: port, interfaces: interfaces, logger: logger,
+      report: report, clock: collaborators.clock, notifier: notifier, reloadRequest: reloadRequest, wakeup: wakeup)
+    factsReader = ServeFactsReader(gate: gate, discoveryKey: KeyFile.discovery(paths), lockState: lockState)
+    syncs = SyncSchedule(every: syncEvery)
+    board = StatusBoard(
+      status: ServeStatus(
+        pid: getpid(), state: .stopped, waitingFor: nil, instance: nil, port: 0, interfaces: interfaces.map(\.name),
+        updated: collaborators.clock()))
+  }
+
+  /// Held only while unlocked (or unprotected), dropped when the node locks.
+  var identity: NodeIdentity? { held.identity }
+  var trusted: TrustedDevices? { held.trusted }
+
+  /// The links as `status` shows them.
+  private var shownLinks: StatusBoard.Links {
+    StatusBoard.Links(any: !liveLinks.isEmpty, up: live.plan.up.map(\.compact).sorted())
   }
 
   /// What `status` shows of live sync and of its links up (compact device IDs): nil when
   /// the daemon neither advertises nor has a link up (a link outlives an avahi-daemon
   /// restart, so the links, not the advertisement, decide).
   func showLiveSync(_ text: String?, peers: [String]? = nil) {
-    let shown = status.state == .advertising || !liveLinks.isEmpty
-    let text = shown ? text : nil
-    let peers = shown ? (peers ?? status.livePeers ?? []) : nil
-    guard text != status.liveSync || peers != status.livePeers else { return }
-    status.liveSync = text
-    status.livePeers = peers
+    guard board.showLiveSync(text, peers: peers, anyLink: !liveLinks.isEmpty) else { return }
+    let status = board.status
     try? publish(status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
   }
 
-  func showLivePeers(_ peers: [String]) { showLiveSync(status.liveSync, peers: peers) }
-
-  /// The node's lock state now; nil when it cannot be told.
-  private func lockState() -> LockState? { readLockState() }
+  func showLivePeers(_ peers: [String]) { showLiveSync(board.status.liveSync, peers: peers) }
 
   /// Runs until `stop` is set; withdraws the advertisement before returning.
   public func run(until stop: StopFlag) async throws {
@@ -230,8 +167,8 @@ public actor ServeEngine {
       await sleepUntilWoken()
     }
     notifier.notify(.stopping)
-    deliveryRound?.cancel()
-    syncRound?.cancel()
+    rounds.delivery?.cancel()
+    rounds.sync?.cancel()
     stopLiveLinks()
     await stopServing()
     try publish(.stopped, waitingFor: nil)
@@ -251,12 +188,12 @@ public actor ServeEngine {
       // SQLite's shared memory is written by readers too (the daemon's own feed reads).
       wakeup.watch(folder, ignoring: ["-shm", ".open-lock"])
     }
-    let settle = feedSettleChecks.first
+    let settle = feed.settleChecks.first
     let wake =
       (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: settle ?? Self.tick) }) ?? FolderChangeWatch.Wake()
-    if !feedSettleChecks.isEmpty { feedSettleChecks.removeFirst() }
+    if !feed.settleChecks.isEmpty { feed.settleChecks.removeFirst() }
     if !wake.folders.isEmpty, !wake.poked, !wake.network {
-      if let later = folderWakes.wake(at: ContinuousClock.now) {
+      if let later = feed.wakes.wake(at: ContinuousClock.now) {
         // What is written meanwhile is read as one wake by the next step.
         try? await Task.sleep(until: later, clock: .continuous)
       }
@@ -264,157 +201,138 @@ public actor ServeEngine {
     // inotify tells of the write before SQLite has published it (the WAL index is updated
     // after the WAL's fsync): while live sync runs, the feed is read again 5, 20 and 100 ms
     // after every write in the store's folder.
-    if livePushAllowed && wake.folders.contains(paths.dataDirectory) { feedSettleChecks = Self.feedSettleDelays }
+    if live.allowed && wake.folders.contains(paths.dataDirectory) { feed.settleChecks = Self.feedSettleDelays }
     if wake.network { networkChanged() }
   }
 
   /// Wakes the daemon's sleep: a task it started ended, so the next step may start another.
   nonisolated func wake() { wakeup?.poke() }
 
+  /// One step: the facts are read once (`ServeFactsReader`: a file is read again only
+  /// when it changed), each concern's value decides from them, and the actor carries out
+  /// what they decide.
   func step() async {
-    await followLockState()
+    let facts = factsReader.read()
+    if facts.access == .locked { await dropEverything() }
     if let (seen, fresh) = contacts.takeChanges(clock: clock) {
       heardFrom(fresh)
-      status.trustedContacts = seen
-      if status.state != .stopped {
-        try? publish(
-          status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
-      }
+      board.status.trustedContacts = seen
+      republish()
     }
-    let lock = lockState()?.name
-    if lock != status.store {
-      status.store = lock
-      // Before the first state is published, that publication carries it.
-      if status.state != .stopped {
-        try? publish(
-          status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
-      }
+    let lock = facts.lock?.name
+    if lock != board.status.store {
+      board.status.store = lock
+      republish()
     }
-    guard identity != nil || loadKeys() else { return }
+    guard identity != nil || loadKeys(facts.lock) else { return }
     followTrustStore()
-    await followDiscoveryKey()
-    let verdict: LocalNetworkVerdict
-    do {
-      verdict = try gate.verdict(for: .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType))
-    } catch {
+    await followDiscoveryKey(facts.discoveryKey)
+    let consent = facts.consent
+    if let error = consent.error {
       logger.error(error, while: "reading the consent log")
       await stopServing()
-      try? publish(.waiting, waitingFor: "a readable consent log")
+      try? publish(.waiting, waitingFor: consent.waitingFor)
       return
     }
-    outboxConsent(allowed: verdict == .allowed)
+    followOutboxConsent(allowed: consent.advertise == .allowed)
     // Without local-network consent nothing of this node stays on the network.
-    if verdict != .allowed && !liveLinks.isEmpty { stopLiveLinks() }
-    switch verdict {
-    case .needsConsent:
+    if case .waiting(let waitingFor) = facts.access {
+      if !liveLinks.isEmpty { stopLiveLinks() }
       await stopServing()
-      try? publish(.waiting, waitingFor: "local-network consent")
-    case .refused(let error):
-      await stopServing()
-      let state = (try? gate.state(.localNetwork).name) ?? "denied"
-      try? publish(
-        .waiting, waitingFor: error.code == .policyDenied ? "local-network consent (\(state))" : error.message)
-    case .allowed:
-      await advertise()
-      scheduleDelivery()
-      scheduleSync()
-      syncLive()
+      try? publish(.waiting, waitingFor: waitingFor)
+      return
     }
+    await advertise()
+    scheduleDelivery()
+    scheduleSync(granted: consent.backgroundSync)
+    syncLive(granted: consent.backgroundSync)
+  }
+
+  /// Publishes the status as it is again (a field of it changed); before the first state
+  /// is published, that publication carries it.
+  private func republish() {
+    guard let status = board.republish(links: shownLinks, now: clock()) else { return }
+    try? write(status)
   }
 
   /// While the node is locked: nothing of it on the network and no key in memory. Called
   /// first in every step, so a lock closes everything within one poll.
-  private func followLockState() async {
-    guard case .locked? = lockState() else { return }
+  private func dropEverything() async {
     sessions.closeAll()
-    guard identity != nil || server != nil || status.waitingFor != Self.waitingForUnlock else { return }
-    deliveryRound?.cancel()
-    syncRound?.cancel()
+    guard identity != nil || served.server != nil || board.status.waitingFor != Self.waitingForUnlock else { return }
+    rounds.delivery?.cancel()
+    rounds.sync?.cancel()
     stopLiveLinks()
     await stopServing()
-    identity = nil
-    trusted = nil
-    status.trustStore = nil
+    held.identity = nil
+    held.trusted = nil
+    board.status.trustStore = nil
     logger.info("locked: advertisement withdrawn, sessions closed, keys dropped")
     try? publish(.waiting, waitingFor: Self.waitingForUnlock)
   }
 
   /// Loads the identity, discovery key and trust store; false (and waiting) while the node
   /// is locked or they cannot be read.
-  private func loadKeys() -> Bool {
-    if case .locked? = lockState() { return false }
+  private func loadKeys(_ lock: LockState?) -> Bool {
+    if case .locked? = lock { return false }
     let now = clock()
-    guard now >= retryAfter else { return false }
+    guard advertising.due(now: now) else { return false }
     do {
       let (loaded, fingerprint) = try identityWithFingerprint()
-      let devices = try TrustedDevices(store: TrustStore(paths: paths, keys: keys))
-      trusted = devices
-      status.trustStore = devices.loadedFingerprint
-      identity = loaded
-      discoveryFingerprint = fingerprint
+      let devices = try TrustedDevices(store: TrustStore(paths: paths, keys: setup.keys))
+      held.trusted = devices
+      board.status.trustStore = devices.loadedFingerprint
+      held.identity = loaded
+      held.discoveryKey = fingerprint
       return true
     } catch let error as MemoPeerError where error.code == .locked {
       try? publish(.waiting, waitingFor: Self.waitingForUnlock)
     } catch {
       logger.error(error, while: "loading the identity")
-      retryAfter = now + 2000
+      advertising.keysFailed(now: now)
       try? publish(.waiting, waitingFor: "a readable identity and trust store (`memo-peer doctor`)")
     }
     return false
   }
 
-  /// Starts a scheduled sync with every trusted peer when one is due, and only while the
-  /// background-sync scope is granted: nobody is at the keyboard, so the person must have
-  /// said yes to this in advance. Without it the daemon says so once and waits.
-  private func scheduleSync() {
-    guard let every = syncEvery, syncRound == nil, let connector else { return }
-    let now = clock()
-    guard now >= nextSync else { return }
-    guard (try? gate.state(.backgroundSync))?.isGranted == true else {
-      if !syncConsentNoted {
-        syncConsentNoted = true
-        report(
-          "scheduled sync waits for the background-sync consent (`memo-peer consent grant --scope background-sync`)")
+  /// Starts a scheduled sync with every trusted peer when `SyncSchedule` says one is due
+  /// (`granted`: the background-sync consent is on record).
+  private func scheduleSync(granted: Bool) {
+    let connector = self.connector
+    let action = syncs.step(
+      now: clock(), roundRunning: rounds.sync != nil, canDial: connector != nil, granted: granted)
+    switch action {
+    case .none: return
+    case .noteWaitingForConsent:
+      report("scheduled sync waits for the background-sync consent (`memo-peer consent grant --scope background-sync`)")
+    case .start:
+      guard let connector, let trusted else { return }
+      let trust = trusted.store
+      let runner = PeerSync(
+        store: store, dialer: connector, stillTrusted: PeerTrustCheck(following: trusted), clock: clock)
+      rounds.sync = Task.detached { [self] in
+        let peers = (try? trust.load().peers) ?? []
+        let results = await runner.syncAll(peers, timeout: Self.deliveryConnectTimeout, deleteGuard: MassDeleteGuard())
+        await self.finishSync(results)
       }
-      return
-    }
-    syncConsentNoted = false
-    nextSync = now + Timestamp(every * 1000)
-    guard let trusted else { return }
-    let trust = trusted.store
-    let runner = PeerSync(
-      store: store, dialer: connector, stillTrusted: PeerTrustCheck(following: trusted), clock: clock)
-    syncRound = Task.detached { [self] in
-      let peers = (try? trust.load().peers) ?? []
-      let results = await runner.syncAll(peers, timeout: Self.deliveryConnectTimeout, deleteGuard: MassDeleteGuard())
-      await self.finishSync(results)
     }
   }
 
   private func finishSync(_ results: [PeerSync.PeerResult]) {
-    syncRound = nil
+    rounds.sync = nil
     wake()
     // Quiet when nothing moved: a daemon syncing every minute would otherwise fill its log.
     for result in results where result.movedAnything { report("scheduled sync: " + result.summary) }
   }
 
-  /// On a change of consent: without it every pending entry waits for it; with it again,
-  /// delivery resumes at once (the backoff is forgotten).
-  private func outboxConsent(allowed: Bool) {
-    if consentAllowed != allowed {
-      consentAllowed = allowed
-      nextAttempt = [:]
-      failures = [:]
-      nextOutboxCheck = 0
-    }
-    // Without consent, entries (also those queued meanwhile) wait for it; checked once a second.
-    let now = clock()
-    guard !allowed, now >= nextOutboxCheck else { return }
-    nextOutboxCheck = now + 1000
-    guard let outbox = makeOutboxDelivery() else { return }
+  /// On a change of consent: without it every pending entry waits for it (also those
+  /// queued meanwhile, marked once a second); with it again, delivery resumes at once (the
+  /// backoff is forgotten: `OutboxSchedule.consent`).
+  private func followOutboxConsent(allowed: Bool) {
+    guard outbox.consent(allowed: allowed, now: clock()), let delivery = makeOutboxDelivery() else { return }
     do {
-      for recipient in try outbox.pendingRecipients() {
-        try outbox.markWaiting(recipient, WaitReason.localNetworkConsent.description)
+      for recipient in try delivery.pendingRecipients() {
+        try delivery.markWaiting(recipient, WaitReason.localNetworkConsent.description)
       }
     } catch {
       logger.error(error, while: "recording the outbox's wait for consent")
@@ -435,15 +353,16 @@ public actor ServeEngine {
     return OutboxDelivery(store: store, dialer: connector, trust: trusted.store, clock: clock)
   }
 
-  /// Starts a delivery round for the recipients whose backoff has passed.
+  /// Starts a delivery round for the recipients whose backoff has passed
+  /// (`OutboxSchedule`).
   private func scheduleDelivery() {
     let now = clock()
-    guard deliveryRound == nil, now >= nextOutboxCheck else { return }
-    nextOutboxCheck = now + 1000
-    guard let outbox = makeOutboxDelivery() else { return }
+    guard outbox.look(now: now, roundRunning: rounds.delivery != nil), let delivery = makeOutboxDelivery() else {
+      return
+    }
     let due: [DeviceID]
     do {
-      due = try outbox.pendingRecipients().filter { nextAttempt[$0].map { now >= $0 } ?? true }
+      due = outbox.due(try delivery.pendingRecipients(), now: now)
     } catch {
       logger.error(error, while: "reading the outbox")
       return
@@ -451,12 +370,12 @@ public actor ServeEngine {
     guard !due.isEmpty else { return }
     let logger = self.logger
     // Detached, so the actor stays free; the rounds' network waits run on threads of their own.
-    deliveryRound = Task.detached { [self] in
+    rounds.delivery = Task.detached { [self] in
       var rounds: [DeviceID: OutboxDelivery.Round] = [:]
       for recipient in due {
         if Task.isCancelled { break }
         do {
-          rounds[recipient] = try await outbox.deliver(to: recipient, timeout: Self.deliveryConnectTimeout)
+          rounds[recipient] = try await delivery.deliver(to: recipient, timeout: Self.deliveryConnectTimeout)
         } catch {
           logger.error(error, while: "delivering the outbox")
           rounds[recipient] = OutboxDelivery.Round(pending: 1, waitingFor: "storage")
@@ -466,79 +385,65 @@ public actor ServeEngine {
     }
   }
 
-  private func finishDelivery(_ rounds: [DeviceID: OutboxDelivery.Round]) {
-    deliveryRound = nil
+  private func finishDelivery(_ results: [DeviceID: OutboxDelivery.Round]) {
+    rounds.delivery = nil
     wake()
-    let now = clock()
-    for (recipient, round) in rounds {
-      if round.delivered > 0 { report("delivered \(round.delivered) outbox entr\(round.delivered == 1 ? "y" : "ies")") }
-      guard round.pending > 0 else {
-        failures[recipient] = nil
-        nextAttempt[recipient] = nil
-        continue
-      }
-      let count = round.delivered > 0 ? 1 : (failures[recipient] ?? 0) + 1
-      failures[recipient] = count
-      let pause = backoff.delay(afterFailures: count, random: Double.random(in: 0..<1))
-      nextAttempt[recipient] = now + Timestamp(pause * 1000)
+    for round in results.values where round.delivered > 0 {
+      report("delivered \(round.delivered) outbox entr\(round.delivered == 1 ? "y" : "ies")")
+    }
+    let pauses = outbox.finished(results, now: clock()) { Double.random(in: 0..<1) }
+    for (recipient, pause) in pauses {
       logger.info(
-        "outbox for \(recipient.short, privacy: .public) waits (\(round.waitingFor ?? "?", privacy: .public)); next try in \(Int(pause), privacy: .public) s"
+        "outbox for \(recipient.short, privacy: .public) waits (\(results[recipient]?.waitingFor ?? "?", privacy: .public)); next try in \(Int(pause), privacy: .public) s"
       )
     }
   }
 
+  /// Registers the advertisement when `AdvertisingSchedule` says it is due (none yet, a
+  /// new period, lost by the mDNS daemon), opening the listener first; on a failure, does
+  /// what the schedule says (close the listener, or keep it while avahi restarts).
   private func advertise() async {
     let now = clock()
-    guard now >= retryAfter, let identity else { return }
+    guard advertising.due(now: now), let identity else { return }
     do {
       let plan = try identity.advertisement.plan(at: now)
-      let lost = registrations.contains { $0.isLost }
-      if plan == currentPlan && !registrations.isEmpty && !lost { return }
+      let lost = served.registrations.contains { $0.isLost }
+      guard advertising.needsRegistering(plan, standing: !served.registrations.isEmpty, lost: lost) else { return }
       if lost {
         // The mDNS daemon restarted and forgot us; the listener and live links stay.
-        readvertising = true
         logger.info("the mDNS daemon dropped the advertisement: registering it again")
       }
       await withdrawAdvertisement()
-      let listener = try self.server ?? makeServer()
-      self.server = listener
+      let listener = try served.server ?? makeServer()
+      served.server = listener
       var made: [any StandingAdvertisement] = []
-      for index in interfaces.isEmpty ? [UInt32(0)] : interfaces.map(\.index) {
+      for index in setup.interfaces.isEmpty ? [UInt32(0)] : setup.interfaces.map(\.index) {
         made.append(
-          try await advertiser.advertise(
+          try await setup.advertiser.advertise(
             name: plan.instanceName, port: listener.port, txt: plan.txt, interfaceIndex: index))
       }
-      registrations = made
-      currentPlan = plan
-      readvertising = false
+      served.registrations = made
+      advertising.registered(plan)
       try publish(.advertising, waitingFor: nil, instance: made.first?.name, port: listener.port)
     } catch {
-      let daemonAway = (error as? MemoPeerError)?.code == .daemonUnavailable
-      if daemonAway && readvertising {
+      let failure = advertising.failed((error as? MemoPeerError)?.code, now: now, port: setup.requestedPort)
+      if failure.keepListening {
         // Still restarting: those already connected keep syncing; tried again in a second.
         await withdrawAdvertisement()
-        retryAfter = now + 1000
       } else {
         await stopServing()
-        retryAfter = now + 2000
-      }
-      let reason: String
-      switch (error as? MemoPeerError)?.code {
-      case .daemonUnavailable: reason = "the mDNS daemon (avahi-daemon) to be reachable"
-      case .io: reason = "TCP port \(requestedPort) to be free"
-      default: reason = "DNS-SD registration to succeed"
       }
       logger.error(error, while: "advertising")
-      try? publish(.waiting, waitingFor: reason)
+      try? publish(.waiting, waitingFor: failure.waitingFor)
     }
   }
 
   /// Takes the advertisement down and closes the listener and every connection: nothing
   /// on the network.
   private func stopServing() async {
-    server?.stop()
-    server = nil
-    readvertising = false
+    served.server?.stop()
+    served.server = nil
+    advertising.stopped()
     await withdrawAdvertisement()
   }
 
@@ -546,12 +451,12 @@ public actor ServeEngine {
     guard let identity, let trusted else { throw NodeSecrets.lockedError }
     let (logger, contacts, wakeup) = (self.logger, self.contacts, self.wakeup)
     let current = CurrentIdentity(identity)
-    servedIdentity = current
+    held.served = current
     let responder = DaemonResponder(
-      identity: identity, trust: trusted.store, store: store, receiptDelay: receiptDelay, activity: activity,
+      identity: identity, trust: trusted.store, store: store, receiptDelay: setup.receiptDelay, activity: activity,
       current: current, stillTrusted: PeerTrustCheck(following: trusted), clock: clock)
     return try channels.listen(
-      identity: identity, port: requestedPort,
+      identity: identity, port: setup.requestedPort,
       accepts: { trusted.accepts($0) },
       events: { event in
         switch event {
@@ -570,14 +475,13 @@ public actor ServeEngine {
   /// dialled from now on give it, so the revoked device no longer recognises this node and
   /// trusted devices learn the new key. Channels open now go on (a sync in progress is not
   /// cut short).
-  private func followDiscoveryKey() async {
-    let fingerprint = KeyFile.discovery(paths).fingerprint()
-    guard let known = discoveryFingerprint, fingerprint != known else { return }
+  private func followDiscoveryKey(_ fingerprint: String) async {
+    guard let known = held.discoveryKey, fingerprint != known else { return }
     do {
       let (loaded, current) = try identityWithFingerprint()
-      identity = loaded
-      servedIdentity?.replace(with: loaded)
-      discoveryFingerprint = current
+      held.identity = loaded
+      held.served?.replace(with: loaded)
+      held.discoveryKey = current
     } catch {
       logger.error(error, while: "loading the rotated discovery key")
       return
@@ -593,12 +497,12 @@ public actor ServeEngine {
     let file = KeyFile.discovery(paths)
     var before = file.fingerprint()
     for _ in 0..<3 {
-      let loaded = try loadIdentity()
+      let loaded = try setup.loadIdentity()
       let after = file.fingerprint()
       if after == before { return (loaded, after) }
       before = after
     }
-    return (try loadIdentity(), file.fingerprint())
+    return (try setup.loadIdentity(), file.fingerprint())
   }
 
   /// Notices trust store changes; a removed device loses its live connections at once:
@@ -607,7 +511,7 @@ public actor ServeEngine {
   /// (`trust_store`), which `trust remove` waits for.
   func followTrustStore() {
     guard let trusted else { return }
-    let requested = reloadRequest?.take() ?? false
+    let requested = setup.reloadRequest?.take() ?? false
     guard requested || trusted.hasChanged else { return }
     notifier.notify(.reloading)
     defer { notifier.notify(.ready) }
@@ -615,20 +519,18 @@ public actor ServeEngine {
       guard let removed = try trusted.reloadIfChanged(force: requested) else { return }
       logger.info("trust store changed: \(trusted.all.count, privacy: .public) trusted device(s)")
       if !removed.isEmpty {
-        server?.closeChannels { peer in peer.map(removed.contains) ?? false }
+        served.server?.closeChannels { peer in peer.map(removed.contains) ?? false }
         sessions.close(where: removed.contains)
         for device in removed { liveLinks.removeValue(forKey: device)?.close() }
-        _ = liveLinkPlan.keep(only: trusted.all)
+        _ = live.plan.keep(only: trusted.all)
         showLivePeers()
         logger.info("closed the connections of \(removed.count, privacy: .public) removed peer(s)")
       }
     } catch {
       logger.error(error, while: "reloading the trust store")
     }
-    status.trustStore = trusted.loadedFingerprint
-    // Before the first state is published, that publication carries it.
-    guard status.state != .stopped else { return }
-    try? publish(status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
+    board.status.trustStore = trusted.loadedFingerprint
+    republish()
   }
 
   /// Follows the trust store apart from the daemon's steps, on an inotify watch of the key
@@ -654,51 +556,33 @@ public actor ServeEngine {
   }
 
   private func withdrawAdvertisement() async {
-    guard !registrations.isEmpty else { return }
-    let withdrawn = registrations
-    registrations = []
-    currentPlan = nil
+    guard !served.registrations.isEmpty else { return }
+    let withdrawn = served.registrations
+    served.registrations = []
+    advertising.withdrawn()
     for registration in withdrawn { await registration.withdraw() }
   }
 
+  /// Publishes a state (`StatusBoard.publish`): writes `serve.json`, then says what
+  /// changed (the summary, systemd's STATUS= and READY=).
   private func publish(
     _ state: ServeStatus.State, waitingFor: String?, instance: String? = nil, port: UInt16 = 0, force: Bool = false
   ) throws {
-    let changed =
-      state != status.state || waitingFor != status.waitingFor || instance != status.instance || port != status.port
-    guard changed || force else { return }
-    status.state = state
-    status.waitingFor = waitingFor
-    status.instance = instance
-    status.port = port
-    // What status says of live sync follows the links themselves, not the advertisement:
-    // a link outlives an avahi-daemon restart (the daemon waits for avahi, its links go
-    // on), so only a daemon with no link up and not advertising shows none.
-    if state == .stopped || (state != .advertising && liveLinks.isEmpty) {
-      status.liveSync = nil
-      status.livePeers = nil
-    } else if state != .advertising {
-      status.livePeers = liveLinkPlan.up.map(\.compact).sorted()
-    }
-    status.updated = clock()
+    guard
+      let status = board.publish(
+        state, waitingFor: waitingFor, instance: instance, port: port, force: force, links: shownLinks, now: clock())
+    else { return }
+    try write(status)
+  }
+
+  /// Writes `status` to `serve.json`; once it is written, says what changed.
+  private func write(_ status: ServeStatus) throws {
     try status.write(paths)
-    // A forced publication (a new contact) often leaves the summary as it was: said once.
-    let summary = status.summary
-    if summary != lastSummary {
-      lastSummary = summary
-      report(summary)
-    }
-    guard state != .stopped else { return }
-    // A forced publication (new contacts, the store's state) may leave the text as it was.
-    let text = status.serviceText
-    if text != lastServiceText {
-      lastServiceText = text
-      notifier.notify(.status(text))
-    }
-    if !announcedReady {
-      // Once it listens or waits: a daemon waiting for consent is up, not failing.
-      announcedReady = true
-      notifier.notify(.ready)
+    for saying in board.written() {
+      switch saying {
+      case .report(let summary): report(summary)
+      case .notify(let event): notifier.notify(event)
+      }
     }
   }
 }

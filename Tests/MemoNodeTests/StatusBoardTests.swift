@@ -1,0 +1,120 @@
+import Foundation
+import MemoCore
+import MemoStore
+import MemoSystem
+import XCTest
+
+@testable import MemoNode
+
+/// What `serve` says of itself, without a daemon: each state written once, each text said
+/// once; what `status` says of live sync follows the links' own state (issue 39), so it
+/// stays true while avahi-daemon restarts and the daemon waits for it.
+final class StatusBoardTests: XCTestCase {
+  let none = StatusBoard.Links(any: false, up: [])
+
+  func board() -> StatusBoard {
+    StatusBoard(
+      status: ServeStatus(
+        pid: 1, state: .stopped, waitingFor: nil, instance: nil, port: 0, interfaces: [], updated: 0))
+  }
+
+  func testEachStateIsWrittenOnceAndEachTextSaidOnce() {
+    var board = board()
+    XCTAssertNil(board.republish(links: none, now: 1), "before the first state, nothing to republish")
+    let waiting = board.publish(
+      .waiting, waitingFor: "local-network consent", instance: nil, port: 0, force: false, links: none, now: 5)
+    XCTAssertEqual(waiting?.state, .waiting)
+    XCTAssertEqual(waiting?.updated, 5)
+    XCTAssertEqual(
+      board.written(),
+      [
+        .report("waiting (local-network consent)"), .notify(.status("waiting: local-network consent")),
+        .notify(.ready),
+      ])
+    XCTAssertNil(
+      board.publish(
+        .waiting, waitingFor: "local-network consent", instance: nil, port: 0, force: false, links: none, now: 6),
+      "nothing changed, nothing written")
+    board.status.trustedContacts = ["abc": 6]
+    XCTAssertNotNil(board.republish(links: none, now: 6), "a new contact is written")
+    XCTAssertEqual(board.written(), [], "but nothing said: no text changed")
+    _ = board.publish(
+      .advertising, waitingFor: nil, instance: "memo-peer-1", port: 7410, force: false, links: none, now: 7)
+    XCTAssertEqual(
+      board.written(),
+      [
+        .report("advertising as memo-peer-1 on all interfaces (port 7410)"),
+        .notify(.status("advertising on all interfaces as memo-peer-1 (port 7410)")),
+      ], "READY only once")
+  }
+
+  func testLivePeersFollowTheLinksWhileAvahiRestarts() {
+    var board = board()
+    _ = board.publish(
+      .advertising, waitingFor: nil, instance: "memo-peer-1", port: 7410, force: false, links: none, now: 1)
+    XCTAssertTrue(board.showLiveSync("on", peers: ["aaaa", "bbbb"], anyLink: true))
+    XCTAssertFalse(board.showLiveSync("on", peers: ["aaaa", "bbbb"], anyLink: true), "unchanged")
+    let links = StatusBoard.Links(any: true, up: ["aaaa"])
+    let restarting = board.publish(
+      .waiting, waitingFor: "the mDNS daemon (avahi-daemon) to be reachable", instance: nil, port: 0, force: false,
+      links: links, now: 2)
+    XCTAssertEqual(restarting?.liveSync, "on", "the links outlive avahi")
+    XCTAssertEqual(restarting?.livePeers, ["aaaa"], "the links' own state says who is connected")
+    let closed = board.publish(
+      .waiting, waitingFor: "local-network consent", instance: nil, port: 0, force: false, links: none, now: 3)
+    XCTAssertNil(closed?.liveSync, "no link and not advertising: nothing of live sync")
+    XCTAssertNil(closed?.livePeers)
+    XCTAssertFalse(board.showLiveSync("on", peers: [], anyLink: false), "nothing shown while waiting without links")
+    XCTAssertTrue(board.showLiveSync("on", peers: ["aaaa"], anyLink: true), "a link up is shown again")
+    XCTAssertEqual(board.status.livePeers, ["aaaa"])
+  }
+}
+
+/// The facts a step decides from are read once per wake, and a file only when it changed:
+/// a wake without a change reads no consent log.
+final class ServeFactsReaderTests: XCTestCase {
+  func testTheConsentLogIsReadOnlyWhenItChanged() throws {
+    let home = NSTemporaryDirectory() + "memo-peer-facts-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: home) }
+    let paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": home])
+    let gate = try ConsentGate(paths: paths)
+    var reader = ServeFactsReader(gate: gate, discoveryKey: KeyFile.discovery(paths), lockState: { .unprotected })
+    let first = reader.read()
+    XCTAssertEqual(first.consent.waitingFor, "local-network consent")
+    XCTAssertEqual(first.lock, .unprotected)
+    XCTAssertEqual(first.discoveryKey, "absent")
+    XCTAssertEqual(reader.consentReads, 1)
+    XCTAssertEqual(reader.read(), first)
+    XCTAssertEqual(reader.read(), first)
+    XCTAssertEqual(reader.consentReads, 1, "no change, no read")
+    try gate.record(.granted, scope: .localNetwork, method: .command, note: nil, now: 1)
+    XCTAssertNil(reader.read().consent.waitingFor, "the grant is seen at the next wake")
+    XCTAssertEqual(reader.consentReads, 2)
+    try gate.record(.granted, scope: .backgroundSync, method: .command, note: nil, now: 2)
+    XCTAssertTrue(reader.consent().backgroundSync)
+    XCTAssertTrue(reader.read().consent.backgroundSync)
+    XCTAssertEqual(reader.consentReads, 3, "one read per change")
+  }
+}
+
+/// The lock state is read from the key file only when it could have changed: an
+/// unprotected node's state holds while the file is the same; a protected node's never
+/// does (the keyring's idle timeout locks it without a write).
+final class LockStateCacheTests: XCTestCase {
+  func testOnlyAnUnprotectedStateIsReusedAndOnlyForTheSameFile() {
+    XCTAssertEqual(LockStateCache.reusable(("1-2-3-4", .unprotected), stamp: "1-2-3-4"), .unprotected)
+    XCTAssertNil(LockStateCache.reusable(("1-2-3-4", .unprotected), stamp: "5-2-3-4"), "`protect` wrote a new file")
+    XCTAssertNil(LockStateCache.reusable(("1-2-3-4", .unlocked), stamp: "1-2-3-4"), "the keyring may lock it")
+    XCTAssertNil(LockStateCache.reusable(("1-2-3-4", .locked(unlockedSinceBoot: true)), stamp: "1-2-3-4"))
+    XCTAssertNil(LockStateCache.reusable(nil, stamp: "absent"), "nothing read yet")
+  }
+
+  func testANodeWithoutADeviceKeyFileIsUnprotected() throws {
+    let home = NSTemporaryDirectory() + "memo-peer-lock-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: home) }
+    let paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": home])
+    let cache = LockStateCache(keys: DeviceKeys(paths: paths))
+    XCTAssertEqual(cache.read(), .unprotected, "no key file yet: unprotected")
+    XCTAssertEqual(cache.read(), .unprotected)
+  }
+}
