@@ -30,6 +30,8 @@ final class SessionMachineTests: XCTestCase {
   /// One side: its machine, what it sent, what it was told.
   struct Side {
     var machine: SessionMachine
+    /// The parser `TLSConnection` reads with: bytes fed here are framed as in production.
+    var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
     var sent: [Frame] = []
     var outbox: [Frame] = []
     var greeted: PeerMessage.Hello?
@@ -86,9 +88,9 @@ final class SessionMachineTests: XCTestCase {
     mutating func feed(_ frames: [Frame], bytewise: Bool) {
       let bytes = frames.flatMap { $0.encoded() }
       if bytewise {
-        for byte in bytes where ended == nil { run(machine.receive(bytes: [byte])) }
+        for byte in bytes where ended == nil { run(machine.receive(bytes: [byte], through: &decoder)) }
       } else {
-        run(machine.receive(bytes: bytes))
+        run(machine.receive(bytes: bytes, through: &decoder))
       }
     }
 
@@ -249,19 +251,20 @@ final class SessionMachineTests: XCTestCase {
     let memo = DeliveryMessage.Content(title: "t", body: "b", tags: [], isPrivate: false, sent: 1)
     let stored = DeliveryExchange.Stored.stored(place: "inbox", duplicate: false)
     XCTAssertEqual(
-      server.machine.receive(bytes: DeliveryExchange.deliver(id: "e1", memo: memo).encoded()),
+      server.machine.receive(bytes: DeliveryExchange.deliver(id: "e1", memo: memo).encoded(), through: &server.decoder),
       [.deliver(DeliveryMessage.Deliver(id: "e1", memo: memo))])
     XCTAssertEqual(server.machine.handle(.synced), [])
     XCTAssertEqual(server.machine.handle(.deliveredBatch([])), [])
     XCTAssertEqual(
       server.machine.handle(.delivered(stored)), [.send(try XCTUnwrap(DeliveryExchange.answer(stored, id: "e1")))])
     let hello = Frame(.syncHello, payload: Array("{}".utf8))
-    XCTAssertEqual(server.machine.receive(bytes: hello.encoded()), [.answerSync(hello)])
+    XCTAssertEqual(server.machine.receive(bytes: hello.encoded(), through: &server.decoder), [.answerSync(hello)])
     XCTAssertEqual(server.machine.handle(.delivered(stored)), [])
     XCTAssertEqual(server.machine.handle(.synced), [])
     XCTAssertEqual(server.machine.handle(.synced), [])
     XCTAssertEqual(
-      server.machine.receive(bytes: Frame(.ping, payload: [1]).encoded()), [.send(Frame(.pong, payload: [1]))])
+      server.machine.receive(bytes: Frame(.ping, payload: [1]).encoded(), through: &server.decoder),
+      [.send(Frame(.pong, payload: [1]))])
     XCTAssertFalse(server.machine.isFinished)
   }
 

@@ -19,7 +19,7 @@ import MemoCore
 ///
 /// No I/O: `OutboxDelivery` (MemoNode) carries the frames and does the store work; tests
 /// drive it a byte at a time against the receiver's `SessionMachine` and lying receivers.
-public struct DeliverySender: Sendable {
+public struct DeliverySender: DrivenMachine, Sendable {
   /// Batches sent ahead of their receipts: two, so that packing the next batch overlaps with
   /// the receiver storing this one. The receiver reads one frame at a time, so the second
   /// waits in the connection's buffers (at most 1 MiB more); its receipt is small.
@@ -119,7 +119,6 @@ public struct DeliverySender: Sendable {
   private var inFlight: [[String]] = []
   private var round = Round()
   private var finished = false
-  private var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
 
   /// `entries`: the ids of the outbox entries to deliver, in order (pending for this peer,
   /// the expired ones already set aside).
@@ -140,17 +139,12 @@ public struct DeliverySender: Sendable {
   /// The first actions: read the first entry (or finish at once when there is none).
   public mutating func start() -> [Action] { fill() }
 
-  /// Bytes as they came off the connection, in pieces of any size.
-  public mutating func receive(bytes: some Sequence<UInt8>) -> [Action] {
-    guard !finished else { return [] }
-    let frames: [Frame]
-    do { frames = try decoder.push(bytes) } catch {
-      return stop(waiting: Self.brokeProtocol("a frame that breaks the framing (\(error.description))"))
-    }
-    var actions: [Action] = []
-    for frame in frames where !finished { actions += handle(.frame(frame)) }
-    return actions
+  /// Bytes that break the framing: every entry in flight waits, the round ends.
+  public mutating func framingFailed(_ error: FrameError) -> [Action] {
+    stop(waiting: Self.brokeProtocol("a frame that breaks the framing (\(error.description))"))
   }
+
+  public static func received(_ frame: Frame?) -> Event { frame.map { .frame($0) } ?? .closed }
 
   public mutating func handle(_ event: Event) -> [Action] {
     guard !finished else { return [] }

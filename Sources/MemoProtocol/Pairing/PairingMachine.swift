@@ -23,7 +23,7 @@ import MemoCore
 /// between the two `pair-key` frames leaves only the side that received one trusting the
 /// other (both people had confirmed by then). The discovery key never leaves before both
 /// people confirmed.
-public struct PairingMachine: Sendable {
+public struct PairingMachine: DrivenMachine, Sendable {
   public enum Role: Sendable, Equatable {
     /// `pair --accept`: the TLS server; commits first.
     case host
@@ -109,7 +109,6 @@ public struct PairingMachine: Sendable {
   private var peerName: String?
   /// Whether a code was shown to the person: such an attempt counts towards the limit.
   public private(set) var codeShown = false
-  private var decoder = FrameDecoder(maximumPayload: PairingProtocol.maximumFrame)
 
   public init(_ setup: Setup, crypto: any PairingCryptography) {
     self.setup = setup
@@ -138,15 +137,12 @@ public struct PairingMachine: Sendable {
     }
   }
 
-  /// Bytes as they came off the connection, in pieces of any size.
-  public mutating func receive(bytes: some Sequence<UInt8>) -> [Action] {
-    guard !isFinished else { return [] }
-    let frames: [Frame]
-    do { frames = try decoder.push(bytes) } catch { return refuse(.protocolViolation(error.description)) }
-    var actions: [Action] = []
-    for frame in frames where !isFinished { actions += handle(.frame(frame)) }
-    return actions
+  /// Bytes that break the framing: the pairing fails as a protocol violation.
+  public mutating func framingFailed(_ error: FrameError) -> [Action] {
+    refuse(.protocolViolation(error.description))
   }
+
+  public static func received(_ frame: Frame?) -> Event { frame.map { .frame($0) } ?? .closed }
 
   public mutating func handle(_ event: Event) -> [Action] {
     guard !isFinished else { return [] }
