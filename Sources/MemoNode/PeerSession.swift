@@ -46,12 +46,9 @@ public enum PeerSession {
     activity?.serving(peer)
     defer { activity?.ended(peer) }
     var machine = SessionMachine(role: .server, hello: hello(identity))
-    var actions = machine.start()
-    while true {
-      var next = 0
-      while next < actions.count {
-        let action = actions[next]
-        next += 1
+    try MachineDriver.run(
+      &machine, from: machine.start(),
+      perform: { action throws(TransportError) -> MachineDriver<SessionMachine>.Step<Void> in
         switch action {
         case .send(let frame) where frame.kind == .goodbye: try? channel.send(frame)
         case .send(let frame): try channel.send(frame)
@@ -64,10 +61,9 @@ public enum PeerSession {
             logger.error(error, while: "recording a peer's discovery key")
           }
         case .deliver(let deliver):
-          actions += machine.handle(.delivered(receiver?.store(deliver, from: peer) ?? .failed))
+          return .answer(.delivered(receiver?.store(deliver, from: peer) ?? .failed))
         case .deliverBatch(let entries):
-          actions += machine.handle(
-            .deliveredBatch(receiver?.store(entries, from: peer) ?? entries.map { _ in .failed }))
+          return .answer(.deliveredBatch(receiver?.store(entries, from: peer) ?? entries.map { _ in .failed }))
         case .refusedBatch(let why):
           logger.warning(
             "delivery batch from \(peer.short, privacy: .public) refused whole: \(why, privacy: .public)")
@@ -79,24 +75,26 @@ public enum PeerSession {
           guard let sync else { throw TransportError(.protocolViolation, "this node does not answer syncs") }
           // A sync that broke throws: its frames ran outside the machine, so the channel ends.
           try sync.answer(hello, over: channel, from: peer, stillTrusted: stillTrusted)
-          actions += machine.handle(.synced)
+          return .answer(.synced)
         case .answerHistory(let notebook, let memo):
           for frame in sync?.history(of: memo, in: notebook, for: peer) ?? HistoryFetch.answer([], bindings: []) {
             try channel.send(frame)
           }
         case .end(let error):
           if let error { throw error }
-          return
+          return .finish(())
         }
-      }
-      let frame = try channel.receive()
-      if frame != nil, !stillTrusted.trusts(peer) {
-        try? channel.send(goodbye(PeerTrustCheck.goodbyeReason))
-        throw PeerTrustCheck.removed(peer)
-      }
-      if frame != nil { activity?.record(peer) }
-      actions = machine.handle(frame.map { .frame($0) } ?? .closed)
-    }
+        return .done
+      },
+      receive: { () throws(TransportError) -> Frame? in
+        let frame = try channel.receive()
+        if frame != nil, !stillTrusted.trusts(peer) {
+          try? channel.send(goodbye(PeerTrustCheck.goodbyeReason))
+          throw PeerTrustCheck.removed(peer)
+        }
+        if frame != nil { activity?.record(peer) }
+        return frame
+      })
   }
 
   static func hello(_ identity: NodeIdentity) -> PeerMessage.Hello {

@@ -165,31 +165,26 @@ public enum SyncSession {
     work: SyncStoreWork, open: () throws -> MemoStore, stillTrusted: PeerTrustCheck, progress: ProgressHandler?,
     quiet: Double? = nil
   ) throws(TransportError) -> SyncMachine.Ending {
-    var pending = first
-    while true {
-      var next = 0
-      while next < pending.count {
-        let action = pending[next]
-        next += 1
+    try MachineDriver.run(
+      &machine, from: first,
+      perform: { action throws(TransportError) -> MachineDriver<SyncMachine>.Step<SyncMachine.Ending> in
         switch action {
         case .send(let frame) where frame.kind == .syncRefuse: try? channel.send(frame)
         case .send(let frame): try channel.send(frame)
         case .progress(let step): progress?(step)
-        case .finish(let ending): return ending
-        default: pending += machine.handle(work.perform(action, open: open))
+        case .finish(let ending): return .finish(ending)
+        default: return .answer(work.perform(action, open: open))
         }
-      }
-      // Every action so far is done: let them go. Kept, they held every batch of the
-      // session (decoded and encoded) until its end, 16 MiB more at the peak of a sync of
-      // 10,000 memos.
-      pending.removeAll(keepingCapacity: true)
-      let frame = try channel.receive(before: quiet.map { .after(seconds: $0) })
-      if frame != nil, !stillTrusted.trusts(work.peer) {
-        try? channel.send(SyncMachine.refusal(.untrusted))
-        throw PeerTrustCheck.removed(work.peer)
-      }
-      pending += machine.handle(frame.map { .frame($0) } ?? .closed)
-    }
+        return .done
+      },
+      receive: { () throws(TransportError) -> Frame? in
+        let frame = try channel.receive(before: quiet.map { .after(seconds: $0) })
+        if frame != nil, !stillTrusted.trusts(work.peer) {
+          try? channel.send(SyncMachine.refusal(.untrusted))
+          throw PeerTrustCheck.removed(work.peer)
+        }
+        return frame
+      })
   }
 
   // MARK: - What a person is told
