@@ -226,7 +226,7 @@ public struct OutboxDelivery: Sendable {
         }
         return .done
       },
-      receive: {
+      receive: { _ in
         // Every read and send was answered, so the machine waits for the receiver; a
         // channel that fails is the end of the connection.
         do throws(TransportError) { return try link.channel.receive() } catch { return nil }

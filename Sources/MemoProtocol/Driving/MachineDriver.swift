@@ -15,13 +15,14 @@ public enum MachineDriver<Machine: DrivenMachine> {
     case finish(Outcome)
   }
 
-  /// Runs `machine` from its `first` actions until `perform` finishes it. An error of
-  /// `perform` or `receive` ends the run with that error.
+  /// Runs `machine` from its `first` actions until `perform` finishes it. `receive` reads
+  /// the next frame, seeing the machine as it is then (what the frame will be for). An error
+  /// of `perform` or `receive` ends the run with that error.
   @inlinable
   public static func run<Outcome, Failure: Error>(
     _ machine: inout Machine, from first: [Machine.Action],
     perform: (Machine.Action) throws(Failure) -> Step<Outcome>,
-    receive: () throws(Failure) -> Frame?
+    receive: (Machine) throws(Failure) -> Frame?
   ) throws(Failure) -> Outcome {
     var pending = first
     while true {
@@ -39,7 +40,7 @@ public enum MachineDriver<Machine: DrivenMachine> {
       // (decoded and encoded) until its end, 16 MiB more at the peak of a sync of 10,000
       // memos.
       pending.removeAll(keepingCapacity: true)
-      pending += machine.handle(Machine.received(try receive()))
+      pending += machine.handle(Machine.received(try receive(machine)))
     }
   }
 }

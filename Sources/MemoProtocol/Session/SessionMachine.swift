@@ -26,10 +26,8 @@ public struct SessionMachine: DrivenMachine, Sendable {
     /// The answer to `.deliverBatch`: what storing each of its entries gave, in order (one
     /// `.failed` fails the whole batch: nothing of it was stored).
     case deliveredBatch([DeliveryExchange.Stored])
-    /// The answer to `.answerSync`: the sync is over and the session goes on. A sync that
-    /// broke is not answered: its frames ran on the channel outside this machine, so the
-    /// driver ends the channel itself.
-    case synced
+    /// The answer to the store work of the sync the session runs (`.sync`).
+    case sync(SyncMachine.Event)
   }
 
   public enum Action: Sendable, Equatable {
@@ -38,10 +36,12 @@ public struct SessionMachine: DrivenMachine, Sendable {
     case greeted(PeerMessage.Hello)
     /// Server: store this delivery (already checked) and answer `.delivered`.
     case deliver(DeliveryMessage.Deliver)
-    /// Server: run the sync this `sync-hello` opens (a `SyncMachine` of its own) and
-    /// answer `.synced` when it completed or the asker was told it cannot sync now; a sync
-    /// that broke ends the channel.
-    case answerSync(Frame)
+    /// Server: what the sync a `sync-hello` opened asks for (the session runs it as a
+    /// `SyncMachine` of its own and hands it every frame until it ends): a frame to send,
+    /// store work to answer with `.sync`, progress, and its ending. A sync that completed,
+    /// or told the asker it cannot sync now, leaves the session serving; any other ending
+    /// is followed by `.end` (`SyncMachine.Ending.answererError`).
+    case sync(SyncMachine.Action)
     /// Server: send the sealed history this device kept of `memo` in `notebook` when it
     /// relays that notebook for the peer (`HistoryFetch.answer`; none otherwise).
     case answerHistory(notebook: NotebookID, memo: MemoID)
@@ -68,8 +68,8 @@ public struct SessionMachine: DrivenMachine, Sendable {
     /// The store takes a `deliver-batch`: every entry's id in order, with the refusal of
     /// those refused before the store (nil: sent to the store); `.deliveredBatch` answers it.
     case storingBatch([(id: String, refused: RefusalReason?)])
-    /// A sync runs on the channel; `.synced` answers it.
-    case syncing
+    /// A sync runs on the channel: every frame and `.sync` answer goes to it.
+    case syncing(SyncMachine)
     case finished
   }
 
@@ -146,12 +146,32 @@ public struct SessionMachine: DrivenMachine, Sendable {
       }
       heldFrames.append(frame)
       return []
-    case (.syncing, .synced):
-      state = .serving
-      return []
+    case (.syncing(var sync), .frame(let frame)): return syncing(&sync, sync.handle(.frame(frame)))
+    case (.syncing(var sync), .closed): return syncing(&sync, sync.handle(.closed))
+    case (.syncing(var sync), .sync(let answer)): return syncing(&sync, sync.handle(answer))
     default:
       return []
     }
+  }
+
+  /// Whether a sync runs: the frames read belong to it.
+  public var isSyncing: Bool {
+    if case .syncing = state { return true }
+    return false
+  }
+
+  /// The sync's actions, as the session's; its ending ends the sync or the session.
+  private mutating func syncing(_ sync: inout SyncMachine, _ actions: [SyncMachine.Action]) -> [Action] {
+    var wrapped = actions.map(Action.sync)
+    guard sync.isFinished else {
+      state = .syncing(sync)
+      return wrapped
+    }
+    state = .serving
+    for case .finish(let ending) in actions {
+      if let error = ending.answererError { wrapped += end(error) }
+    }
+    return wrapped
   }
 
   private mutating func serveHeldFrames() -> [Action] {
@@ -227,8 +247,8 @@ public struct SessionMachine: DrivenMachine, Sendable {
           + end(TransportError(.protocolViolation, "a delivery batch that is not one (\(why))"))
       }
     case .syncHello:
-      state = .syncing
-      return [.answerSync(frame)]
+      var sync = SyncMachine(role: .answerer)
+      return syncing(&sync, sync.handle(.frame(frame)))
     case .historyAsk:
       switch HistoryFetch.request(frame.payload) {
       case .answer(let notebook, let memo): return [.answerHistory(notebook: notebook, memo: memo)]

@@ -557,3 +557,21 @@ public struct SyncMachine: DrivenMachine, Sendable {
     Frame(kind, payload: PeerMessage.encode(value))
   }
 }
+
+extension SyncMachine.Ending {
+  /// How the answerer's connection ends after a sync that ended so: nil when it goes on
+  /// (the sync completed, or the asker was told it cannot sync now), else the error that
+  /// closes it.
+  public var answererError: TransportError? {
+    switch self {
+    case .completed, .unavailable: nil
+    case .refusedPeer(let violation):
+      TransportError(.protocolViolation, "refused the peer's sync data: \(violation.reason.rawValue)")
+    case .refusedVersion: TransportError(.protocolViolation, "the peer refused this node's sync version")
+    case .refusedByPeer(let reason):
+      TransportError(.protocolViolation, "the peer refused this node's sync data: \(reason?.rawValue ?? "unknown")")
+    case .storeFailed: TransportError(.protocolViolation, "the sync stopped on a storage error")
+    case .closed: TransportError(.closed, "closed during sync")
+    }
+  }
+}
