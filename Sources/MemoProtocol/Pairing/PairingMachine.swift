@@ -96,17 +96,15 @@ public struct PairingMachine: DrivenMachine, Sendable {
     case awaitingNonce
     /// Guest: sent its nonce, waiting for `pair-reveal`.
     case awaitingReveal(commitment: [UInt8])
-    /// The code is shown: waiting for this side's person and the other side's confirmation,
-    /// then for the other side's key.
-    case comparing
+    /// The code is shown: waiting for this side's person (`ownConfirmed`) and the other
+    /// side's confirmation (`peerName`, the name it offered), then for the other side's key.
+    case comparing(ownConfirmed: Bool, peerName: String?)
     case finished
   }
 
   private let setup: Setup
   private let crypto: any PairingCryptography
   private var state = State.notStarted
-  private var ownConfirmed = false
-  private var peerName: String?
   /// Whether a code was shown to the person: such an attempt counts towards the limit.
   public private(set) var codeShown = false
 
@@ -156,11 +154,11 @@ public struct PairingMachine: DrivenMachine, Sendable {
   // MARK: - Transitions
 
   private mutating func personAnswered(_ confirmed: Bool) -> [Action] {
-    guard state == .comparing, !ownConfirmed else { return [] }
+    guard case .comparing(ownConfirmed: false, let peerName) = state else { return [] }
     guard confirmed else {
       return [.send(message(.pairRefuse, PeerMessage.PairRefuse(reason: .refused)))] + finish(.refusedHere)
     }
-    ownConfirmed = true
+    state = .comparing(ownConfirmed: true, peerName: peerName)
     var actions: [Action] = [.send(message(.pairConfirm, PeerMessage.PairConfirm(name: setup.ownName)))]
     if peerName != nil { actions.append(sendKey()) }
     return actions
@@ -193,20 +191,19 @@ public struct PairingMachine: DrivenMachine, Sendable {
           + finish(.commitmentMismatch)
       }
       return showCode(hostNonce: nonce, guestNonce: setup.nonce, first: [])
-    case (.comparing, .pairConfirm) where peerName == nil:
+    case (.comparing(let ownConfirmed, peerName: nil), .pairConfirm):
       guard let confirm = PeerMessage.decode(PeerMessage.PairConfirm.self, from: frame.payload) else {
         return refuse(.protocolViolation("malformed pair-confirm"))
       }
       guard DeviceName.isValidPairingName(confirm.name) else { return refuse(.invalidName) }
-      peerName = confirm.name
+      state = .comparing(ownConfirmed: ownConfirmed, peerName: confirm.name)
       return ownConfirmed ? [sendKey()] : []
-    case (.comparing, .pairKey) where ownConfirmed && peerName != nil:
+    case (.comparing(ownConfirmed: true, let peerName?), .pairKey):
       guard let key = PeerMessage.decode(PeerMessage.PairKey.self, from: frame.payload),
-        PeerMessage.isValidDiscoveryKey(key.discoveryKey), Advertisement.rotationRange.contains(key.rotationSeconds),
-        let name = peerName
+        PeerMessage.isValidDiscoveryKey(key.discoveryKey), Advertisement.rotationRange.contains(key.rotationSeconds)
       else { return refuse(.protocolViolation("malformed pair-key")) }
       state = .finished
-      return [.store(Paired(name: name, discoveryKey: key.discoveryKey, rotationSeconds: key.rotationSeconds))]
+      return [.store(Paired(name: peerName, discoveryKey: key.discoveryKey, rotationSeconds: key.rotationSeconds))]
     case (.awaitingCommit, .pairConfirm), (.awaitingNonce, .pairConfirm):
       // Version 1 confirmed (with its discovery key) without any commitment: an older peer
       // that got past the ALPN check. Its key is not kept.
@@ -223,7 +220,7 @@ public struct PairingMachine: DrivenMachine, Sendable {
         exporter: setup.exporter, hostNonce: hostNonce, guestNonce: guestNonce, host: host, guest: guest,
         crypto: crypto)
     else { return finish(.cryptoFailed) }
-    state = .comparing
+    state = .comparing(ownConfirmed: false, peerName: nil)
     codeShown = true
     return first + [.askPerson(code: code)]
   }
