@@ -226,9 +226,10 @@ public struct OutboxDelivery: Sendable {
         }
         return .done
       },
-      receive: { _ in
+      receive: { machine in
         // Every read and send was answered, so the machine waits for the receiver; a
         // channel that fails is the end of the connection.
+        precondition(machine.needsFrame, "a delivery sender that neither finished nor waits for a frame")
         do throws(TransportError) { return try link.channel.receive() } catch { return nil }
       })
   }
