@@ -206,14 +206,11 @@ public struct OutboxDelivery: Sendable {
     }
     try store.setOutboxStates(expired)
     var machine = DeliverySender(entries: due)
-    var actions = machine.start()
-    while true {
-      var next = 0
-      while next < actions.count {
-        let action = actions[next]
-        next += 1
+    return try MachineDriver.run(
+      &machine, from: machine.start(),
+      perform: { action throws -> MachineDriver<DeliverySender>.Step<Round> in
         switch action {
-        case .read(let id): actions += machine.handle(.read(json: try store.outboxContentJSON(id)))
+        case .read(let id): return .answer(.read(json: try store.outboxContentJSON(id)))
         case .markSending(let ids): try store.setOutboxStates(ids.map { ($0, .sending) }, attempted: true)
         case .record(let changes):
           let time = clock()
@@ -221,20 +218,20 @@ public struct OutboxDelivery: Sendable {
         case .send(let frame):
           do throws(TransportError) {
             try link.channel.send(frame)
-            actions += machine.handle(.sent)
+            return .answer(.sent)
           } catch {
-            actions += machine.handle(.closed)
+            return .answer(.closed)
           }
-        case .finish(let round): return round
+        case .finish(let round): return .finish(round)
         }
-      }
-      actions.removeAll(keepingCapacity: true)
-      // Every read and send was answered, so the machine waits for the receiver.
-      precondition(machine.needsFrame, "a delivery sender that neither finished nor waits for a frame")
-      let frame: Frame?
-      do throws(TransportError) { frame = try link.channel.receive() } catch { frame = nil }
-      actions = machine.handle(frame.map { .frame($0) } ?? .closed)
-    }
+        return .done
+      },
+      receive: { machine in
+        // Every read and send was answered, so the machine waits for the receiver; a
+        // channel that fails is the end of the connection.
+        precondition(machine.needsFrame, "a delivery sender that neither finished nor waits for a frame")
+        do throws(TransportError) { return try link.channel.receive() } catch { return nil }
+      })
   }
 
   /// Delivery version 1, for a peer that does not take batches: one entry at a time, each

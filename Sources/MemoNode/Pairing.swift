@@ -74,22 +74,28 @@ enum PairingExchange {
         ownKey: PeerMessage.PairKey(
           discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds)),
       crypto: OpenSSLPairingCryptography())
-    var actions = machine.start()
     var promptError: MemoPeerError?
-    while true {
-      var answer: Bool?
-      for action in actions {
+    // Whether a code was shown: the machine's `codeShown`, which it sets exactly as it asks
+    // the person (the run holds the machine, so this driver keeps its own note).
+    var codeShown = false
+    return MachineDriver.run(
+      &machine, from: machine.start(),
+      perform: { action -> MachineDriver<PairingMachine>.Step<Outcome> in
         switch action {
         case .send(let frame):
           // A send that fails shows as a closed connection on the next read.
           try? connection.send(frame)
+          return .done
         case .askPerson(let code):
+          codeShown = true
+          let answer: Bool
           do {
             answer = try confirm(PairingOffer(code: code, ownID: identity.deviceID, peerID: peerID, peerName: peerName))
           } catch {
             promptError = error as? MemoPeerError ?? MemoPeerError(.cancelled, "no answer; nothing was stored")
             answer = false
           }
+          return .answer(.personAnswered(confirmed: answer))
         case .store(let paired):
           do {
             let peer = try trust.update { list in
@@ -100,29 +106,23 @@ enum PairingExchange {
               try list.trust(peer)
               return peer
             }
-            return Outcome(result: .success(peer), counts: true)
+            return .finish(Outcome(result: .success(peer), counts: true))
           } catch {
-            return Outcome(result: .failure(error as? MemoPeerError ?? PairingFailure.closed.error), counts: false)
+            return .finish(
+              Outcome(result: .failure(error as? MemoPeerError ?? PairingFailure.closed.error), counts: false))
           }
         case .fail(let failure):
-          let counts = machine.codeShown || failure == .commitmentMismatch
-          return Outcome(result: .failure(promptError ?? failure.error), counts: counts)
+          let counts = codeShown || failure == .commitmentMismatch
+          return .finish(Outcome(result: .failure(promptError ?? failure.error), counts: counts))
         }
-      }
-      if let answer {
-        actions = machine.handle(.personAnswered(confirmed: answer))
-        continue
-      }
-      do {
+      },
+      receive: { machine in
         // Until a code is shown no person is involved: the other side's frames come at once,
         // so a stranger that connects and says nothing holds the window's one connection
         // for seconds, not for the minutes people get to compare codes.
         let deadline: Deadline? = machine.codeShown ? nil : .after(seconds: beforeCode)
-        actions = try connection.receive(before: deadline).map { machine.handle(.frame($0)) } ?? machine.handle(.closed)
-      } catch {
-        actions = machine.handle(.closed)
-      }
-    }
+        do throws(TransportError) { return try connection.receive(before: deadline) } catch { return nil }
+      })
   }
 
   /// How long each frame may take before a code is shown (no person waits on them).

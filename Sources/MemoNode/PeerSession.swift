@@ -46,12 +46,11 @@ public enum PeerSession {
     activity?.serving(peer)
     defer { activity?.ended(peer) }
     var machine = SessionMachine(role: .server, hello: hello(identity))
-    var actions = machine.start()
-    while true {
-      var next = 0
-      while next < actions.count {
-        let action = actions[next]
-        next += 1
+    // The store work of the sync running, if one is (one per `sync-hello`).
+    var syncWork: SyncStoreWork?
+    try MachineDriver.run(
+      &machine, from: machine.start(),
+      perform: { action throws(TransportError) -> MachineDriver<SessionMachine>.Step<Void> in
         switch action {
         case .send(let frame) where frame.kind == .goodbye: try? channel.send(frame)
         case .send(let frame): try channel.send(frame)
@@ -64,10 +63,9 @@ public enum PeerSession {
             logger.error(error, while: "recording a peer's discovery key")
           }
         case .deliver(let deliver):
-          actions += machine.handle(.delivered(receiver?.store(deliver, from: peer) ?? .failed))
+          return .answer(.delivered(receiver?.store(deliver, from: peer) ?? .failed))
         case .deliverBatch(let entries):
-          actions += machine.handle(
-            .deliveredBatch(receiver?.store(entries, from: peer) ?? entries.map { _ in .failed }))
+          return .answer(.deliveredBatch(receiver?.store(entries, from: peer) ?? entries.map { _ in .failed }))
         case .refusedBatch(let why):
           logger.warning(
             "delivery batch from \(peer.short, privacy: .public) refused whole: \(why, privacy: .public)")
@@ -75,28 +73,40 @@ public enum PeerSession {
           logger.warning(
             "delivery from \(peer.short, privacy: .public) refused: \(violation.reason.rawValue, privacy: .public) (\(violation.detail, privacy: .public))"
           )
-        case .answerSync(let hello):
+        case .sync(let action):
           guard let sync else { throw TransportError(.protocolViolation, "this node does not answer syncs") }
-          // A sync that broke throws: its frames ran outside the machine, so the channel ends.
-          try sync.answer(hello, over: channel, from: peer, stillTrusted: stillTrusted)
-          actions += machine.handle(.synced)
+          let work = syncWork ?? sync.work(for: peer)
+          syncWork = work
+          switch try SyncSession.step(action, over: channel, work: work, open: sync.openStore, progress: nil) {
+          case .done: break
+          case .answer(let answer): return .answer(.sync(answer))
+          case .finish(let ending):
+            // The machine goes on serving, or ends next with the error the ending is.
+            syncWork = nil
+            SyncSession.answered(
+              ending, peer: peer, work: work, store: sync.openStore, clock: sync.clock, logger: sync.store.logger)
+          }
         case .answerHistory(let notebook, let memo):
           for frame in sync?.history(of: memo, in: notebook, for: peer) ?? HistoryFetch.answer([], bindings: []) {
             try channel.send(frame)
           }
         case .end(let error):
           if let error { throw error }
-          return
+          return .finish(())
         }
-      }
-      let frame = try channel.receive()
-      if frame != nil, !stillTrusted.trusts(peer) {
-        try? channel.send(goodbye(PeerTrustCheck.goodbyeReason))
-        throw PeerTrustCheck.removed(peer)
-      }
-      if frame != nil { activity?.record(peer) }
-      actions = machine.handle(frame.map { .frame($0) } ?? .closed)
-    }
+        return .done
+      },
+      receive: { machine throws(TransportError) -> Frame? in
+        let frame = try channel.receive()
+        if frame != nil, !stillTrusted.trusts(peer) {
+          // A sync is told in its own words, the session in its.
+          try? channel.send(machine.isSyncing ? SyncMachine.refusal(.untrusted) : goodbye(PeerTrustCheck.goodbyeReason))
+          throw PeerTrustCheck.removed(peer)
+        }
+        // A sync's frames are its own: the peer's activity is the session's.
+        if frame != nil, !machine.isSyncing { activity?.record(peer) }
+        return frame
+      })
   }
 
   static func hello(_ identity: NodeIdentity) -> PeerMessage.Hello {
@@ -126,15 +136,12 @@ public final class SyncAnswerer {
     self.clock = clock
   }
 
-  func answer(_ hello: Frame, over channel: any FrameChannel, from peer: DeviceID, stillTrusted: PeerTrustCheck)
-    throws(TransportError)
-  {
-    try SyncSession.answer(
-      hello, over: channel, peer: peer, store: openStore, batch: batch, stillTrusted: stillTrusted, clock: clock,
-      logger: store.logger)
+  /// The store work of one sync with `peer`, answered with this channel's store.
+  func work(for peer: DeviceID) -> SyncStoreWork {
+    SyncStoreWork(.answerer, peer: peer, batch: batch, clock: clock, logger: store.logger)
   }
 
-  private func openStore() throws -> MemoStore {
+  func openStore() throws -> MemoStore {
     if let opened { return opened }
     let fresh = try store.open()
     opened = fresh

@@ -94,12 +94,14 @@ public enum SyncSession {
   /// person, so the mass-delete guard always applies here; held removals are reported. Data
   /// that breaks a rule is refused with `sync-refuse` (nothing of it is stored), logged with
   /// the device and the kind of data, and ends the channel; the daemon goes on serving.
+  /// The daemon's sessions run this same sync as a sub-machine of their `SessionMachine`
+  /// (`PeerSession.serve`, with `step` and `answered`); this drives one on its own (the
+  /// in-memory sync of the tests).
   public static func answer(
     _ hello: Frame, over connection: any FrameChannel, peer: DeviceID, store: () throws -> MemoStore,
     batch: BatchLimits = BatchLimits(), stillTrusted: PeerTrustCheck, clock: @escaping @Sendable () -> Timestamp,
     logger: Logger
   ) throws(TransportError) {
-    let who = String(peer.compact.prefix(8))
     // The store is opened only inside this call (for this session), never kept by it: `store`
     // is handed down to each store action (`drive`, `SyncStoreWork.perform`), not kept in the
     // store work. Keeping it would take `withoutActuallyEscaping`, and Swift 6.3 compiles that
@@ -111,6 +113,17 @@ public enum SyncSession {
     let ending = try drive(
       &machine, machine.handle(.frame(hello)), over: connection, work: work, open: store, stillTrusted: stillTrusted,
       progress: nil)
+    answered(ending, peer: peer, work: work, store: store, clock: clock, logger: logger)
+    if let error = ending.answererError { throw error }
+  }
+
+  /// What the answerer's log (and `peers`) keeps of a sync that ended so: the same whether
+  /// the session machine ran the sync (`PeerSession.serve`) or this driver did.
+  static func answered(
+    _ ending: SyncMachine.Ending, peer: DeviceID, work: SyncStoreWork, store: () throws -> MemoStore,
+    clock: @Sendable () -> Timestamp, logger: Logger
+  ) {
+    let who = String(peer.compact.prefix(8))
     switch ending {
     case .completed(let summary):
       logger.info(
@@ -133,23 +146,19 @@ public enum SyncSession {
       do { try store().recordRefusal(of: peer, violation, now: clock()) } catch {
         logger.error(error, while: "recording the refusal for `peers`")
       }
-      throw TransportError(.protocolViolation, "refused the peer's sync data: \(violation.reason.rawValue)")
     case .refusedVersion(let version):
       logger.warning(
         "sync with \(who, privacy: .public): it speaks sync version \(version.map(String.init) ?? "1 or 2", privacy: .public), this node \(SyncMessage.version, privacy: .public)"
       )
-      throw TransportError(.protocolViolation, "the peer refused this node's sync version")
     case .refusedByPeer(let reason):
       let code = reason?.rawValue ?? "unknown"
       logger.warning("sync with \(who, privacy: .public): it refused this node's data: \(code, privacy: .public)")
-      throw TransportError(.protocolViolation, "the peer refused this node's sync data: \(code)")
     case .storeFailed:
       // A store failure ends the sync: the asker was told, and retries later; every
       // committed batch stays.
       if let storeError = work.storeError { logger.error(storeError, while: "syncing") }
-      throw TransportError(.protocolViolation, "the sync stopped on a storage error")
     case .closed:
-      throw TransportError(.closed, "closed during sync")
+      return
     }
   }
 
@@ -165,31 +174,35 @@ public enum SyncSession {
     work: SyncStoreWork, open: () throws -> MemoStore, stillTrusted: PeerTrustCheck, progress: ProgressHandler?,
     quiet: Double? = nil
   ) throws(TransportError) -> SyncMachine.Ending {
-    var pending = first
-    while true {
-      var next = 0
-      while next < pending.count {
-        let action = pending[next]
-        next += 1
-        switch action {
-        case .send(let frame) where frame.kind == .syncRefuse: try? channel.send(frame)
-        case .send(let frame): try channel.send(frame)
-        case .progress(let step): progress?(step)
-        case .finish(let ending): return ending
-        default: pending += machine.handle(work.perform(action, open: open))
+    try MachineDriver.run(
+      &machine, from: first,
+      perform: { action throws(TransportError) in
+        try step(action, over: channel, work: work, open: open, progress: progress)
+      },
+      receive: { _ throws(TransportError) -> Frame? in
+        let frame = try channel.receive(before: quiet.map { .after(seconds: $0) })
+        if frame != nil, !stillTrusted.trusts(work.peer) {
+          try? channel.send(SyncMachine.refusal(.untrusted))
+          throw PeerTrustCheck.removed(work.peer)
         }
-      }
-      // Every action so far is done: let them go. Kept, they held every batch of the
-      // session (decoded and encoded) until its end, 16 MiB more at the peak of a sync of
-      // 10,000 memos.
-      pending.removeAll(keepingCapacity: true)
-      let frame = try channel.receive(before: quiet.map { .after(seconds: $0) })
-      if frame != nil, !stillTrusted.trusts(work.peer) {
-        try? channel.send(SyncMachine.refusal(.untrusted))
-        throw PeerTrustCheck.removed(work.peer)
-      }
-      pending += machine.handle(frame.map { .frame($0) } ?? .closed)
+        return frame
+      })
+  }
+
+  /// One action of a sync machine: a frame sent (a refusal best effort: the peer may be
+  /// gone), progress told, store work done and its answer handed back.
+  static func step(
+    _ action: SyncMachine.Action, over channel: any FrameChannel, work: SyncStoreWork, open: () throws -> MemoStore,
+    progress: ProgressHandler?
+  ) throws(TransportError) -> MachineDriver<SyncMachine>.Step<SyncMachine.Ending> {
+    switch action {
+    case .send(let frame) where frame.kind == .syncRefuse: try? channel.send(frame)
+    case .send(let frame): try channel.send(frame)
+    case .progress(let step): progress?(step)
+    case .finish(let ending): return .finish(ending)
+    default: return .answer(work.perform(action, open: open))
     }
+    return .done
   }
 
   // MARK: - What a person is told

@@ -29,6 +29,8 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
   private let accepts: @Sendable (DeviceID) -> Bool
   private let state = Mutex(State())
   public let remoteAddress: String
+  /// The frame being read: only the driving thread touches it.
+  private var decoder: FrameDecoder
 
   /// What the verify callback learns and what `interrupt()` sets.
   private struct State {
@@ -51,6 +53,7 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
     self.limits = limits
     self.accepts = accepts
     self.remoteAddress = remoteAddress
+    self.decoder = FrameDecoder(maximumPayload: limits.maximumPayload)
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     SSL_set_fd(ssl, fd)
     if context.role == .server { SSL_set_accept_state(ssl) } else { SSL_set_connect_state(ssl) }
@@ -132,48 +135,35 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
 
   /// The next frame; nil when the peer closed cleanly between frames. Waits until
   /// `deadline` (nil: the idle timeout) for a frame to start and the frame timeout for it
-  /// to finish. The header is checked before any payload is read; the payload is read
-  /// straight into its own buffer (no intermediate copy: this is the bulk path).
+  /// to finish. The bytes go straight from TLS into `decoder`, the `FrameDecoder` every
+  /// machine test feeds too: the header is checked before any payload is read, and the
+  /// payload is read into its own buffer (no intermediate copy: this is the bulk path).
   public func receive(before deadline: Deadline?) throws(TransportError) -> Frame? {
-    var header = [UInt8](repeating: 0, count: Frame.headerSize)
     let idle = deadline ?? .after(seconds: limits.idleSeconds)
-    var frameDeadline: Deadline?
-    let got = try readExactly(into: &header, idle: idle, frameDeadline: &frameDeadline)
-    if got == 0 { return nil }
-    guard got == Frame.headerSize else { throw .frame(.truncated(have: got, need: Frame.headerSize)) }
-    let parsed: FrameHeader
-    do { parsed = try FrameHeader.parse(header, maximumPayload: limits.maximumPayload) } catch {
-      throw .frame(error)
-    }
-    var payload = [UInt8](repeating: 0, count: parsed.length)
-    let read = try readExactly(into: &payload, idle: idle, frameDeadline: &frameDeadline)
-    guard read == parsed.length else { throw .frame(.truncated(have: read, need: parsed.length)) }
-    return Frame(parsed.kind, payload: payload)
-  }
-
-  /// Fills `buffer` unless the peer closes first; returns how many bytes arrived. The
-  /// first byte may take the idle timeout; once one arrived, the frame deadline applies.
-  private func readExactly(into buffer: inout [UInt8], idle: Deadline, frameDeadline: inout Deadline?)
-    throws(TransportError) -> Int
-  {
-    var filled = 0
-    while filled < buffer.count {
-      var count = 0
-      let deadline = frameDeadline ?? idle
+    // Set once the frame's first byte is in: from then on the frame deadline applies.
+    var frameDeadline: Deadline? = decoder.isAtBoundary ? nil : .after(seconds: limits.frameSeconds)
+    while true {
+      let wait = frameDeadline ?? idle
       let timeout: TransportError.Kind = frameDeadline == nil ? .idleTimeout : .frameTimeout
       do {
-        try buffer.withUnsafeMutableBufferPointer { pointer throws(TransportError) in
-          try perform(deadline: deadline, timeout: timeout) {
-            SSL_read_ex(ssl, pointer.baseAddress! + filled, pointer.count - filled, &count)
-          }
+        if let frame = try decoder.fill({ room throws(TransportError) in
+          var count = 0
+          try perform(deadline: wait, timeout: timeout) { SSL_read_ex(ssl, room.baseAddress!, room.count, &count) }
+          return count
+        }) {
+          return frame
         }
-      } catch let error where error.kind == .closed {
-        return filled
+      } catch {
+        switch error {
+        case .frame(let refused): throw .frame(refused)
+        case .read(let failure) where failure.kind == .closed:
+          if let truncated = decoder.truncation { throw .frame(truncated) }
+          return nil
+        case .read(let failure): throw failure
+        }
       }
-      filled += count
       if frameDeadline == nil { frameDeadline = .after(seconds: limits.frameSeconds) }
     }
-    return filled
   }
 
   /// Keying material bound to this session (RFC 8446 §7.5): both ends get the same bytes

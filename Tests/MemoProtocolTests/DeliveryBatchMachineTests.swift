@@ -249,7 +249,7 @@ final class DeliveryBatchMachineTests: XCTestCase {
     var server = greeted()
     var header: [UInt8] = [Frame.version, Frame.Kind.deliverBatch.rawValue]
     withUnsafeBytes(of: UInt32(DeliveryMessage.maximumBatchBytes + 1).bigEndian) { header += $0 }
-    server.run(server.machine.receive(bytes: header))
+    server.run(server.machine.receive(bytes: header, through: &server.decoder))
     XCTAssertTrue(server.batches.isEmpty)
     XCTAssertEqual(server.ended?.error?.kind, .protocolViolation)
     XCTAssertEqual(

@@ -15,6 +15,8 @@ final class DeliverySenderTests: XCTestCase {
   /// sends kept in `outbox` (or failed with `failSends`), every action logged in order.
   struct Sender {
     var machine: DeliverySender
+    /// The parser `TLSConnection` reads with: bytes fed here are framed as in production.
+    var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
     var contents: [String: DeliveryMessage.Content]
     var log: [DeliverySender.Action] = []
     var outbox: [Frame] = []
@@ -66,9 +68,9 @@ final class DeliverySenderTests: XCTestCase {
     mutating func feed(_ frames: [Frame], bytewise: Bool) {
       let bytes = frames.flatMap { $0.encoded() }
       if bytewise {
-        for byte in bytes where round == nil { run(machine.receive(bytes: [byte])) }
+        for byte in bytes where round == nil { run(machine.receive(bytes: [byte], through: &decoder)) }
       } else {
-        run(machine.receive(bytes: bytes))
+        run(machine.receive(bytes: bytes, through: &decoder))
       }
     }
 
@@ -353,7 +355,8 @@ final class DeliverySenderTests: XCTestCase {
       ),
       ("the connection ended", { $0.run($0.machine.handle(.closed)) }, "peer not reachable", "peer not reachable"),
       (
-        "a frame of an unknown type", { $0.run($0.machine.receive(bytes: [Frame.version, 0xEE, 0, 0, 0, 0])) },
+        "a frame of an unknown type",
+        { $0.run($0.machine.receive(bytes: [Frame.version, 0xEE, 0, 0, 0, 0], through: &$0.decoder)) },
         "the peer broke the delivery protocol: a frame that breaks the framing (unknown frame type 238)",
         "protocol error"
       ),

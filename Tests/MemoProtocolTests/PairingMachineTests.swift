@@ -36,6 +36,8 @@ final class PairingMachineTests: XCTestCase {
   /// One side of a simulated connection: its machine, what it sent, what it was told to do.
   struct Side {
     var machine: PairingMachine
+    /// The parser `TLSConnection` reads with: bytes fed here are framed as in production.
+    var decoder = FrameDecoder(maximumPayload: PairingProtocol.maximumFrame)
     var outbox: [Frame] = []
     var codes: [String] = []
     var stored: PairingMachine.Paired?
@@ -85,7 +87,7 @@ final class PairingMachineTests: XCTestCase {
     let bytes = frames.flatMap { $0.encoded() }
     var index = 0
     while index < bytes.count {
-      side.apply(side.machine.receive(bytes: bytes[index..<min(index + chunk, bytes.count)]))
+      side.apply(side.machine.receive(bytes: bytes[index..<min(index + chunk, bytes.count)], through: &side.decoder))
       index += chunk
     }
   }
@@ -308,11 +310,12 @@ final class PairingMachineTests: XCTestCase {
   func testAnOversizedFrameIsRefusedFromItsHeader() {
     var (_, guest) = started()
     // A header announcing 1 MiB: refused before any payload byte arrives.
-    guest.apply(guest.machine.receive(bytes: [1, Frame.Kind.pairCommit.rawValue, 0, 0x10, 0, 0]))
+    guest.apply(
+      guest.machine.receive(bytes: [1, Frame.Kind.pairCommit.rawValue, 0, 0x10, 0, 0], through: &guest.decoder))
     guard case .protocolViolation(let detail) = guest.failure else { return XCTFail() }
     XCTAssertTrue(detail.contains("exceeds"), detail)
     var (_, other) = started()
-    other.apply(other.machine.receive(bytes: [1, 99, 0, 0, 0, 0]))
+    other.apply(other.machine.receive(bytes: [1, 99, 0, 0, 0, 0], through: &other.decoder))
     guard case .protocolViolation = other.failure else { return XCTFail() }
   }
 

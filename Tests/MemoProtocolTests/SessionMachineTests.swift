@@ -30,12 +30,16 @@ final class SessionMachineTests: XCTestCase {
   /// One side: its machine, what it sent, what it was told.
   struct Side {
     var machine: SessionMachine
+    /// The parser `TLSConnection` reads with: bytes fed here are framed as in production.
+    var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
     var sent: [Frame] = []
     var outbox: [Frame] = []
     var greeted: PeerMessage.Hello?
     var deliveries: [DeliveryMessage.Deliver] = []
     var refusedDeliveries: [SyncViolation] = []
-    var syncs: [Frame] = []
+    /// What the sync the session ran asked for (its frames are in `sent`); its store says it
+    /// cannot sync now (`locked`).
+    var syncs: [SyncMachine.Action] = []
     /// The history asks handed to the store ("notebook memo"), and the records it answers.
     var historyAsks: [String] = []
     var history: [SyncRecord] = []
@@ -67,9 +71,12 @@ final class SessionMachineTests: XCTestCase {
           pending += machine.handle(.deliveredBatch(storeBatch?(entries) ?? entries.map(store)))
         case .refusedBatch(let why): refusedBatches.append(why)
         case .refusedDelivery(_, let violation): refusedDeliveries.append(violation)
-        case .answerSync(let frame):
-          syncs.append(frame)
-          pending += machine.handle(.synced)
+        case .sync(.send(let frame)):
+          sent.append(frame)
+          outbox.append(frame)
+        case .sync(let action):
+          syncs.append(action)
+          if case .plan = action { pending += machine.handle(.sync(.unavailable(.locked))) }
         case .answerHistory(let notebook, let memo):
           historyAsks.append("\(notebook.rawValue) \(memo.rawValue)")
           for frame in HistoryFetch.answer(history, bindings: []) {
@@ -86,9 +93,9 @@ final class SessionMachineTests: XCTestCase {
     mutating func feed(_ frames: [Frame], bytewise: Bool) {
       let bytes = frames.flatMap { $0.encoded() }
       if bytewise {
-        for byte in bytes where ended == nil { run(machine.receive(bytes: [byte])) }
+        for byte in bytes where ended == nil { run(machine.receive(bytes: [byte], through: &decoder)) }
       } else {
-        run(machine.receive(bytes: bytes))
+        run(machine.receive(bytes: bytes, through: &decoder))
       }
     }
 
@@ -232,36 +239,64 @@ final class SessionMachineTests: XCTestCase {
     XCTAssertEqual(DeliveryExchange.answer(nil, to: "e"), .unreachable)
   }
 
-  func testASyncHelloIsHandedToASyncAndTheSessionGoesOnAfterIt() {
+  static let syncHello = SyncMessage.Hello(
+    replica: ReplicaID(String(repeating: "a", count: 32))!, knowledge: VersionVector(), cursor: nil, pending: 0)
+
+  /// The session runs the sync a `sync-hello` opens as its own sub-machine: the sync's
+  /// frames and store work come out as `.sync`, and once the sync ended (here: the store
+  /// cannot sync now, the asker is told) the session serves again.
+  func testASyncHelloOpensASyncAndTheSessionGoesOnAfterIt() {
     var (_, server) = greeted()
-    let hello = Frame(.syncHello, payload: Array("{}".utf8))
+    let hello = Frame(.syncHello, payload: PeerMessage.encode(Self.syncHello))
     server.feed([hello, Frame(.ping, payload: [7])], bytewise: true)
-    XCTAssertEqual(server.syncs, [hello])
-    XCTAssertEqual(server.sent.last, Frame(.pong, payload: [7]))
+    XCTAssertEqual(server.syncs, [.plan(Self.syncHello, entries: [], ops: nil), .finish(.unavailable(.locked))])
+    XCTAssertEqual(Array(server.sent.suffix(2)), [SyncMachine.refusal(.locked), Frame(.pong, payload: [7])])
+    XCTAssertNil(server.ended)
   }
 
-  /// `.synced` answers a sync and nothing else, and each store answer only the work it was
-  /// asked for: given with no work awaited, or while a delivery is stored, they change
-  /// nothing (the delivery is still answered, the session still serves).
+  /// A sync that ends badly (here: a hello that does not decode, refused) ends the session
+  /// with the error an answerer's sync ending is; nothing after it is served.
+  func testASyncThatBreaksEndsTheSession() {
+    var (_, server) = greeted()
+    server.feed([Frame(.syncHello, payload: Array("{}".utf8)), Frame(.ping)], bytewise: false)
+    guard case .finish(.refusedPeer(let violation))? = server.syncs.last else {
+      return XCTFail("\(server.syncs)")
+    }
+    XCTAssertEqual(violation.reason, .malformed)
+    XCTAssertEqual(server.sent.last, SyncMachine.refusal(.malformed))
+    guard case .failed(let error)? = server.ended else { return XCTFail("\(String(describing: server.ended))") }
+    XCTAssertEqual(error, SyncMachine.Ending.refusedPeer(violation).answererError)
+    XCTAssertFalse(server.machine.isSyncing)
+  }
+
+  /// Each store answer counts only for the work it answers: given with no work awaited, or
+  /// while a delivery is stored, a sync's answer changes nothing (the delivery is still
+  /// answered, the session still serves), and a delivery's answer changes nothing in a sync.
   func testEachStoreAnswerCountsOnlyForTheWorkItAnswers() throws {
     var (_, server) = greeted()
-    XCTAssertEqual(server.machine.handle(.synced), [])
+    XCTAssertEqual(server.machine.handle(.sync(.opsTaken)), [])
     let memo = DeliveryMessage.Content(title: "t", body: "b", tags: [], isPrivate: false, sent: 1)
     let stored = DeliveryExchange.Stored.stored(place: "inbox", duplicate: false)
     XCTAssertEqual(
-      server.machine.receive(bytes: DeliveryExchange.deliver(id: "e1", memo: memo).encoded()),
+      server.machine.receive(bytes: DeliveryExchange.deliver(id: "e1", memo: memo).encoded(), through: &server.decoder),
       [.deliver(DeliveryMessage.Deliver(id: "e1", memo: memo))])
-    XCTAssertEqual(server.machine.handle(.synced), [])
+    XCTAssertEqual(server.machine.handle(.sync(.opsTaken)), [])
     XCTAssertEqual(server.machine.handle(.deliveredBatch([])), [])
     XCTAssertEqual(
       server.machine.handle(.delivered(stored)), [.send(try XCTUnwrap(DeliveryExchange.answer(stored, id: "e1")))])
-    let hello = Frame(.syncHello, payload: Array("{}".utf8))
-    XCTAssertEqual(server.machine.receive(bytes: hello.encoded()), [.answerSync(hello)])
-    XCTAssertEqual(server.machine.handle(.delivered(stored)), [])
-    XCTAssertEqual(server.machine.handle(.synced), [])
-    XCTAssertEqual(server.machine.handle(.synced), [])
+    let hello = Frame(.syncHello, payload: PeerMessage.encode(Self.syncHello))
     XCTAssertEqual(
-      server.machine.receive(bytes: Frame(.ping, payload: [1]).encoded()), [.send(Frame(.pong, payload: [1]))])
+      server.machine.receive(bytes: hello.encoded(), through: &server.decoder),
+      [.sync(.plan(Self.syncHello, entries: [], ops: nil))])
+    XCTAssertTrue(server.machine.isSyncing)
+    XCTAssertEqual(server.machine.handle(.delivered(stored)), [])
+    XCTAssertEqual(server.machine.handle(.sync(.opsTaken)), [])
+    XCTAssertEqual(
+      server.machine.handle(.sync(.unavailable(.locked))),
+      [.sync(.send(SyncMachine.refusal(.locked))), .sync(.finish(.unavailable(.locked)))])
+    XCTAssertEqual(
+      server.machine.receive(bytes: Frame(.ping, payload: [1]).encoded(), through: &server.decoder),
+      [.send(Frame(.pong, payload: [1]))])
     XCTAssertFalse(server.machine.isFinished)
   }
 

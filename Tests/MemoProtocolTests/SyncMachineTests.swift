@@ -15,6 +15,8 @@ final class SyncMachineTests: XCTestCase {
   /// One side: its machine, the records it has to send, what it received, how it ended.
   struct Side {
     var machine: SyncMachine
+    /// The parser `TLSConnection` reads with: bytes fed here are framed as in production.
+    var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
     let replica: ReplicaID
     var feed: [SyncRecord]
     var received: [SyncRecord] = []
@@ -117,7 +119,7 @@ final class SyncMachineTests: XCTestCase {
         case .random: size = 1 + Int(chunks.next() % 97)
         }
         let end = min(bytes.count, offset + size)
-        run(machine.receive(bytes: bytes[offset..<end]))
+        run(machine.receive(bytes: bytes[offset..<end], through: &decoder))
         offset = end
       }
     }
@@ -436,7 +438,7 @@ final class SyncMachineTests: XCTestCase {
     // A frame that breaks the framing itself: another frame version.
     var (asker, _) = sides()
     asker.run(asker.machine.ask(asker.hello))
-    asker.run(asker.machine.receive(bytes: [2, Frame.Kind.syncHello.rawValue, 0, 0, 0, 0]))
+    asker.run(asker.machine.receive(bytes: [2, Frame.Kind.syncHello.rawValue, 0, 0, 0, 0], through: &asker.decoder))
     assertRefused(asker, .malformed)
   }
 

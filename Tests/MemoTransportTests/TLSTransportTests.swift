@@ -325,3 +325,85 @@ final class TLSTransportTests: XCTestCase {
     XCTAssertNil(try? connection.receive(), "the client sees its connection end")
   }
 }
+
+/// Production's reader against the machines' one: the same byte stream, written over a real
+/// TLS connection in records of every size, read by `TLSConnection.receive`, must give the
+/// frames and the error that `FrameDecoder.push` (what every machine test feeds) gives.
+final class TLSFramingAgreementTests: XCTestCase {
+  static let maximum = 64
+
+  enum Read: Equatable {
+    case frame(Frame)
+    case error(String)
+    case end
+  }
+
+  /// The machine tests' reading of `bytes`: frames, then the error or the clean end.
+  static func machineReading(_ bytes: [UInt8]) -> [Read] {
+    var decoder = FrameDecoder(maximumPayload: maximum)
+    var reads: [Read] = []
+    do {
+      try decoder.push(bytes) { reads.append(.frame($0)) }
+      guard let truncated = decoder.truncation else { return reads + [.end] }
+      return reads + [.error(TransportError.frame(truncated).description)]
+    } catch {
+      return reads + [.error(TransportError.frame(error).description)]
+    }
+  }
+
+  func testTheConnectionFramesAStreamAsTheMachineTestsDo() throws {
+    let serverIdentity = try Fixture.identity()
+    let client = try Fixture.identity()
+    var limits = ConnectionLimits()
+    limits.maximumPayload = Self.maximum
+    let ping = Frame(.ping, payload: [1, 2, 3]).encoded()
+    let full = Frame(.syncBatch, payload: [UInt8](repeating: 9, count: Self.maximum)).encoded()
+    let streams: [[UInt8]] = [
+      ping + Frame(.pong).encoded() + full,
+      ping + Array(full.prefix(20)),
+      ping + Array(full.prefix(3)),
+      ping + [1, Frame.Kind.ping.rawValue, 0, 0, 0, UInt8(Self.maximum + 1)],
+      ping + [1, 0xEE, 0, 0, 0, 0],
+      [2, Frame.Kind.ping.rawValue, 0, 0, 0, 0],
+    ]
+    let plan = Recorder<(bytes: [UInt8], piece: Int)>()
+    let server = try TLSServer(
+      port: 0, loopbackOnly: true, context: TLSContext(identity: serverIdentity, role: .server), limits: limits,
+      accepts: { _ in true }, events: { _ in },
+      handler: { connection in
+        // The client's ping says which stream: then it goes out in records of `piece` bytes.
+        guard let asked = try? connection.receive(), let index = asked.payload.first else { return }
+        let (bytes, piece) = plan.all[Int(index)]
+        var offset = 0
+        while offset < bytes.count {
+          let end = min(offset + piece, bytes.count)
+          try? connection.sendRaw(Array(bytes[offset..<end]))
+          offset = end
+        }
+        connection.shutdown()
+      })
+    defer { server.stop() }
+    for bytes in streams {
+      for piece in [1, 2, 5, 6, 7, 13, bytes.count] {
+        plan.append((bytes, piece))
+        let connection = try Fixture.client(client, limits: limits).connect(
+          host: "127.0.0.1", port: server.port, accepts: { _ in true })
+        try connection.send(Frame(.ping, payload: [UInt8(plan.all.count - 1)]))
+        var reads: [Read] = []
+        while true {
+          do {
+            guard let frame = try connection.receive() else {
+              reads.append(.end)
+              break
+            }
+            reads.append(.frame(frame))
+          } catch {
+            reads.append(.error(error.description))
+            break
+          }
+        }
+        XCTAssertEqual(reads, Self.machineReading(bytes), "\(bytes.count) bytes in records of \(piece)")
+      }
+    }
+  }
+}

@@ -19,7 +19,7 @@ import MemoCore
 ///
 /// No I/O: `OutboxDelivery` (MemoNode) carries the frames and does the store work; tests
 /// drive it a byte at a time against the receiver's `SessionMachine` and lying receivers.
-public struct DeliverySender: Sendable {
+public struct DeliverySender: DrivenMachine, Sendable {
   /// Batches sent ahead of their receipts: two, so that packing the next batch overlaps with
   /// the receiver storing this one. The receiver reads one frame at a time, so the second
   /// waits in the connection's buffers (at most 1 MiB more); its receipt is small.
@@ -104,6 +104,14 @@ public struct DeliverySender: Sendable {
     case sent
   }
 
+  /// Running (waiting for the answer to a read or a send, or for nothing the driver does),
+  /// or over. Packing, the batches in flight and the tally are not phases: they go on side
+  /// by side while the round runs.
+  private enum State: Sendable, Equatable {
+    case running(awaiting: Awaiting?)
+    case finished
+  }
+
   /// The batch being packed: its entries' ids and encodings, and its payload's size so far.
   private struct Packing: Sendable {
     var ids: [String] = []
@@ -114,12 +122,10 @@ public struct DeliverySender: Sendable {
   private let entries: [String]
   private let window: Int
   private var next = 0
-  private var awaiting: Awaiting?
+  private var state = State.running(awaiting: nil)
   private var packing = Packing()
   private var inFlight: [[String]] = []
   private var round = Round()
-  private var finished = false
-  private var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
 
   /// `entries`: the ids of the outbox entries to deliver, in order (pending for this peer,
   /// the expired ones already set aside).
@@ -128,11 +134,11 @@ public struct DeliverySender: Sendable {
     self.window = max(1, window)
   }
 
-  public var isFinished: Bool { finished }
+  public var isFinished: Bool { state == .finished }
 
   /// Whether the machine waits for the receiver (not for a read or a send): the driver
   /// reads a frame.
-  public var needsFrame: Bool { !finished && awaiting == nil && !inFlight.isEmpty }
+  public var needsFrame: Bool { state == .running(awaiting: nil) && !inFlight.isEmpty }
 
   /// The batches sent and not answered yet, oldest first.
   public var batchesInFlight: [[String]] { inFlight }
@@ -140,28 +146,23 @@ public struct DeliverySender: Sendable {
   /// The first actions: read the first entry (or finish at once when there is none).
   public mutating func start() -> [Action] { fill() }
 
-  /// Bytes as they came off the connection, in pieces of any size.
-  public mutating func receive(bytes: some Sequence<UInt8>) -> [Action] {
-    guard !finished else { return [] }
-    let frames: [Frame]
-    do { frames = try decoder.push(bytes) } catch {
-      return stop(waiting: Self.brokeProtocol("a frame that breaks the framing (\(error.description))"))
-    }
-    var actions: [Action] = []
-    for frame in frames where !finished { actions += handle(.frame(frame)) }
-    return actions
+  /// Bytes that break the framing: every entry in flight waits, the round ends.
+  public mutating func framingFailed(_ error: FrameError) -> [Action] {
+    stop(waiting: Self.brokeProtocol("a frame that breaks the framing (\(error.description))"))
   }
 
+  public static func received(_ frame: Frame?) -> Event { frame.map { .frame($0) } ?? .closed }
+
   public mutating func handle(_ event: Event) -> [Action] {
-    guard !finished else { return [] }
+    guard !isFinished else { return [] }
     switch event {
     case .read(let memo):
-      guard case .read(let id) = awaiting else { return [] }
-      awaiting = nil
+      guard case .running(awaiting: .read(let id)) = state else { return [] }
+      state = .running(awaiting: nil)
       return pack(id, memo) + fill()
     case .sent:
-      guard awaiting == .sent else { return [] }
-      awaiting = nil
+      guard state == .running(awaiting: .sent) else { return [] }
+      state = .running(awaiting: nil)
       return fill()
     case .frame(let frame):
       return answer(frame)
@@ -175,18 +176,18 @@ public struct DeliverySender: Sendable {
   /// What comes next once nothing is awaited: the next entry's memo while a batch may still
   /// go out, the last batch, the receipt of the oldest batch in flight, or the end.
   private mutating func fill() -> [Action] {
-    guard !finished, awaiting == nil else { return [] }
+    guard state == .running(awaiting: nil) else { return [] }
     if inFlight.count < window {
       let full = packing.ids.count == DeliveryMessage.maximumBatchEntries
       if full || (next == entries.count && !packing.ids.isEmpty) { return closeBatch() }
       if next < entries.count {
         let id = entries[next]
-        awaiting = .read(id)
+        state = .running(awaiting: .read(id))
         return [.read(id: id)]
       }
     }
     guard inFlight.isEmpty else { return [] }
-    finished = true
+    state = .finished
     return [.finish(round)]
   }
 
@@ -214,7 +215,7 @@ public struct DeliverySender: Sendable {
     let frame = Frame(.deliverBatch, payload: DeliveryMessage.Batch.payload(encodedEntries: packing.encoded))
     packing = Packing()
     inFlight.append(ids)
-    awaiting = .sent
+    state = .running(awaiting: .sent)
     return [.markSending(ids), .send(frame)]
   }
 
@@ -263,8 +264,7 @@ public struct DeliverySender: Sendable {
   private mutating func stop(waiting: String, reason: String = "protocol error") -> [Action] {
     let ids = inFlight.flatMap { $0 }
     inFlight = []
-    awaiting = nil
-    finished = true
+    state = .finished
     round.pending += ids.count
     round.waitingFor = reason
     let record: [Action] = ids.isEmpty ? [] : [.record(ids.map { Change(id: $0, fate: .waiting(waiting)) })]

@@ -23,7 +23,7 @@ import MemoCore
 /// between the two `pair-key` frames leaves only the side that received one trusting the
 /// other (both people had confirmed by then). The discovery key never leaves before both
 /// people confirmed.
-public struct PairingMachine: Sendable {
+public struct PairingMachine: DrivenMachine, Sendable {
   public enum Role: Sendable, Equatable {
     /// `pair --accept`: the TLS server; commits first.
     case host
@@ -96,20 +96,17 @@ public struct PairingMachine: Sendable {
     case awaitingNonce
     /// Guest: sent its nonce, waiting for `pair-reveal`.
     case awaitingReveal(commitment: [UInt8])
-    /// The code is shown: waiting for this side's person and the other side's confirmation,
-    /// then for the other side's key.
-    case comparing
+    /// The code is shown: waiting for this side's person (`ownConfirmed`) and the other
+    /// side's confirmation (`peerName`, the name it offered), then for the other side's key.
+    case comparing(ownConfirmed: Bool, peerName: String?)
     case finished
   }
 
   private let setup: Setup
   private let crypto: any PairingCryptography
   private var state = State.notStarted
-  private var ownConfirmed = false
-  private var peerName: String?
   /// Whether a code was shown to the person: such an attempt counts towards the limit.
   public private(set) var codeShown = false
-  private var decoder = FrameDecoder(maximumPayload: PairingProtocol.maximumFrame)
 
   public init(_ setup: Setup, crypto: any PairingCryptography) {
     self.setup = setup
@@ -138,15 +135,12 @@ public struct PairingMachine: Sendable {
     }
   }
 
-  /// Bytes as they came off the connection, in pieces of any size.
-  public mutating func receive(bytes: some Sequence<UInt8>) -> [Action] {
-    guard !isFinished else { return [] }
-    let frames: [Frame]
-    do { frames = try decoder.push(bytes) } catch { return refuse(.protocolViolation(error.description)) }
-    var actions: [Action] = []
-    for frame in frames where !isFinished { actions += handle(.frame(frame)) }
-    return actions
+  /// Bytes that break the framing: the pairing fails as a protocol violation.
+  public mutating func framingFailed(_ error: FrameError) -> [Action] {
+    refuse(.protocolViolation(error.description))
   }
+
+  public static func received(_ frame: Frame?) -> Event { frame.map { .frame($0) } ?? .closed }
 
   public mutating func handle(_ event: Event) -> [Action] {
     guard !isFinished else { return [] }
@@ -160,11 +154,11 @@ public struct PairingMachine: Sendable {
   // MARK: - Transitions
 
   private mutating func personAnswered(_ confirmed: Bool) -> [Action] {
-    guard state == .comparing, !ownConfirmed else { return [] }
+    guard case .comparing(ownConfirmed: false, let peerName) = state else { return [] }
     guard confirmed else {
       return [.send(message(.pairRefuse, PeerMessage.PairRefuse(reason: .refused)))] + finish(.refusedHere)
     }
-    ownConfirmed = true
+    state = .comparing(ownConfirmed: true, peerName: peerName)
     var actions: [Action] = [.send(message(.pairConfirm, PeerMessage.PairConfirm(name: setup.ownName)))]
     if peerName != nil { actions.append(sendKey()) }
     return actions
@@ -197,20 +191,19 @@ public struct PairingMachine: Sendable {
           + finish(.commitmentMismatch)
       }
       return showCode(hostNonce: nonce, guestNonce: setup.nonce, first: [])
-    case (.comparing, .pairConfirm) where peerName == nil:
+    case (.comparing(let ownConfirmed, peerName: nil), .pairConfirm):
       guard let confirm = PeerMessage.decode(PeerMessage.PairConfirm.self, from: frame.payload) else {
         return refuse(.protocolViolation("malformed pair-confirm"))
       }
       guard DeviceName.isValidPairingName(confirm.name) else { return refuse(.invalidName) }
-      peerName = confirm.name
+      state = .comparing(ownConfirmed: ownConfirmed, peerName: confirm.name)
       return ownConfirmed ? [sendKey()] : []
-    case (.comparing, .pairKey) where ownConfirmed && peerName != nil:
+    case (.comparing(ownConfirmed: true, let peerName?), .pairKey):
       guard let key = PeerMessage.decode(PeerMessage.PairKey.self, from: frame.payload),
-        PeerMessage.isValidDiscoveryKey(key.discoveryKey), Advertisement.rotationRange.contains(key.rotationSeconds),
-        let name = peerName
+        PeerMessage.isValidDiscoveryKey(key.discoveryKey), Advertisement.rotationRange.contains(key.rotationSeconds)
       else { return refuse(.protocolViolation("malformed pair-key")) }
       state = .finished
-      return [.store(Paired(name: name, discoveryKey: key.discoveryKey, rotationSeconds: key.rotationSeconds))]
+      return [.store(Paired(name: peerName, discoveryKey: key.discoveryKey, rotationSeconds: key.rotationSeconds))]
     case (.awaitingCommit, .pairConfirm), (.awaitingNonce, .pairConfirm):
       // Version 1 confirmed (with its discovery key) without any commitment: an older peer
       // that got past the ALPN check. Its key is not kept.
@@ -227,7 +220,7 @@ public struct PairingMachine: Sendable {
         exporter: setup.exporter, hostNonce: hostNonce, guestNonce: guestNonce, host: host, guest: guest,
         crypto: crypto)
     else { return finish(.cryptoFailed) }
-    state = .comparing
+    state = .comparing(ownConfirmed: false, peerName: nil)
     codeShown = true
     return first + [.askPerson(code: code)]
   }

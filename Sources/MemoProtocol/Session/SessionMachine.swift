@@ -10,7 +10,7 @@ import MemoCore
 ///
 /// No I/O: the drivers (MemoNode's `PeerSession`) carry frames and do the store work, so the
 /// session is tested client against server on one thread, a byte at a time.
-public struct SessionMachine: Sendable {
+public struct SessionMachine: DrivenMachine, Sendable {
   public enum Role: Sendable, Equatable {
     /// The side that dialled: greets, then asks.
     case client
@@ -26,10 +26,8 @@ public struct SessionMachine: Sendable {
     /// The answer to `.deliverBatch`: what storing each of its entries gave, in order (one
     /// `.failed` fails the whole batch: nothing of it was stored).
     case deliveredBatch([DeliveryExchange.Stored])
-    /// The answer to `.answerSync`: the sync is over and the session goes on. A sync that
-    /// broke is not answered: its frames ran on the channel outside this machine, so the
-    /// driver ends the channel itself.
-    case synced
+    /// The answer to the store work of the sync the session runs (`.sync`).
+    case sync(SyncMachine.Event)
   }
 
   public enum Action: Sendable, Equatable {
@@ -38,10 +36,12 @@ public struct SessionMachine: Sendable {
     case greeted(PeerMessage.Hello)
     /// Server: store this delivery (already checked) and answer `.delivered`.
     case deliver(DeliveryMessage.Deliver)
-    /// Server: run the sync this `sync-hello` opens (a `SyncMachine` of its own) and
-    /// answer `.synced` when it completed or the asker was told it cannot sync now; a sync
-    /// that broke ends the channel.
-    case answerSync(Frame)
+    /// Server: what the sync a `sync-hello` opened asks for (the session runs it as a
+    /// `SyncMachine` of its own and hands it every frame until it ends): a frame to send,
+    /// store work to answer with `.sync`, progress, and its ending. A sync that completed,
+    /// or told the asker it cannot sync now, leaves the session serving; any other ending
+    /// is followed by `.end` (`SyncMachine.Ending.answererError`).
+    case sync(SyncMachine.Action)
     /// Server: send the sealed history this device kept of `memo` in `notebook` when it
     /// relays that notebook for the peer (`HistoryFetch.answer`; none otherwise).
     case answerHistory(notebook: NotebookID, memo: MemoID)
@@ -57,49 +57,64 @@ public struct SessionMachine: Sendable {
     case end(TransportError?)
   }
 
-  private enum Phase: Sendable, Equatable {
-    case greeting, serving, awaitingStore, finished
+  /// Where the session stands, each phase with the data that means something in it only.
+  private enum State: Sendable {
+    /// Waiting for the peer's hello.
+    case greeting
+    /// Greeted: serving the peer's frames (the server) or asking (the client).
+    case serving
+    /// The store takes the delivery of this id; `.delivered` answers it.
+    case storingDelivery(id: String)
+    /// The store takes a `deliver-batch`: every entry's id in order, with the refusal of
+    /// those refused before the store (nil: sent to the store); `.deliveredBatch` answers it.
+    case storingBatch([(id: String, refused: RefusalReason?)])
+    /// A sync runs on the channel: every frame and `.sync` answer goes to it.
+    case syncing(SyncMachine)
+    case finished
   }
 
   public let role: Role
   private let hello: PeerMessage.Hello
-  private var phase = Phase.greeting
-  private var greetedPeer = false
-  private var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
-  private var pendingDeliveryID: String?
-  /// The batch being stored: every entry's id in order, with the refusal of those refused
-  /// before the store (nil: sent to the store).
-  private var pendingBatch: [(id: String, refused: RefusalReason?)]?
-  /// Whether the store work awaited is a sync (`.answerSync`).
-  private var awaitingSync = false
+  private var state = State.greeting
+  /// Frames that arrived while a batch was being stored (fed as bytes, several at once),
+  /// served in order once it is answered; at most `maximumHeldFrames`. A queue that outlives
+  /// the phase it filled in: what is left when a held frame starts other store work waits
+  /// for that work's end.
+  private var heldFrames: [Frame] = []
+  /// A sender keeps at most two batches in flight; a little room beyond that for a ping.
+  static let maximumHeldFrames = 4
 
   public init(role: Role, hello: PeerMessage.Hello) {
     self.role = role
     self.hello = hello
   }
 
-  public var isFinished: Bool { phase == .finished }
+  public var isFinished: Bool {
+    if case .finished = state { return true }
+    return false
+  }
+
   /// Whether the hellos crossed: a client may ask from then on.
-  public var isGreeted: Bool { greetedPeer && phase != .finished }
+  public var isGreeted: Bool {
+    switch state {
+    case .greeting, .finished: false
+    case .serving, .storingDelivery, .storingBatch, .syncing: true
+    }
+  }
 
   /// Both sides begin by sending their hello.
   public func start() -> [Action] {
     [.send(Frame(.hello, payload: PeerMessage.encode(hello)))]
   }
 
-  /// Bytes as they came off the connection, in pieces of any size.
-  public mutating func receive(bytes: some Sequence<UInt8>) -> [Action] {
-    guard !isFinished else { return [] }
-    let frames: [Frame]
-    do { frames = try decoder.push(bytes) } catch { return end(.frame(error)) }
-    var actions: [Action] = []
-    for frame in frames where !isFinished { actions += handle(.frame(frame)) }
-    return actions
-  }
+  /// Bytes that break the framing end the session with that violation.
+  public mutating func framingFailed(_ error: FrameError) -> [Action] { end(.frame(error)) }
+
+  public static func received(_ frame: Frame?) -> Event { frame.map { .frame($0) } ?? .closed }
 
   public mutating func handle(_ event: Event) -> [Action] {
-    guard !isFinished else { return [] }
-    switch (phase, event) {
+    switch (state, event) {
+    case (.finished, _): return []
     case (.greeting, .frame(let frame)): return greet(frame)
     case (.greeting, .closed):
       // A peer that does not trust us closes before its hello: this is where a client
@@ -107,26 +122,22 @@ public struct SessionMachine: Sendable {
       return end(TransportError(.closed, "closed before hello"))
     case (.serving, .frame(let frame)): return serve(frame)
     case (.serving, .closed): return end(nil)
-    case (.awaitingStore, .delivered(let stored)):
+    case (.storingDelivery(let id), .delivered(let stored)):
       // Each answer is taken only for the store work it answers; any other is ignored.
-      guard let id = pendingDeliveryID else { return [] }
-      phase = .serving
-      pendingDeliveryID = nil
+      state = .serving
       guard let answer = DeliveryExchange.answer(stored, id: id) else {
         return [.send(Self.goodbye("delivery-failed"))]
           + end(TransportError(.protocolViolation, "a delivery could not be stored"))
       }
       return [.send(answer)]
-    case (.awaitingStore, .deliveredBatch(let stored)):
-      guard let batch = pendingBatch else { return [] }
-      phase = .serving
-      pendingBatch = nil
+    case (.storingBatch(let batch), .deliveredBatch(let stored)):
+      state = .serving
       guard let answer = DeliveryExchange.batchReceipt(batch, stored: stored) else {
         return [.send(Self.goodbye("delivery-failed"))]
           + end(TransportError(.protocolViolation, "a delivery batch could not be stored"))
       }
       return [.send(answer)] + serveHeldFrames()
-    case (.awaitingStore, .frame(let frame)) where pendingBatch != nil:
+    case (.storingBatch, .frame(let frame)):
       // A sender keeps a second batch in flight: it is served, in order, once this one's
       // receipt is out. More than that ahead of the answers is not a sender of this protocol.
       guard heldFrames.count < Self.maximumHeldFrames else {
@@ -135,24 +146,37 @@ public struct SessionMachine: Sendable {
       }
       heldFrames.append(frame)
       return []
-    case (.awaitingStore, .synced) where awaitingSync:
-      phase = .serving
-      awaitingSync = false
-      return []
+    case (.syncing(var sync), .frame(let frame)): return syncing(&sync, sync.handle(.frame(frame)))
+    case (.syncing(var sync), .closed): return syncing(&sync, sync.handle(.closed))
+    case (.syncing(var sync), .sync(let answer)): return syncing(&sync, sync.handle(answer))
     default:
       return []
     }
   }
 
-  /// Frames that arrived while a batch was being stored (fed as bytes, several at once),
-  /// served in order once it is answered; at most `maximumHeldFrames`.
-  private var heldFrames: [Frame] = []
-  /// A sender keeps at most two batches in flight; a little room beyond that for a ping.
-  static let maximumHeldFrames = 4
+  /// Whether a sync runs: the frames read belong to it.
+  public var isSyncing: Bool {
+    if case .syncing = state { return true }
+    return false
+  }
+
+  /// The sync's actions, as the session's; its ending ends the sync or the session.
+  private mutating func syncing(_ sync: inout SyncMachine, _ actions: [SyncMachine.Action]) -> [Action] {
+    var wrapped = actions.map(Action.sync)
+    guard sync.isFinished else {
+      state = .syncing(sync)
+      return wrapped
+    }
+    state = .serving
+    for case .finish(let ending) in actions {
+      if let error = ending.answererError { wrapped += end(error) }
+    }
+    return wrapped
+  }
 
   private mutating func serveHeldFrames() -> [Action] {
     var actions: [Action] = []
-    while phase == .serving, !heldFrames.isEmpty {
+    while case .serving = state, !heldFrames.isEmpty {
       actions += serve(heldFrames.removeFirst())
     }
     return actions
@@ -167,8 +191,7 @@ public struct SessionMachine: Sendable {
     } catch {
       return end(error)
     }
-    greetedPeer = true
-    phase = .serving
+    state = .serving
     return [.greeted(peer)]
   }
 
@@ -182,8 +205,7 @@ public struct SessionMachine: Sendable {
     case .deliver:
       switch DeliveryExchange.request(frame.payload) {
       case .store(let deliver):
-        phase = .awaitingStore
-        pendingDeliveryID = deliver.id
+        state = .storingDelivery(id: deliver.id)
         return [.deliver(deliver)]
       case .refuse(let id, let violation):
         return [.refusedDelivery(id: id, violation), .send(DeliveryExchange.refusal(id: id, .invalid))]
@@ -207,8 +229,7 @@ public struct SessionMachine: Sendable {
             batch.append((id, .invalid))
           }
         }
-        phase = .awaitingStore
-        pendingBatch = batch
+        state = .storingBatch(batch)
         // Nothing for the store when the checks refused every entry: answered at once.
         if toStore.isEmpty { return actions + handle(.deliveredBatch([])) }
         return actions + [.deliverBatch(toStore)]
@@ -226,9 +247,8 @@ public struct SessionMachine: Sendable {
           + end(TransportError(.protocolViolation, "a delivery batch that is not one (\(why))"))
       }
     case .syncHello:
-      phase = .awaitingStore
-      awaitingSync = true
-      return [.answerSync(frame)]
+      var sync = SyncMachine(role: .answerer)
+      return syncing(&sync, sync.handle(.frame(frame)))
     case .historyAsk:
       switch HistoryFetch.request(frame.payload) {
       case .answer(let notebook, let memo): return [.answerHistory(notebook: notebook, memo: memo)]
@@ -253,7 +273,7 @@ public struct SessionMachine: Sendable {
   }
 
   private mutating func end(_ error: TransportError?) -> [Action] {
-    phase = .finished
+    state = .finished
     return [.end(error)]
   }
 

@@ -34,7 +34,7 @@ import MemoCore
 /// range, a rule the store found broken — ends the session with `sync-refuse` naming the
 /// reason; nothing of the message at fault has been committed by then (the driver commits a
 /// batch only when its `.apply` succeeds).
-public struct SyncMachine: Sendable {
+public struct SyncMachine: DrivenMachine, Sendable {
   public enum Role: Sendable, Equatable {
     /// `memo-peer sync`: sends the first `sync-hello`, receives first, then sends.
     case asker
@@ -156,24 +156,66 @@ public struct SyncMachine: Sendable {
     case finish(Ending)
   }
 
-  private enum Phase: Sendable, Equatable {
+  /// Where the session stands, each phase with the data that means something in it only:
+  /// a state that mixes phases cannot be written.
+  private enum State: Sendable {
     case notStarted
-    /// Asker: its hello is out; answerer: waiting for the asker's hello.
-    case awaitingHello
+    /// Asker: its hello is out; answerer: waiting for the asker's hello, then (`planning`)
+    /// for its store to plan.
+    case awaitingHello(planning: Bool)
     /// Hellos exchanged; waiting for the peer's `sync-ops` (the answerer's come right after
     /// its hello, the asker's after it took them).
-    case awaitingOps
-    case receiving
-    case sending
+    case awaitingOps(AwaitingOps)
+    case receiving(Receiving)
+    case sending(Sending)
     case finished
   }
 
-  /// The store work awaited: frames that arrive meanwhile wait in `inbox`.
-  private enum Awaiting: Sendable, Equatable {
-    case plan, takeOps, prepare
-    case apply(records: Int)
-    case finish(position: UInt64)
-    case read, record
+  /// Waiting for the peer's `sync-ops`, then for the store to take them.
+  private struct AwaitingOps: Sendable {
+    /// The asker: the answerer's hello, kept until its ops arrive.
+    var peerHello: (hello: SyncMessage.Hello, entries: [CheckedEntry])?
+    /// The store work awaited: the asker's plan, the answerer's taking of the ops.
+    var work: OpsWork?
+  }
+
+  private enum OpsWork: Sendable { case plan, takeOps }
+
+  /// The receiving direction.
+  private struct Receiving: Sendable {
+    /// Whether this side's sending direction is behind it (then the end follows).
+    var sentAll: Bool
+    /// The sender's upper estimate of the records of this direction.
+    var estimate = 0
+    /// The position of the last batch in, so that batches come in the order they were read
+    /// and `sync-done` comes after the last of them: its knowledge claims every record sent,
+    /// which is true only once all of them are here.
+    var lastPosition: UInt64?
+    var work: Work? = .prepare
+
+    enum Work: Sendable {
+      case prepare
+      case apply(records: Int)
+      case finish(position: UInt64)
+    }
+  }
+
+  /// The sending direction.
+  private struct Sending: Sendable {
+    /// Whether this side's receiving direction is behind it (then the end follows).
+    var receivedAll: Bool
+    var estimate = 0
+    /// Batches out without an acknowledgement.
+    var inFlight = 0
+    /// The highest position sent, and acknowledged.
+    var sentUpTo: UInt64 = 0
+    var acknowledged: UInt64 = 0
+    /// Whether `sync-done` is out, and whether a batch went before it.
+    var doneSent = false
+    var batchSent = false
+    var work: Work? = .prepare
+
+    enum Work: Sendable { case prepare, read, record }
   }
 
   private enum Incoming: Sendable, Equatable {
@@ -183,28 +225,12 @@ public struct SyncMachine: Sendable {
 
   public let role: Role
   private let window: Int
-  private var phase = Phase.notStarted
-  private var awaiting: Awaiting?
+  private var state = State.notStarted
+  /// Frames that arrived while store work was awaited (in any phase), served in order once
+  /// it is done.
   private var inbox: [Incoming] = []
-  private var decoder = FrameDecoder(maximumPayload: Frame.defaultMaximumPayload)
-  /// The asker: the answerer's hello, kept until its ops arrive.
-  private var peerHello: (hello: SyncMessage.Hello, entries: [CheckedEntry])?
-  /// Whether this side's receiving direction is behind it (then sending, or the end).
-  private var receivedAll = false
-  private var sentAll = false
-  /// Receiving: the position of the last batch in, so that batches come in the order they
-  /// were read and `sync-done` comes after the last of them: its knowledge claims every
-  /// record sent, which is true only once all of them are here.
-  private var receivedPosition: UInt64?
+  /// What the session did so far, both directions.
   private var summary = Summary()
-  private var estimate = 0
-  // Sending: batches out without an acknowledgement, the highest position sent and acked,
-  // whether `sync-done` is out.
-  private var inFlight = 0
-  private var sentUpTo: UInt64 = 0
-  private var acknowledged: UInt64 = 0
-  private var doneSent = false
-  private var batchSent = false
 
   public init(role: Role, window: Int = SyncMachine.window) {
     self.role = role
@@ -212,33 +238,35 @@ public struct SyncMachine: Sendable {
   }
 
   /// Whether the session is over (after `.finish`).
-  public var isFinished: Bool { phase == .finished }
+  public var isFinished: Bool {
+    if case .finished = state { return true }
+    return false
+  }
+
+  /// Whether store work is awaited: frames that arrive meanwhile wait in `inbox`.
+  private var isAwaitingWork: Bool {
+    switch state {
+    case .notStarted, .finished: false
+    case .awaitingHello(let planning): planning
+    case .awaitingOps(let ops): ops.work != nil
+    case .receiving(let receiving): receiving.work != nil
+    case .sending(let sending): sending.work != nil
+    }
+  }
 
   /// Whether the machine waits for the peer (not for store work): the driver reads a frame.
-  public var needsFrame: Bool { !isFinished && awaiting == nil }
+  public var needsFrame: Bool { !isFinished && !isAwaitingWork }
 
   /// The asker's first actions: its `sync-hello`.
   public mutating func ask(_ hello: SyncMessage.Hello) -> [Action] {
-    guard role == .asker, phase == .notStarted else { return [] }
-    phase = .awaitingHello
+    guard role == .asker, case .notStarted = state else { return [] }
+    state = .awaitingHello(planning: false)
     return [.send(Self.frame(.syncHello, hello))]
-  }
-
-  /// Bytes as they came off the connection, in pieces of any size.
-  public mutating func receive(bytes: some Sequence<UInt8>) -> [Action] {
-    guard !isFinished else { return [] }
-    let frames: [Frame]
-    do { frames = try decoder.push(bytes) } catch {
-      return refuse(SyncViolation(.malformed, "a frame that breaks the protocol: \(error.description)"))
-    }
-    var actions: [Action] = []
-    for frame in frames where !isFinished { actions += handle(.frame(frame)) }
-    return actions
   }
 
   public mutating func handle(_ event: Event) -> [Action] {
     guard !isFinished else { return [] }
-    if phase == .notStarted, role == .answerer { phase = .awaitingHello }
+    if case .notStarted = state, role == .answerer { state = .awaitingHello(planning: false) }
     switch event {
     case .frame(let frame): return incoming(.frame(frame))
     case .closed: return incoming(.closed)
@@ -249,7 +277,7 @@ public struct SyncMachine: Sendable {
   // MARK: - Frames
 
   private mutating func incoming(_ item: Incoming) -> [Action] {
-    guard awaiting == nil, inbox.isEmpty else {
+    guard !isAwaitingWork, inbox.isEmpty else {
       // A correct peer sends at most a window of batches and its `sync-done` (or their
       // acknowledgements) before it needs an answer: anything beyond is a flood.
       guard inbox.count <= window + 2 else {
@@ -264,7 +292,7 @@ public struct SyncMachine: Sendable {
   /// Frames that waited for store work, once it is done.
   private mutating func drain() -> [Action] {
     var actions: [Action] = []
-    while awaiting == nil, !isFinished, !inbox.isEmpty {
+    while !isAwaitingWork, !isFinished, !inbox.isEmpty {
       actions += process(inbox.removeFirst())
     }
     return actions
@@ -278,11 +306,17 @@ public struct SyncMachine: Sendable {
       return finish(.refusedByPeer(reason))
     }
     do throws(SyncViolation) {
-      switch phase {
+      switch state {
       case .awaitingHello: return try hello(frame)
-      case .awaitingOps: return try ops(frame)
-      case .receiving: return try receivingFrame(frame)
-      case .sending: return try sendingFrame(frame)
+      case .awaitingOps(let waiting): return try ops(frame, waiting)
+      case .receiving(var receiving):
+        let actions = try receivingFrame(frame, &receiving)
+        state = .receiving(receiving)
+        return actions
+      case .sending(var sending):
+        let actions = try sendingFrame(frame, &sending)
+        state = .sending(sending)
+        return actions
       case .notStarted, .finished:
         throw SyncViolation(.unexpectedFrame, "\(frame.kind) before the sync began")
       }
@@ -296,155 +330,203 @@ public struct SyncMachine: Sendable {
     let hello = try SyncMessage.decodeHello(frame.payload)
     let entries = try NotebookEntries.check(hello.notebooks ?? [])
     if role == .asker {
-      peerHello = (hello, entries)
-      phase = .awaitingOps
+      state = .awaitingOps(AwaitingOps(peerHello: (hello, entries)))
       return []
     }
-    awaiting = .plan
+    state = .awaitingHello(planning: true)
     return [.plan(hello, entries: entries, ops: nil)]
   }
 
-  private mutating func ops(_ frame: Frame) throws(SyncViolation) -> [Action] {
+  private mutating func ops(_ frame: Frame, _ waiting: AwaitingOps) throws(SyncViolation) -> [Action] {
     guard frame.kind == .syncOps else { throw SyncViolation(.unexpectedFrame, "\(frame.kind) for sync-ops") }
     let ops = try SyncOps.decode(frame.payload)
     if role == .answerer {
-      awaiting = .takeOps
+      state = .awaitingOps(AwaitingOps(work: .takeOps))
       return [.takeOps(ops)]
     }
-    guard let (hello, entries) = peerHello else { throw SyncViolation(.unexpectedFrame, "sync-ops before sync-hello") }
-    peerHello = nil
-    awaiting = .plan
+    guard let (hello, entries) = waiting.peerHello else {
+      throw SyncViolation(.unexpectedFrame, "sync-ops before sync-hello")
+    }
+    state = .awaitingOps(AwaitingOps(work: .plan))
     return [.plan(hello, entries: entries, ops: ops)]
   }
 
-  private mutating func receivingFrame(_ frame: Frame) throws(SyncViolation) -> [Action] {
+  private func receivingFrame(_ frame: Frame, _ receiving: inout Receiving) throws(SyncViolation) -> [Action] {
     switch frame.kind {
     case .syncBatch:
       let batch = try SyncRecordBatch.decode(frame.payload)
-      if let last = receivedPosition, batch.position <= last {
+      if let last = receiving.lastPosition, batch.position <= last {
         throw SyncViolation(.unexpectedFrame, "a sync-batch at position \(batch.position) after one at \(last)")
       }
-      receivedPosition = batch.position
-      awaiting = .apply(records: batch.records.count)
+      receiving.lastPosition = batch.position
+      receiving.work = .apply(records: batch.records.count)
       return [.apply(batch)]
     case .syncDone:
       let done = try SyncMessage.decodeDone(frame.payload)
-      guard let last = receivedPosition, done.position == last else {
+      guard let last = receiving.lastPosition, done.position == last else {
         throw SyncViolation(
           .unexpectedFrame,
           "a sync-done at position \(done.position) after "
-            + (receivedPosition.map { "the last sync-batch at \($0)" } ?? "no sync-batch"))
+            + (receiving.lastPosition.map { "the last sync-batch at \($0)" } ?? "no sync-batch"))
       }
-      awaiting = .finish(position: done.position)
+      receiving.work = .finish(position: done.position)
       return [.finishReceiving(done)]
     default:
       throw SyncViolation(.unexpectedFrame, "\(frame.kind) during a sync")
     }
   }
 
-  private mutating func sendingFrame(_ frame: Frame) throws(SyncViolation) -> [Action] {
+  private mutating func sendingFrame(_ frame: Frame, _ sending: inout Sending) throws(SyncViolation) -> [Action] {
     guard frame.kind == .syncAck else { throw SyncViolation(.unexpectedFrame, "\(frame.kind) for sync-ack") }
-    let ack = try SyncMessage.decodeAck(frame.payload, sentUpTo: sentUpTo)
-    acknowledged = max(acknowledged, ack.position)
+    let ack = try SyncMessage.decodeAck(frame.payload, sentUpTo: sending.sentUpTo)
+    sending.acknowledged = max(sending.acknowledged, ack.position)
     if let outcome = ack.outcome {
-      guard doneSent, inFlight == 0 else {
+      guard sending.doneSent, sending.inFlight == 0 else {
         throw SyncViolation(.unexpectedFrame, "a final sync-ack before every batch and sync-done were acknowledged")
       }
       summary.sent = outcome
-      awaiting = .record
-      return [.recordProgress(acknowledged: acknowledged)]
+      sending.work = .record
+      return [.recordProgress(acknowledged: sending.acknowledged)]
     }
-    guard inFlight > 0 else { throw SyncViolation(.unexpectedFrame, "a sync-ack of no batch") }
-    inFlight -= 1
-    return doneSent ? [] : readNext()
+    guard sending.inFlight > 0 else { throw SyncViolation(.unexpectedFrame, "a sync-ack of no batch") }
+    sending.inFlight -= 1
+    if sending.doneSent { return [] }
+    sending.work = .read
+    return [.readBatch]
   }
 
   // MARK: - Store work answered
 
+  /// The answer to the store work awaited; an answer to work that was not asked for is the
+  /// driver's mistake, not the peer's, and is ignored.
   private mutating func answered(_ event: Event) -> [Action] {
-    guard let work = awaiting else { return [] }
-    awaiting = nil
-    switch (work, event) {
-    case (_, .failed):
+    guard isAwaitingWork else { return [] }
+    switch event {
+    case .failed:
       if role == .answerer { return [.send(Self.refusal(.storage))] + finish(.storeFailed) }
       return finish(.storeFailed)
-    case (.plan, .refused(let violation)), (.takeOps, .refused(let violation)), (.apply, .refused(let violation)),
-      (.finish, .refused(let violation)):
-      return refuse(violation)
-    case (.plan, .unavailable(let reason)) where role == .answerer:
+    case .refused(let violation):
+      // The store found a rule broken by the plan, the ops, a batch or the guard at the end.
+      switch state {
+      case .receiving(let receiving):
+        if case .apply = receiving.work { return refuse(violation) }
+        if case .finish = receiving.work { return refuse(violation) }
+        return []
+      case .awaitingHello, .awaitingOps: return refuse(violation)
+      default: return []
+      }
+    default: break
+    }
+    switch state {
+    case .awaitingHello: return answeredPlan(event)
+    case .awaitingOps(let waiting):
+      if case .plan = waiting.work { return answeredPlan(event) }
+      guard case .opsTaken = event else { return [] }
+      return beginSending(receivedAll: false)
+    case .receiving(var receiving):
+      let actions = answered(event, &receiving)
+      if case .receiving = state { state = .receiving(receiving) }
+      return actions
+    case .sending(var sending):
+      let actions = answered(event, &sending)
+      if case .sending = state { state = .sending(sending) }
+      return actions
+    case .notStarted, .finished:
+      return []
+    }
+  }
+
+  /// The answer to `.plan`: the answerer's hello goes out, or the asker's ops.
+  private mutating func answeredPlan(_ event: Event) -> [Action] {
+    switch event {
+    case .unavailable(let reason) where role == .answerer:
       return [.send(Self.refusal(reason))] + finish(.unavailable(reason))
-    case (.plan, .planned(let reply, let ops)):
+    case .planned(let reply, let ops):
       let sendOps = Action.send(Frame(.syncOps, payload: SyncOps.encode(ops)))
       if role == .answerer {
         guard let reply else { return [.send(Self.refusal(.storage))] + finish(.storeFailed) }
-        phase = .awaitingOps
+        state = .awaitingOps(AwaitingOps())
         return [.send(Self.frame(.syncHello, reply)), sendOps]
       }
-      return [sendOps] + beginReceiving()
-    case (.takeOps, .opsTaken):
-      return beginSending()
+      return [sendOps] + beginReceiving(sentAll: false)
+    default:
+      return []
+    }
+  }
+
+  private mutating func answered(_ event: Event, _ receiving: inout Receiving) -> [Action] {
+    switch (receiving.work, event) {
     case (.prepare, .prepared(let estimate)):
-      self.estimate = max(0, estimate)
-      return phase == .sending ? readNext() : []
+      receiving.estimate = max(0, estimate)
+      receiving.work = nil
+      return []
     case (.apply(let records), .applied(let position)):
       summary.receivedRecords += records
+      receiving.work = nil
       return [
         .send(Self.frame(.syncAck, SyncMessage.Ack(position: position))),
-        .progress(Progress(receiving: true, done: summary.receivedRecords, estimate: estimate)),
+        .progress(Progress(receiving: true, done: summary.receivedRecords, estimate: receiving.estimate)),
       ]
     case (.finish(let position), .received(let outcome)):
       summary.received = outcome
-      receivedAll = true
+      receiving.work = nil
       let ack = Action.send(Self.frame(.syncAck, SyncMessage.Ack(position: position, outcome: outcome)))
-      return [ack] + (sentAll ? finish(.completed(summary)) : beginSending())
+      return [ack] + (receiving.sentAll ? finish(.completed(summary)) : beginSending(receivedAll: true))
+    default:
+      return []
+    }
+  }
+
+  private mutating func answered(_ event: Event, _ sending: inout Sending) -> [Action] {
+    switch (sending.work, event) {
+    case (.prepare, .prepared(let estimate)):
+      sending.estimate = max(0, estimate)
+      sending.work = .read
+      return [.readBatch]
     case (.read, .read(let batch)):
-      sentUpTo = max(sentUpTo, batch.position)
-      batchSent = true
-      inFlight += 1
+      sending.sentUpTo = max(sending.sentUpTo, batch.position)
+      sending.batchSent = true
+      sending.inFlight += 1
       summary.sentRecords += batch.records.count
       let sent: [Action] = [
         .send(Frame(.syncBatch, payload: SyncRecordBatch.encode(batch))),
-        .progress(Progress(receiving: false, done: summary.sentRecords, estimate: estimate)),
+        .progress(Progress(receiving: false, done: summary.sentRecords, estimate: sending.estimate)),
       ]
-      return sent + (inFlight < window ? readNext() : [])
+      guard sending.inFlight < window else {
+        sending.work = nil
+        return sent
+      }
+      return sent + [.readBatch]
     case (.read, .exhausted(let done)):
-      sentUpTo = max(sentUpTo, done.position)
-      doneSent = true
+      sending.sentUpTo = max(sending.sentUpTo, done.position)
+      sending.doneSent = true
+      sending.work = nil
       // At least one batch goes before sync-done (a position-only one when nothing is
       // owed), so the receiver can tell that none is still on its way.
       var sent: [Action] = []
-      if !batchSent {
-        batchSent = true
-        inFlight += 1
+      if !sending.batchSent {
+        sending.batchSent = true
+        sending.inFlight += 1
         let positionOnly = SyncRecordBatch.Batch(position: done.position, records: [])
         sent.append(.send(Frame(.syncBatch, payload: SyncRecordBatch.encode(positionOnly))))
       }
       return sent + [.send(Self.frame(.syncDone, done))]
     case (.record, .recorded):
-      sentAll = true
-      return receivedAll ? finish(.completed(summary)) : beginReceiving()
+      sending.work = nil
+      return sending.receivedAll ? finish(.completed(summary)) : beginReceiving(sentAll: true)
     default:
-      // An answer to work that was not asked for: the driver's mistake, not the peer's.
-      awaiting = work
       return []
     }
   }
 
-  private mutating func beginReceiving() -> [Action] {
-    phase = .receiving
-    awaiting = .prepare
+  private mutating func beginReceiving(sentAll: Bool) -> [Action] {
+    state = .receiving(Receiving(sentAll: sentAll))
     return [.prepareReceiving]
   }
 
-  private mutating func beginSending() -> [Action] {
-    phase = .sending
-    awaiting = .prepare
+  private mutating func beginSending(receivedAll: Bool) -> [Action] {
+    state = .sending(Sending(receivedAll: receivedAll))
     return [.prepareSending]
-  }
-
-  private mutating func readNext() -> [Action] {
-    awaiting = .read
-    return [.readBatch]
   }
 
   // MARK: - Endings
@@ -455,11 +537,17 @@ public struct SyncMachine: Sendable {
   }
 
   private mutating func finish(_ ending: Ending) -> [Action] {
-    phase = .finished
-    awaiting = nil
+    state = .finished
     inbox.removeAll()
     return [.finish(ending)]
   }
+
+  /// Bytes that break the framing: refused as malformed, like any message that does not decode.
+  public mutating func framingFailed(_ error: FrameError) -> [Action] {
+    refuse(SyncViolation(.malformed, "a frame that breaks the protocol: \(error.description)"))
+  }
+
+  public static func received(_ frame: Frame?) -> Event { frame.map { .frame($0) } ?? .closed }
 
   public static func refusal(_ reason: SyncRefuseReason) -> Frame {
     frame(.syncRefuse, SyncMessage.Refuse(reason: reason))
@@ -467,5 +555,23 @@ public struct SyncMachine: Sendable {
 
   private static func frame(_ kind: Frame.Kind, _ value: some Encodable) -> Frame {
     Frame(kind, payload: PeerMessage.encode(value))
+  }
+}
+
+extension SyncMachine.Ending {
+  /// How the answerer's connection ends after a sync that ended so: nil when it goes on
+  /// (the sync completed, or the asker was told it cannot sync now), else the error that
+  /// closes it.
+  public var answererError: TransportError? {
+    switch self {
+    case .completed, .unavailable: nil
+    case .refusedPeer(let violation):
+      TransportError(.protocolViolation, "refused the peer's sync data: \(violation.reason.rawValue)")
+    case .refusedVersion: TransportError(.protocolViolation, "the peer refused this node's sync version")
+    case .refusedByPeer(let reason):
+      TransportError(.protocolViolation, "the peer refused this node's sync data: \(reason?.rawValue ?? "unknown")")
+    case .storeFailed: TransportError(.protocolViolation, "the sync stopped on a storage error")
+    case .closed: TransportError(.closed, "closed during sync")
+    }
   }
 }

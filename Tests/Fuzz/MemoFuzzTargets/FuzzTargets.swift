@@ -111,6 +111,7 @@ public enum FuzzTargets {
     guard let own = DeviceID(bytes: [UInt8](repeating: 1, count: 32)),
       let peer = DeviceID(bytes: [UInt8](repeating: 2, count: 32))
     else { return }
+    var decoder = FrameDecoder(maximumPayload: PairingProtocol.maximumFrame)
     var machine = PairingMachine(
       .init(
         role: first & 1 == 0 ? .host : .guest, exporter: [UInt8](repeating: 3, count: 32),
@@ -137,7 +138,7 @@ public enum FuzzTargets {
       }
       guard index < data.count, !machine.isFinished else { break }
       let end = min(index + piece, data.count)
-      actions = machine.receive(bytes: data[index..<end])
+      actions = machine.receive(bytes: data[index..<end], through: &decoder)
       index = end
     }
     _ = machine.handle(.closed)
