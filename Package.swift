@@ -33,6 +33,9 @@ let package = Package(
     .systemLibrary(name: "CDNSSD", providers: [.apt(["libavahi-compat-libdnssd-dev"])]),
     .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
     .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+    // libyaml: the YAML parser under Markdown front matter (`import --markdown`), wrapped once
+    // by MemoMarkdown's YAMLEventParser so no C pointer leaves it.
+    .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
     // libsodium: sealed boxes to a device's Ed25519 key (notebook keys, sync version 3).
     .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
     // libdbus, wrapped once by MemoDBus: avahi-daemon's API, desktop notifications.
@@ -62,9 +65,10 @@ let package = Package(
     // transport errors, messages and codecs, the advertisement) and the sans-I/O session
     // machines (pairing, sync, delivery, hello, ping).
     .target(name: "MemoProtocol", dependencies: ["MemoCore"], swiftSettings: strict),
-    // Pure: memos as Markdown files (`export --format markdown`, `import --markdown`): the
-    // front matter reader and the file format, both ways.
-    .target(name: "MemoMarkdown", dependencies: ["MemoCore", "MemoSystem"], swiftSettings: strict),
+    // Memos as Markdown files (`export --format markdown`, `import --markdown`): the front
+    // matter reader (YAML through libyaml, then memo-peer's own checks) and the file format,
+    // both ways. Pure apart from libyaml's parser, which reads a string in memory.
+    .target(name: "MemoMarkdown", dependencies: ["MemoCore", "MemoSystem", "CYAML"], swiftSettings: strict),
     // Pure: what a person sees beyond the command line's own words: the widget, its settings
     // and its redaction, desktop notices (what is news, what a notice may show), the privacy
     // screen, terminal input, the JSON output shape.

@@ -9,6 +9,7 @@ packages=(
   openssl                # `openssl speed`, the benchmark's baseline
   time                   # GNU time: the bench measures a command's own peak RSS with `time -f %M`
   libsqlite3-dev         # the memo store
+  libyaml-dev            # libyaml: Markdown front matter for `import --markdown` (the .deb needs libyaml-0-2)
   libavahi-compat-libdnssd-dev  # dns_sd.h over Avahi
   libavahi-client-dev    # avahi-client: `doctor` asks the daemon for its version over D-Bus
   libdbus-1-dev          # libdbus: browse and resolve speak avahi-daemon's D-Bus API directly

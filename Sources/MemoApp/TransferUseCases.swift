@@ -21,6 +21,23 @@ public enum ArchiveDestination: Sendable {
   case descriptor(Int32, name: String)
 }
 
+/// What `import --markdown` found and did: the files found, what the store took of the
+/// valid ones, and each file refused.
+public struct MarkdownImport: Sendable {
+  /// A file left out, with why. The error's message names the file and the problem, never
+  /// the file's text.
+  public struct Refused: Sendable, Equatable {
+    public let path: String
+    public let error: MemoPeerError
+  }
+
+  /// Markdown and text files found (valid and refused).
+  public var files: Int
+  public var summary: MarkdownFiles.ImportSummary
+  /// In the order found.
+  public var refused: [Refused]
+}
+
 /// What an archive import did to the store.
 public struct ImportCounts: Sendable, Equatable {
   public var added = 0
@@ -113,21 +130,29 @@ public struct TransferUseCases {
   }
 
   /// Markdown and text files and folders of them: every file read and checked first
-  /// (`reading` hears the count every 500 files, `read` when all are), then all added in
-  /// one transaction, or none. Returns the files found and what was added.
+  /// (`reading` hears the count every 500 files, `read` when all are), then the valid ones
+  /// added in one transaction. A file refused (not valid UTF-8, too large, front matter
+  /// memo-peer cannot hold, a memo the rules refuse) is listed with its reason and left
+  /// out; with `allOrNothing`, one refused file keeps every file out, as before issue 40.
   public func importMarkdown(
-    _ paths: [String], reading: (_ done: Int, _ of: Int) -> Void = { _, _ in }, read: () -> Void = {}
-  ) throws -> (files: Int, summary: MarkdownFiles.ImportSummary) {
+    _ paths: [String], allOrNothing: Bool = false, reading: (_ done: Int, _ of: Int) -> Void = { _, _ in },
+    read: () -> Void = {}
+  ) throws -> MarkdownImport {
     let (files, ignored) = try MarkdownFiles.collect(paths)
     var sources: [MarkdownFiles.Source] = []
+    var refused: [MarkdownImport.Refused] = []
     for (index, file) in files.enumerated() {
-      sources.append(try MarkdownFiles.read(file))
+      do { sources.append(try MarkdownFiles.read(file)) } catch let error as MemoPeerError {
+        refused.append(MarkdownImport.Refused(path: file, error: error))
+      }
       if (index + 1) % 500 == 0 { reading(index + 1, files.count) }
     }
     read()
     try app.requireUnlocked()
-    var summary = try app.store().importMarkdown(sources, now: app.now)
+    let taken = allOrNothing && !refused.isEmpty ? [] : sources
+    var summary = try app.store().importMarkdown(taken, now: app.now)
     summary.ignored = ignored
-    return (files.count, summary)
+    return MarkdownImport(files: files.count, summary: summary, refused: refused)
   }
+
 }

@@ -95,8 +95,10 @@ enum NodeCommands {
   enum ImportOptions {
     static let passphraseFD = SharedOptions.passphraseFD
     static let markdown = Flag("markdown", "import Markdown or text files and folders instead of an archive")
+    static let allOrNothing = Flag(
+      "all-or-nothing", "with --markdown: import nothing when a file is refused (an archive always is whole)")
     static let json = SharedOptions.json.withHelp(
-      "print {schema, added, updated, unchanged} as JSON (and ignored, for --markdown)")
+      "print {schema, added, updated, unchanged} as JSON (and ignored and refused, for --markdown)")
   }
 
   static let `import` = Command(
@@ -108,9 +110,11 @@ enum NodeCommands {
       --markdown PATH… takes Markdown or text files (.md, .markdown, .txt) and folders of them:
       the title from front matter or the first `# ` heading, tags from front matter and
       #tags in the text, times from front matter or the file's modification time. Every file
-      is checked first, then all are added in one transaction, or none.
+      is checked first, then the valid ones are added in one transaction; each refused file
+      is listed with its reason and the exit status is 4. --all-or-nothing adds none when
+      any file is refused.
       """,
-    options: [ImportOptions.passphraseFD, ImportOptions.markdown, ImportOptions.json],
+    options: [ImportOptions.passphraseFD, ImportOptions.markdown, ImportOptions.allOrNothing, ImportOptions.json],
     positionals: [
       PositionalSpec(
         name: "PATH", optional: false, help: "the archive, or with --markdown files and folders", completion: .file,
@@ -118,6 +122,11 @@ enum NodeCommands {
     ]
   ) { context in
     if context.arguments.has(ImportOptions.markdown) { return try MarkdownCommands.import(context) }
+    if context.arguments.has(ImportOptions.allOrNothing) {
+      throw ArgumentParser.usage(
+        "--all-or-nothing is for --markdown: an archive is always imported whole or not at all", suggestion: nil,
+        command: "import")
+    }
     guard context.arguments.positionals.count == 1 else {
       throw ArgumentParser.usage(
         "import takes one archive (several paths are for --markdown)", suggestion: nil, command: "import")

@@ -105,16 +105,6 @@ extension MemoStore {
     try learnKey(op.author, of: author, now: now)
   }
 
-  /// Drops the log of a notebook (deleted here, or an invitation declined for good).
-  func dropLog(_ notebook: NotebookID) throws {
-    try sql {
-      let drop = try db.prepare("DELETE FROM notebook_ops WHERE notebook = ?")
-      try drop.bind(1, notebook.rawValue)
-      _ = try drop.step()
-    }
-    membership.forget(notebook)
-  }
-
   /// The notebooks with a log here (held, invited or declined).
   func notebooksWithLogs() throws -> [NotebookID] {
     try sql {

@@ -99,6 +99,10 @@ extension MemoStore {
 /// Rows of `search` as read: the sealed fields and the id copied out of SQLite into one
 /// buffer, the rest parsed. Filled by the reading thread, then only read by the workers
 /// until they are done with it.
+///
+/// `@unchecked Sendable`: never written while shared. `search` fills a batch only after
+/// `group.wait()` has seen every worker done with it (two batches alternate), and the
+/// dispatch group's enter/leave order those writes before the workers' reads and after them.
 final class SearchBatch: @unchecked Sendable {
   static let maximumRows = 1024
   /// A batch is closed once its sealed bytes pass this (a memo's fields are at most a few
@@ -161,6 +165,10 @@ final class SearchBatch: @unchecked Sendable {
 
 /// One thread's share of a search: its copy of the key, its buffers, and what it found in
 /// the rows it was given, in their order (a failure ends its share).
+///
+/// `@unchecked Sendable`: each worker runs on one queue at a time (`start` hands it one share
+/// of a batch), and `search` reads `found` or wipes it only after `group.wait()`, which
+/// orders the worker's writes before those reads.
 final class SearchWorker: @unchecked Sendable {
   enum Found {
     case memo(MemoSummary)

@@ -10,8 +10,10 @@ import Synchronization
 /// (`replica(_:)`, as a version-3 device's), legacy for any other id (which a receiver takes
 /// only within its legacy ceilings: the squat tests). A test's own key, in ordinary memory:
 /// never product code.
+///
+/// `@unchecked Sendable`: the key is made once and only read (OpenSSL's signing with it is
+/// thread-safe), and the nonces are behind a `Mutex`.
 public final class TestAuthor: @unchecked Sendable {
-  // @unchecked: the key is made once and only read; OpenSSL's signing is thread-safe.
   public let key: Ed25519.SigningKey
   /// The nonce of each replica `replica(_:)` derived.
   private let nonces = Mutex<[ReplicaID: [UInt8]]>([:])

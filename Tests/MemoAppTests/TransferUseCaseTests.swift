@@ -54,10 +54,11 @@ final class TransferUseCaseTests: XCTestCase {
     XCTAssertEqual(try from.app().transfer.exportMarkdown(to: folder, force: false), 1)
     let to = try AppFixture()
     var readAll = false
-    let (files, summary) = try to.app().transfer.importMarkdown([folder], read: { readAll = true })
+    let result = try to.app().transfer.importMarkdown([folder], read: { readAll = true })
     XCTAssertTrue(readAll)
-    XCTAssertEqual(files, 1)
-    XCTAssertEqual(summary.added, 1)
+    XCTAssertEqual(result.files, 1)
+    XCTAssertEqual(result.summary.added, 1)
+    XCTAssertEqual(result.refused, [])
     XCTAssertEqual(try to.app().memos.show(memo.id.rawValue).body, "buy paint")
     XCTAssertEqual(try to.app().memos.show(memo.id.rawValue).tags, ["house"])
   }

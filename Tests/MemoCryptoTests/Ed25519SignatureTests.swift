@@ -136,7 +136,8 @@ final class Ed25519SignatureTests: XCTestCase {
   }
 }
 
-/// Per-index results written from concurrent threads.
+/// Per-index results written from concurrent threads. `@unchecked Sendable`: every access
+/// to `storage` holds `lock`.
 private final class Results: @unchecked Sendable {
   private let lock = NSLock()
   private var storage: [[UInt8]?]

@@ -56,21 +56,31 @@ final class MarkdownMemoTests: XCTestCase {
     let secret = "SECRET-TEXT"
     let cases: [(String, String)] = [
       ("---\ntitle: \(secret)\n", "no closing --- line"),
-      ("---\n\(secret)\n---\n", "is not `key: value`"),
-      ("---\ntitle: a\ntitle: \(secret)\n---\n", "appears twice"),
-      ("---\nmeta:\n  nested: \(secret)\n---\n", "not a list item"),
-      ("---\ntitle: \"\(secret)\n---\n", "double-quoted"),
-      ("---\ntitle: '\(secret)\n---\n", "single-quoted"),
-      ("---\ntags: [\(secret), [x]]\n---\n", "nested lists"),
-      ("---\ntags: [\(secret)\n---\n", "not closed"),
-      ("---\ntitle: &anchor \(secret)\n---\n", "only plain, quoted and list values"),
+      ("---\n\(secret)\n---\n", "line 2: front matter must be `key: value` lines"),
+      ("---\ntitle: a\ntitle: \(secret)\n---\n", "line 3: the key title appears twice"),
+      ("---\nmeta:\n  nested: \(secret)\n---\n", "line 3: a value is a mapping"),
+      ("---\nmeta: {a: \(secret)}\n---\n", "line 2: a value is a mapping"),
+      ("---\ntitle: \"\(secret)\n---\n", "line 2: found unexpected end of stream"),
+      ("---\ntitle: \"\(secret) \\q\"\n---\n", "line 2: found unknown escape character"),
+      ("---\ntags: [\(secret), [x]]\n---\n", "line 2: a list holds only plain values"),
+      ("---\ntags:\n  - a\n  - - \(secret)\n---\n", "line 4: a list holds only plain values"),
+      ("---\ntags: [\(secret)\n---\n", "line 3: did not find expected"),
+      ("---\ntitle: &anchor \(secret)\n---\n", "line 2: anchors and aliases"),
+      ("---\na: x\n\ntitle: *anchor\n---\n", "line 4: anchors and aliases"),
+      ("---\ntitle: !secret \(secret)\n---\n", "line 2: tags (`!name`) are not supported"),
+      ("---\n? [\(secret)]\n: v\n---\n", "line 2: a key must be"),
       ("---\nid: \(secret)\n---\n", "id is not a memo id"),
       ("---\ncreated: \(secret)\n---\n", "created is not a date"),
       ("---\nprivate: maybe\(secret)\n---\n", "private must be true or false"),
       ("---\nrevision: -1\n---\n", "revision must be"),
-      ("---\n" + String(repeating: "k: v\n", count: 300) + "---\n", "longer than"),
-      ("---\n\(secret) key: v\n---\n", "a key must be"),
+      ("---\n" + String(repeating: "k: v\n", count: 300) + "---\n", "longer than 200 lines"),
+      ("---\nk: \"" + String(repeating: "x", count: 17_000) + "\"\n---\n", "16384 bytes"),
+      ("---\n\(secret) key: v\n---\n", "line 2: a key must be"),
+      ("---\n" + String(repeating: "k", count: 65) + ": v\n---\n", "line 2: a key must be"),
       ("---\ntags: [" + String(repeating: "a,", count: 300) + "a]\n---\n", "more than 256 items"),
+      (
+        "---\ntags: [\n" + String(repeating: "a, a, a,\n", count: 86) + "a]\n---\n", "line 88: a list has more than 256"
+      ),
     ]
     for (text, expected) in cases {
       XCTAssertThrowsError(try MarkdownMemo.parse(text, source: "evil.md", modified: 0), expected) { error in
@@ -81,6 +91,69 @@ final class MarkdownMemoTests: XCTestCase {
         XCTAssertFalse(error?.message.contains(secret) ?? true, "never repeats the text")
       }
     }
+  }
+
+  /// The escape a real vault held, which the hand-written reader refused: `\_` in double
+  /// quotes is a non-breaking space (YAML 1.1 and 1.2).
+  func testDoubleQuotedEscapesReadAsYAMLDoes() throws {
+    let memo = try MarkdownMemo.parse(
+      "---\ntitle: \"a\\_b \\x41\\u00e9 \\N\"\ntags: [\"tab\\tx\"]\n---\nbody", source: "n.md", modified: 0)
+    XCTAssertEqual(memo.title, "a\u{00A0}b A\u{00E9} \u{0085}")
+    XCTAssertEqual(memo.tags, ["tab\tx"])
+  }
+
+  /// The YAML real vaults (Obsidian, Jekyll, Hugo, pandoc) write.
+  func testYAMLFormsRealVaultsUse() throws {
+    let text = [
+      "\u{FEFF}---",
+      "# a comment line",
+      "\"title\": 'It''s a \"title\"'  # trailing comment",
+      "'created': 2026-11-29",
+      "tags:",
+      "- one",
+      "-   \"two\"",
+      "-",
+      "aliases: [x, 'y, z']",
+      "cssclasses:",
+      "empty: []",
+      "nothing: ~",
+      "summary: >",
+      "  folded",
+      "  text",
+      "notes: |",
+      "  kept",
+      "  lines",
+      "plain: several",
+      "  words on",
+      "  lines",
+      "private: yes",
+      "...",
+      "",
+      "Body",
+      "kept as written",
+      "",
+    ].joined(separator: "\r\n")
+    let memo = try MarkdownMemo.parse(text, source: "v.md", modified: 0)
+    XCTAssertEqual(memo.title, "It's a \"title\"")
+    XCTAssertEqual(memo.tags, ["one", "two"])
+    XCTAssertEqual(memo.created, 1_795_910_400_000)
+    XCTAssertTrue(memo.isPrivate)
+    XCTAssertEqual(memo.body, "Body\r\nkept as written\r\n")
+    let (matter, _) = try FrontMatter.split(text, source: "v.md")
+    let fields = try XCTUnwrap(matter)
+    XCTAssertEqual(fields["aliases"], .list(["x", "y, z"]))
+    XCTAssertEqual(fields["empty"], .list([]))
+    XCTAssertNil(fields["cssclasses"], "a null value is no value")
+    XCTAssertNil(fields["nothing"])
+    XCTAssertEqual(fields["summary"], .text("folded text\n"))
+    XCTAssertEqual(fields["notes"], .text("kept\nlines\n"))
+    XCTAssertEqual(fields["plain"], .text("several words on lines"))
+    XCTAssertEqual(
+      fields.entries.map(\.key),
+      ["title", "created", "tags", "aliases", "empty", "summary", "notes", "plain", "private"])
+    let (empty, body) = try FrontMatter.split("---\n# only a comment\n---\nx", source: "e.md")
+    XCTAssertEqual(empty, FrontMatter())
+    XCTAssertEqual(body, "x")
   }
 
   func testFileNamesAreSlugsWithTheShortID() {

@@ -47,8 +47,9 @@ final class ServiceNotifierTests: XCTestCase {
   }
 }
 
+/// Set by the test between steps, read by the engine during them. `@unchecked Sendable`:
+/// every access to `locked` holds `lock`.
 private final class LockedFlag: @unchecked Sendable {
-  // Unchecked: set by the test between steps, read by the engine during them.
   private let lock = NSLock()
   private var locked = false
   var value: Bool {

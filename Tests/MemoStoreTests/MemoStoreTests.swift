@@ -318,8 +318,8 @@ final class MemoStoreTests: XCTestCase {
   /// Two commands on a fresh node at once (here threads, each with its own connection):
   /// every open succeeds, and all open the same database with the same keys.
   func testConcurrentFirstOpensOfAFreshNodeAllSucceed() throws {
+    /// `@unchecked Sendable`: every access to the arrays holds `lock`.
     final class Outcomes: @unchecked Sendable {
-      // Unchecked: every access holds the lock.
       let lock = NSLock()
       var replicas: [ReplicaID] = []
       var errors: [String] = []

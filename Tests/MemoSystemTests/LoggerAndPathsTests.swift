@@ -2,6 +2,7 @@ import MemoCore
 import MemoSystem
 import XCTest
 
+/// `@unchecked Sendable`: every access to `storage` holds `lock`.
 final class CapturingSink: LogSink, @unchecked Sendable {
   private let lock = NSLock()
   private var storage: [String] = []

@@ -6,6 +6,8 @@ import XCTest
 /// the mark moved, when its longest wait passed, when the node locks or unlocks, or when
 /// the server stops; never twice, and never before it was held.
 final class ChangeWaitersTests: XCTestCase {
+  /// `@unchecked Sendable`: the closures that write it run synchronously inside
+  /// `suspend` and `wake` on the test's own thread; nothing else touches it.
   final class Log: @unchecked Sendable {
     var held: [Int] = []
     var released: [Int] = []

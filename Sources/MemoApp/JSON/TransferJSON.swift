@@ -48,13 +48,23 @@ public struct ExportJSON: Encodable, Sendable {
   }
 }
 
-/// `import --json`: `{schema, added, updated, unchanged}`, and `ignored` for `--markdown`.
+/// `import --json`: `{schema, added, updated, unchanged}`, and `ignored` and `refused` for
+/// `--markdown`.
 public struct ImportJSON: Encodable, Sendable {
+  /// A file `import --markdown` left out: its path (exact; JSON escapes it), the error code
+  /// and the message, which names the file and the problem, never its text.
+  public struct RefusedJSON: Encodable, Sendable, Equatable {
+    public let path: String
+    public let code: String
+    public let message: String
+  }
+
   public let schema = JSONOutput.schema
   public let added: Int
   public let updated: Int
   public let unchanged: Int
   public var ignored: Int?
+  public var refused: [RefusedJSON]?
 
   public init(_ counts: ImportCounts) {
     added = counts.added
@@ -62,10 +72,13 @@ public struct ImportJSON: Encodable, Sendable {
     unchanged = counts.unchanged
   }
 
-  public init(_ summary: MarkdownFiles.ImportSummary) {
-    added = summary.added
-    updated = summary.updated
-    unchanged = summary.unchanged
-    ignored = summary.ignored
+  public init(_ result: MarkdownImport) {
+    added = result.summary.added
+    updated = result.summary.updated
+    unchanged = result.summary.unchanged
+    ignored = result.summary.ignored
+    refused = result.refused.map {
+      RefusedJSON(path: $0.path, code: $0.error.code.rawValue, message: $0.error.message)
+    }
   }
 }

@@ -39,10 +39,6 @@ public enum SyncRules {
     }
   }
 
-  public static func checkReplica(_ id: String, _ field: String) throws(SyncViolation) {
-    _ = try replica(id, field)
-  }
-
   /// A replica id from the wire, checked: `malformed` when it is not one.
   public static func replica(_ id: String, _ field: String) throws(SyncViolation) -> ReplicaID {
     guard let replica = ReplicaID(id) else { throw SyncViolation(.malformed, "\(field) is not a replica id") }

@@ -217,6 +217,8 @@ struct TLSBench {
   }
 }
 
+/// Bytes counted from several threads. `@unchecked Sendable`: every access to `total`
+/// holds `lock`.
 final class ByteCounter: @unchecked Sendable {
   private let lock = NSLock()
   private var total = 0
