@@ -51,9 +51,10 @@ extension MemoStore {
 
   /// Stores a record of a relayed notebook by the head rules (`RemoteMerge.relayedStep`):
   /// nothing when a record held here has seen it; otherwise it is kept, at the next feed
-  /// position (so it is forwarded), and every record it has seen goes. The receiver's rules apply as to any revision
-  /// (`SyncRules.admit`: its own replica, a clock beyond its sequence), and a memo keeps at
-  /// most 33 concurrent records. Runs inside the caller's transaction.
+  /// position (so it is forwarded), and every record it has seen goes. The receiver's rules
+  /// apply as to any revision (`SyncRules.admit`: its own replica, a clock beyond its
+  /// sequence), and a memo keeps at most 33 concurrent records. Runs inside the caller's
+  /// transaction.
   func applyRelayed(_ record: SyncRecord, receiver: SyncRules.Receiver, now: Timestamp) throws -> ApplyResult {
     guard try SyncRules.admit(record, into: receiver) else { return .known }
     let step = RemoteMerge.relayedStep(

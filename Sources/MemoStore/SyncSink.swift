@@ -20,11 +20,11 @@ import MemoProtocol
 /// aside (`quarantine`, still sealed, with the reason and this peer's name) while the rest
 /// of the batch goes on: a forgery never stops the impersonated device's syncs. So is a
 /// record whose clock claims edits of this device it never made (`future-clock`): its
-/// signer lied about this device, and the peer may only be passing the lie on. Then every record is checked, whatever the
-/// role (`SyncRules`: numbers, the receiver's own replica, the replica cap; a member also
-/// checks the opened revision's shape), and a batch that breaks a rule, or a limit
-/// (conflict copies, held removals, relayed heads), throws `SyncViolation` with nothing of
-/// it committed.
+/// signer lied about this device, and the peer may only be passing the lie on. Then every
+/// record is checked, whatever the role (`SyncRules`: numbers, the receiver's own replica,
+/// the replica cap; a member also checks the opened revision's shape), and a batch that
+/// breaks a rule, or a limit (conflict copies, held removals, relayed heads, quotas),
+/// throws `SyncViolation` with nothing of it committed.
 ///
 /// What is decided of each record is decided apart from the store (`SyncReceivePolicy`,
 /// and `RemoteMerge` for a member's merge), from facts this sink reads in bulk for each
