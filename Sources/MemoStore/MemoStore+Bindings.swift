@@ -146,15 +146,9 @@ extension MemoStore {
     }
   }
 
-  /// Who wrote a record, or why it is refused (docs/design/sync-v3.md, section 3).
-  enum Authorship: Equatable {
-    /// Signed by this device (nil: unsigned, within the legacy ceiling).
-    case author(DeviceID?)
-    case refused(String)
-    /// Signed by a device the notebook's log here says nothing of yet (the op that shares
-    /// it has not arrived): the record comes again once it has.
-    case waiting
-  }
+  /// Who wrote a record, or why it is refused (`SyncAuthorship`: the receive policy
+  /// weighs it).
+  typealias Authorship = SyncAuthorship
 
   /// A signed record must verify under the key its replica is bound to; an unsigned one
   /// must be within the legacy ceiling of its replica.

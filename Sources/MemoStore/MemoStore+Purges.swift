@@ -191,10 +191,3 @@ extension MemoStore {
     }
   }
 }
-
-/// A memo a purge named, in the notebook it named: what a later record must match to be
-/// dropped on arrival.
-struct PurgedMemo: Hashable {
-  let notebook: NotebookID
-  let memo: MemoID
-}

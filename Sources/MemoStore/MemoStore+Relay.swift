@@ -49,19 +49,22 @@ extension MemoStore {
     }
   }
 
-  /// Stores a record of a relayed notebook by the head rules: nothing when a record held
-  /// here has seen it; otherwise it is kept, at the next feed position (so it is forwarded),
-  /// and every record it has seen goes. The receiver's rules apply as to any revision
-  /// (`SyncRules.admit`: its own replica, a clock beyond its sequence), and a memo keeps at
-  /// most 33 concurrent records. Runs inside the caller's transaction.
+  /// Stores a record of a relayed notebook by the head rules (`RemoteMerge.relayedStep`):
+  /// nothing when a record held here has seen it; otherwise it is kept, at the next feed
+  /// position (so it is forwarded), and every record it has seen goes. The receiver's rules
+  /// apply as to any revision (`SyncRules.admit`: its own replica, a clock beyond its
+  /// sequence), and a memo keeps at most 33 concurrent records. Runs inside the caller's
+  /// transaction.
   func applyRelayed(_ record: SyncRecord, receiver: SyncRules.Receiver, now: Timestamp) throws -> ApplyResult {
     guard try SyncRules.admit(record, into: receiver) else { return .known }
-    let heads = try relayedHeads(of: record.memo)
-    if heads.contains(where: { $0.clock.covers(record.clock) }) { return .known }
-    let removing = heads.filter { record.clock.covers($0.clock) }.map(\.dot)
-    guard heads.count - removing.count < Self.maximumRelayedHeads else {
-      throw SyncViolation(
-        .tooManyCopies, "memo \(record.memo.short) would get more than \(Self.maximumRelayedHeads) relayed heads")
+    let step = RemoteMerge.relayedStep(
+      record.clock, over: try relayedHeads(of: record.memo), memo: record.memo, maximumHeads: Self.maximumRelayedHeads)
+    let removing: [Dot]
+    let result: ApplyResult
+    switch step {
+    case .known, .hold: return .known
+    case .refuse(let violation): throw violation
+    case .store(let dots, let stored): (removing, result) = (dots, stored)
     }
     try raiseHorizon(record.dot, in: record.notebook)
     try sql {
@@ -101,8 +104,7 @@ extension MemoStore {
       }
     }
     if !removing.isEmpty { try pruneRelayedHistory(of: record.memo, now: Self.wallClock(), limits: historyLimits()) }
-    // A memo new here counts as one added (the per-peer quota of new memos).
-    return .stored(conflict: heads.count - removing.count > 0, live: heads.isEmpty ? 1 : 0)
+    return result
   }
 
   /// The sealed records of `memo` this relay forwarded and then replaced, oldest first: the

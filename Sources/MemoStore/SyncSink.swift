@@ -16,15 +16,19 @@ import MemoProtocol
 /// Who wrote a record is settled before anything of it commits (sync version 3): the
 /// batch's replica bindings are taken (within the peer's quota of new replicas), every
 /// signature is checked under the key its replica is bound to (on every core, before the
-/// batch's transaction opens; `apply`), and a record that fails, or does not open, is kept aside (`quarantine`, still sealed,
-/// with the reason and this peer's name) while the rest of the batch goes on: a forgery
-/// never stops the impersonated device's syncs. So is a record whose clock claims edits
-/// of this device it never made (`future-clock`): its signer lied about this device, and
-/// the peer may only be passing the lie on. Then every record is checked, whatever the
-/// role (`SyncRules`: numbers, the receiver's own replica, the replica cap; a member also
-/// checks the opened revision's shape), and a batch that breaks a rule, or a limit
-/// (conflict copies, held removals, relayed heads), throws `SyncViolation` with nothing of
-/// it committed.
+/// batch's transaction opens; `apply`), and a record that fails, or does not open, is kept
+/// aside (`quarantine`, still sealed, with the reason and this peer's name) while the rest
+/// of the batch goes on: a forgery never stops the impersonated device's syncs. So is a
+/// record whose clock claims edits of this device it never made (`future-clock`): its
+/// signer lied about this device, and the peer may only be passing the lie on. Then every
+/// record is checked, whatever the role (`SyncRules`: numbers, the receiver's own replica,
+/// the replica cap; a member also checks the opened revision's shape), and a batch that
+/// breaks a rule, or a limit (conflict copies, held removals, relayed heads, quotas),
+/// throws `SyncViolation` with nothing of it committed.
+///
+/// What is decided of each record is decided apart from the store (`SyncReceivePolicy`,
+/// and `RemoteMerge` for a member's merge), from facts this sink reads in bulk for each
+/// batch; the sink reads, and writes what was decided.
 ///
 /// Deletes that would turn a live memo into a deleted one, and edits that would empty a
 /// memo that had a body, are held (`sync_held`) rather than applied; at the end the
@@ -40,47 +44,26 @@ public final class SyncSink {
   let peerReplica: ReplicaID
   let deleteGuard: MassDeleteGuard?
   let plan: SyncPlan
-  /// This replica and its sequence, read again in every batch's transaction: a revision
-  /// this device commits while the session runs (a person's write, another link's sync)
-  /// can come straight back over another link, and is then its own echo, skipped — not a
-  /// revision it never made (`own-origin`) nor a clock claiming its future (kept aside).
-  /// Every rule checks what is true when it decides, not when the session began.
-  private(set) var receiver: SyncRules.Receiver
-  /// How many memos this direction's batches made live (new, or brought back) less those
-  /// it made not live: the live memos before the sync are the count now less this, read
-  /// only when the guard needs it.
-  private var liveChange = 0
-  private var budget: ReplicaBudget
-  private var held: Int
-  let maximumHeld: Int
   /// New replicas this peer may introduce here (`SyncLimits.maximumReplicasPerPeer`).
   let maximumIntroduced: Int
-  /// Memos purged here, by notebook: their records are dropped on arrival. Read again when
-  /// a purge was taken meanwhile (by another session), so none comes back.
-  private var purged: Set<PurgedMemo>
+  /// What is decided of each record, and the counts the limits weigh (held removals, the
+  /// replica budget, the quotas, first fills): the facts are read here, the decisions made
+  /// there (`SyncReceivePolicy`). Its receiver (this replica and its sequence) and the
+  /// purged memos are read again in every batch's transaction: a revision this device
+  /// commits while the session runs (a person's write, another link's sync) can come
+  /// straight back over another link, and is then its own echo, skipped — not a revision
+  /// it never made (`own-origin`) nor a clock claiming its future (kept aside); and a
+  /// purge another session took meanwhile must not let its memos come back.
+  private(set) var policy: SyncReceivePolicy
   /// Notebooks with a record that could not be opened yet (a key generation not here).
-  public private(set) var incomplete: Set<NotebookID> = []
-  /// The quotas (config.json's `quotas`, else `SyncLimits`): new memos a day from this
-  /// peer, new memos in a first fill, and a relay's sealed bytes per author and notebook.
-  /// Tests make them small.
-  let maximumNewMemos: Int
-  let maximumFirstFill: Int
-  let maximumRelayedBytes: Int64
-  /// Notebooks this peer sends for the first time (no position in its feed yet): their
-  /// new memos are not counted by the daily quota but by `maximumFirstFill`, per notebook,
-  /// for as long as the session lasts (a live link's can last for days).
-  private let firstFill: Set<NotebookID>
-  private var filled: [NotebookID: Int] = [:]
-  /// New memos from this peer today before this session, and in it so far.
-  private var addedBefore: (day: Int64, count: Int)?
-  private var added = 0
-  /// Sealed bytes kept here per (notebook, author), read once per pair in a session.
-  private var relayedBytes: [NotebookID: [DeviceID: Int64]] = [:]
-  public private(set) var outcome = SyncMessage.Outcome()
+  public var incomplete: Set<NotebookID> { policy.incomplete }
+  /// What this direction did so far (applied, conflicts, kept aside; held at its end).
+  public var outcome: SyncMessage.Outcome { policy.outcome }
 
   /// `deleteGuard` nil: deletes are applied as they come (a person said so). The limits are
   /// the documented ones (`SyncLimits`, the quotas as config.json sets them when nil); tests
-  /// make them small.
+  /// make them small: new memos a day from this peer, new memos in a first fill, and a
+  /// relay's sealed bytes per author and notebook.
   public init(
     store: MemoStore, peer: DeviceID, peerReplica: ReplicaID, deleteGuard: MassDeleteGuard?, plan: SyncPlan,
     maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
@@ -89,21 +72,22 @@ public final class SyncSink {
     maximumRelayedBytes: Int64 = SyncLimits.maximumRelayedBytesPerAuthor
   ) throws {
     let quotas = store.syncQuotas()
+    let limits = SyncReceivePolicy.Limits(
+      maximumHeld: maximumHeld, maximumNewMemos: maximumNewMemos ?? quotas.newMemosPerDay,
+      maximumFirstFill: maximumFirstFill ?? quotas.firstFillMemos, maximumRelayedBytes: maximumRelayedBytes)
+    // Notebooks this peer sends for the first time (no position in its feed yet), counted
+    // for as long as the session lasts (a live link's can last for days).
+    let firstFill = Set(try plan.receiving.keys.filter { try store.syncCursor(for: peer, in: $0) == nil })
+    policy = SyncReceivePolicy(
+      limits: limits, receiving: plan.receiving, firstFill: firstFill, receiver: try store.receiver(),
+      budget: ReplicaBudget(known: try store.knownReplicas(), maximum: maximumReplicas),
+      held: try store.heldDeleteCount(peer), purged: try store.purgedMemos())
     self.maximumIntroduced = maximumIntroduced
-    self.maximumNewMemos = maximumNewMemos ?? quotas.newMemosPerDay
-    self.maximumFirstFill = maximumFirstFill ?? quotas.firstFillMemos
-    self.maximumRelayedBytes = maximumRelayedBytes
-    firstFill = Set(try plan.receiving.keys.filter { try store.syncCursor(for: peer, in: $0) == nil })
     self.store = store
     self.peer = peer
     self.peerReplica = peerReplica
     self.deleteGuard = deleteGuard
     self.plan = plan
-    self.maximumHeld = maximumHeld
-    receiver = try store.receiver()
-    budget = ReplicaBudget(known: try store.knownReplicas(), maximum: maximumReplicas)
-    held = try store.heldDeleteCount(peer)
-    purged = try store.purgedMemos()
     try store.beginBulkWrites()
   }
 
@@ -134,132 +118,20 @@ public final class SyncSink {
   private func apply(
     _ batch: SyncRecordBatch.Batch, now: Timestamp, prechecked: PrecheckedSignatures
   ) throws -> UInt64 {
-    // Counted on copies, kept only when the batch commits.
-    var budget = self.budget
-    var held = self.held
-    var incomplete = self.incomplete
-    var outcome = self.outcome
-    var liveChange = self.liveChange
-    var added = self.added
-    var relayedBytes = self.relayedBytes
-    var filled = self.filled
     let day = MemoStore.quotaDay(now)
-    if addedBefore?.day != day { addedBefore = (day, try store.memosAdded(by: peer, day: day)) }
-    let before = addedBefore?.count ?? 0
+    if policy.day?.day != day { policy.startDay(day, before: try store.memosAdded(by: peer, day: day)) }
+    // Decided on a copy, kept only when the batch commits.
+    var policy = self.policy
     try store.stagedBatch {
-      receiver = try store.receiver()
-      if try store.purgeCount() != purged.count { purged = try store.purgedMemos() }
-      let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
-      let authorships = try store.authorships(of: batch.records, refused: refused, prechecked: prechecked)
+      let authorships = try readFacts(of: batch, prechecked: prechecked, into: &policy, now: now)
       for (record, authorship) in zip(batch.records, authorships) {
-        guard let role = plan.receiving[record.notebook], !incomplete.contains(record.notebook),
-          !purged.contains(PurgedMemo(notebook: record.notebook, memo: record.memo))
-        else { continue }
-        // The decoder checked the clear part; checked again here, cheaply, for a batch that
-        // reaches the store another way.
-        try SyncRules.checkNumbers(record)
-        // Who wrote it, before anything of it is believed: a record that fails is kept
-        // aside, and the rest of the batch goes on (a forged revision never stops a sync).
-        let author: DeviceID?
-        switch authorship {
-        case .author(let device): author = device
-        case .refused(let reason):
-          try keepAside(record, reason, now: now, in: &outcome)
-          continue
-        case .waiting:
-          // Its author's share has not arrived here: nothing more of the notebook this
-          // session, and its cursor stays, so the record comes again.
-          incomplete.insert(record.notebook)
-          continue
-        }
-        // A clock claiming edits of this device it never made is its signer's lie, which
-        // the peer may only pass on (or have merged into an edit of its own): kept aside
-        // too, so that a lie about this device never stops this device's syncs.
-        do {
-          _ = try SyncRules.admit(record, into: receiver)
-        } catch let lie as SyncViolation where lie.reason == .futureClock {
-          let signer = author.map { "a revision signed by \($0.short)" } ?? "an unsigned revision"
-          try keepAside(record, signer + " claiming edits this device never made", now: now, in: &outcome)
-          continue
-        }
-        try budget.admit(record.dot.origin)
-        let result: ApplyResult
-        switch role {
-        case .relay:
-          if let author {
-            let kept = try relayedBytes[record.notebook]?[author] ?? store.relayedBytes(of: author, in: record.notebook)
-            let total = kept + Int64(record.sealed.count)
-            guard total <= maximumRelayedBytes else {
-              throw SyncViolation(
-                .overQuota,
-                "more than \(maximumRelayedBytes / 1_048_576) MiB of sealed records by \(author.short) in notebook "
-                  + "\(record.notebook.short)")
-            }
-            relayedBytes[record.notebook, default: [:]][author] = total
-          }
-          result = try store.applyRelayed(record, receiver: receiver, now: now)
-        case .member:
-          let opened: MemoStore.OpenedRecord
-          do { opened = try store.openRecord(record, author: author) } catch let violation as SyncViolation {
-            try keepAside(record, violation.detail, now: now, in: &outcome)
-            continue
-          }
-          guard case .revision(let revision) = opened else {
-            incomplete.insert(record.notebook)
-            continue
-          }
-          try SyncRules.checkShape(revision)
-          result = try store.applyRemote(revision, holdingFor: deleteGuard == nil ? nil : peer, receiver: receiver)
-        }
-        switch result {
-        case .known: break
-        case .held:
-          held += 1
-          guard held <= maximumHeld else {
-            throw SyncViolation(.tooManyHeld, "more than \(maximumHeld) removals held back")
-          }
-        case .stored(let conflict, let live):
-          outcome.applied += 1
-          if conflict { outcome.conflicts += 1 }
-          if role == .member { liveChange += live }
-          if live > 0, firstFill.contains(record.notebook) {
-            let count = filled[record.notebook, default: 0] + 1
-            guard count <= maximumFirstFill else {
-              throw SyncViolation(
-                .overQuota,
-                "more than \(maximumFirstFill) new memos in the first sync of notebook \(record.notebook.short) "
-                  + "from one device (config.json's quotas.first_fill_memos)")
-            }
-            filled[record.notebook] = count
-          } else if live > 0 {
-            added += 1
-            guard before + added <= maximumNewMemos else {
-              throw SyncViolation(
-                .overQuota, "more than \(maximumNewMemos) new memos from one device in a day (the rest comes tomorrow)")
-            }
-          }
-        }
+        try take(record, authorship, &policy, now: now)
       }
-      try store.recordMemosAdded(added - self.added, by: peer, day: day)
-      try moveCursors(to: batch.position, except: incomplete, now: now)
+      try store.recordMemosAdded(policy.added - self.policy.added, by: peer, day: day)
+      try moveCursors(to: batch.position, except: policy.incomplete, now: now)
     }
-    self.budget = budget
-    self.held = held
-    self.incomplete = incomplete
-    self.outcome = outcome
-    self.liveChange = liveChange
-    self.added = added
-    self.relayedBytes = relayedBytes
-    self.filled = filled
+    self.policy = policy
     return batch.position
-  }
-
-  /// Keeps a record that failed its checks aside, sealed as it came, with the reason.
-  private func keepAside(
-    _ record: SyncRecord, _ reason: String, now: Timestamp, in outcome: inout SyncMessage.Outcome
-  ) throws {
-    try store.quarantine(record, from: peer, reason: reason, now: now)
-    outcome.quarantined += 1
   }
 
   /// Records, for every notebook the peer sends and this device takes (and could open so
@@ -275,14 +147,14 @@ public final class SyncSink {
   /// held), and then adopt what may be adopted of the peer's knowledge in every notebook it
   /// sent whole.
   public func finish(_ done: SyncMessage.Done, now: Timestamp) throws -> SyncMessage.Outcome {
-    var outcome = self.outcome
+    var outcome = policy.outcome
     try store.batch {
-      receiver = try store.receiver()
+      let receiver = try store.receiver()
       try moveCursors(to: done.position, except: incomplete, now: now)
       let removals = try store.heldDeletes(peer)
       if !removals.isEmpty {
         if let deleteGuard {
-          let liveBefore = try store.liveMemoCount() - liveChange
+          let liveBefore = try store.liveMemoCount() - policy.liveChange
           let recent = try store.recentRemovals(from: peer, now: now)
           guard deleteGuard.allows(removals: removals.count, liveBefore: liveBefore, recentlyApplied: recent) else {
             outcome.heldDeletes = removals.count
@@ -306,82 +178,9 @@ public final class SyncSink {
       }
       try store.markSynced(peer, now: now)
     }
-    self.outcome = outcome
+    policy.outcome = outcome
     endBulkWrites()
     return outcome
-  }
-}
-
-/// What applying one incoming head did.
-enum ApplyResult: Equatable {
-  case known
-  case held
-  /// `conflict`: it made a new conflict copy, or a delete lost to an edit; `live`: +1 when
-  /// the memo became live (new, or brought back), -1 when it stopped being live, else 0.
-  case stored(conflict: Bool, live: Int)
-}
-
-extension MemoStore {
-  /// Merges one head from a peer (`MemoHeads.merge`), after `SyncRules`: the receiver's own
-  /// revisions are never stored, a clock beyond its sequence is refused, and no memo gets
-  /// more than 32 conflict copies. With `holdingFor`, a removal (a delete of a live memo, an
-  /// edit that empties one) is held for that peer instead. The caller has checked the
-  /// revision's shape (`SyncRules.checkShape`: the batch decoder, the delivery's
-  /// `revision(of:)`, or when it was held). Runs inside the caller's transaction, O(heads of
-  /// the memo) — at most 33 live heads and its tombstones.
-  func applyRemote(_ revision: SyncRevision, holdingFor peer: DeviceID?, receiver: SyncRules.Receiver) throws
-    -> ApplyResult
-  {
-    guard try SyncRules.admit(revision, into: receiver) else { return .known }
-    let existing = try heads(of: revision.memo)
-    let current = existing.map(\.head)
-    guard case .add(let removing) = MemoHeads.merge(current, incoming: revision.head) else { return .known }
-    if let peer, try removes(revision, heads: current) {
-      try hold(revision, for: peer)
-      return .held
-    }
-    let merged = MemoHeads.merged(current, incoming: revision.head)
-    let copies = MemoHeads.copyCount(merged)
-    guard copies <= SyncLimits.maximumConflictCopies || copies <= MemoHeads.copyCount(current) else {
-      throw SyncViolation(.tooManyCopies, "memo \(revision.memo.short) would get \(copies) conflict copies")
-    }
-    try raiseHorizon(revision.head.dot, in: revision.notebook)
-    try storeHead(Self.memo(from: revision), existing: existing, removing: removing)
-    let wasLive = MemoHeads.winner(current).map { !$0.isDeleted } ?? false
-    let isLive = MemoHeads.winner(merged).map { !$0.isDeleted } ?? false
-    return .stored(
-      conflict: Self.conflictCount(merged) > Self.conflictCount(current), live: (isLive ? 1 : 0) - (wasLive ? 1 : 0))
-  }
-
-  /// Whether the guard holds `revision`: a delete that would turn a live memo into a
-  /// deleted one, or an edit with an empty body that would replace a memo's body. The
-  /// memo's own text is read only in the second case.
-  private func removes(_ revision: SyncRevision, heads: [HeadSummary]) throws -> Bool {
-    if revision.head.isDeleted { return MemoHeads.deletes(heads, incoming: revision.head) }
-    guard revision.body.isEmpty, !heads.isEmpty else { return false }
-    let winnerHasBody = try loadRow(revision.memo).map { !$0.isDeleted && !$0.body.isEmpty } ?? false
-    return MemoHeads.empties(heads, incoming: revision.head, winnerHasBody: winnerHasBody)
-  }
-
-  /// Conflict copies, plus one for a memo that survived a concurrent delete.
-  static func conflictCount(_ heads: [HeadSummary]) -> Int {
-    guard let winner = MemoHeads.winner(heads) else { return 0 }
-    let overruledDelete = !winner.isDeleted && heads.contains(where: \.isDeleted) ? 1 : 0
-    return MemoHeads.copyCount(heads) + overruledDelete
-  }
-
-  /// A checked head from a peer as the memo row to store.
-  static func memo(from revision: SyncRevision) -> Memo {
-    Memo(
-      id: revision.memo, title: revision.title, body: revision.body, tags: revision.tags, created: revision.created,
-      updated: revision.updated, isPrivate: revision.isPrivate, revision: revision.head.revision,
-      origin: revision.head.dot.origin.rawValue, isDeleted: revision.head.isDeleted, dot: revision.head.dot,
-      clock: revision.head.clock, notebook: revision.notebook, record: revision.record)
-  }
-
-  /// Live memos (not counting conflict copies): what the mass-delete guard weighs against.
-  public func liveMemoCount() throws -> Int {
-    try sql { Int(try db.scalarInt("SELECT count(*) FROM memos WHERE deleted = 0 AND conflict_of IS NULL")) }
   }
 }
 
