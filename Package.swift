@@ -90,7 +90,8 @@ let package = Package(
       dependencies: ["MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoSystem", "CSystemShims"],
       swiftSettings: strict),
     // SQLite: the encrypted memo store, migrations, search, the sync's store side. MemoVault
-    // only for the keys that open it (DeviceKeys); it writes no file but its database.
+    // for the keys that open it (DeviceKeys); it never writes the trust store or the
+    // discovery key (a revocation returns TrustChanges for the caller to apply).
     .target(
       name: "MemoStore",
       dependencies: ["MemoCore", "MemoProtocol", "MemoVault", "MemoCrypto", "MemoSystem", "CSQLite"],

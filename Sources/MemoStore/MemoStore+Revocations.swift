@@ -34,7 +34,7 @@ public struct RevocationResult: Sendable, Equatable {
   /// Of those, the ones that got a new key generation.
   public var rotated: [NotebookID]
   /// What the caller applies to the node's files once the store committed: a new discovery
-  /// key (the store writes no file but its database).
+  /// key (the store never writes the trust store or the discovery key).
   public var trustChanges = TrustChanges(rotateDiscoveryKey: true)
 }
 
