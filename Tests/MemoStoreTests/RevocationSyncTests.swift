@@ -150,7 +150,9 @@ final class RevocationSyncTests: XCTestCase {
       _ = list.learnDiscoveryKey(Data(repeating: 3, count: 32).base64EncodedString(), rotationSeconds: 900, for: c.id)
     }
     let before = try [b, s, c].map(discoveryKey)
-    _ = try b.store.revoke(x.id, name: "x", now: 10)
+    let result = try b.store.revoke(x.id, name: "x", now: 10)
+    XCTAssertEqual(try discoveryKey(b), before[0], "the store writes no key file")
+    try result.trustChanges.apply(paths: b.store.paths, keys: b.store.keys)
     XCTAssertNotEqual(try discoveryKey(b), before[0], "the revoker rotates")
     try sync(s, with: b)
     XCTAssertNotEqual(try discoveryKey(s), before[1], "so does a device that applies it")
