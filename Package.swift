@@ -75,7 +75,7 @@ let package = Package(
     .target(name: "MemoPresentation", dependencies: ["MemoCore"], swiftSettings: strict),
     // The node on its host, so not in MemoCore: system calls as typed errors (retried on
     // EINTR, naming the call and its errno), threads, the folder watch; where a node's files
-    // live (NodePaths) and where its log goes (Logger); and the few things only full
+    // live (NodePaths) and how they are written (PrivateFiles), where its log goes (Logger); and the few things only full
     // Foundation had (PathText, trimmingBlanks, C strings); loading the
     // C libraries only some commands use (LazyLibrary). MemoCore for MemoPeerError.
     .target(name: "MemoSystem", dependencies: ["MemoCore", "CSystemShims", "CLazyLibraries"], swiftSettings: strict),
@@ -86,13 +86,25 @@ let package = Package(
       dependencies: ["MemoCore", "MemoProtocol", "MemoSystem", "COpenSSL", "COpenSSLShims", "CSodium"],
       swiftSettings: strict
     ),
-    // SQLite: the encrypted memo store, device key, migrations, archives, search.
+    // This node's secrets and small files, beside the database: the device keys and the
+    // kernel keyring, key files, the sealed identity and discovery keys, the trust store and
+    // what a revocation changes in it, the consent log, config.json, pairing attempts.
+    .target(
+      name: "MemoVault",
+      dependencies: ["MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoSystem", "CSystemShims"],
+      swiftSettings: strict),
+    // SQLite: the encrypted memo store, migrations, search, the sync's store side. MemoVault
+    // for the keys that open it (DeviceKeys); it never writes the trust store or the
+    // discovery key (a revocation returns TrustChanges for the caller to apply).
     .target(
       name: "MemoStore",
-      dependencies: [
-        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto", "MemoSystem", "CSQLite",
-        "CSystemShims",
-      ],
+      dependencies: ["MemoCore", "MemoProtocol", "MemoVault", "MemoCrypto", "MemoSystem", "CSQLite"],
+      swiftSettings: strict),
+    // Memos in and out of the store as files: the passphrase-sealed export archive and the
+    // Markdown folders, through the store's public API.
+    .target(
+      name: "MemoTransfer",
+      dependencies: ["MemoCore", "MemoCrypto", "MemoMarkdown", "MemoStore", "MemoSystem"],
       swiftSettings: strict),
     // D-Bus through libdbus, for the system bus (avahi-daemon) and the session bus (desktop
     // notifications): one owner of each connection, typed arguments, errors by their names.
@@ -113,8 +125,8 @@ let package = Package(
     .target(
       name: "MemoNode",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoTransport",
-        "MemoSystem", "CAvahiProbe", "CSystemd", "MemoDBus",
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoStore", "MemoVault", "MemoDiscovery",
+        "MemoTransport", "MemoSystem", "CAvahiProbe", "CSystemd", "MemoDBus",
       ],
       swiftSettings: strict),
     // The local web page: access rules, routes, API requests, embedded assets (pure), and the
@@ -133,15 +145,15 @@ let package = Package(
     .target(
       name: "MemoApp",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto", "MemoStore", "MemoNode",
-        "MemoDiscovery", "MemoTransport", "MemoSystem",
+        "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto", "MemoStore", "MemoVault",
+        "MemoTransfer", "MemoNode", "MemoDiscovery", "MemoTransport", "MemoSystem",
       ],
       swiftSettings: strict),
     // The web page's backend: MemoWeb's API calls answered through the use cases of MemoApp,
     // as the command line answers its commands.
     .target(
       name: "MemoWebApp",
-      dependencies: ["MemoApp", "MemoWeb", "MemoCore", "MemoPresentation", "MemoStore", "MemoSystem"],
+      dependencies: ["MemoApp", "MemoWeb", "MemoCore", "MemoPresentation", "MemoStore", "MemoVault", "MemoSystem"],
       swiftSettings: strict),
     // The command line as a library, so it is testable: it parses, calls a use case, prints.
     .target(
@@ -150,14 +162,15 @@ let package = Package(
       // does that); MemoNode for the types of results it prints (sightings, pairing offers).
       dependencies: [
         "MemoApp", "MemoWebApp", "MemoCore", "MemoProtocol", "MemoPresentation", "MemoMarkdown", "MemoCrypto",
-        "MemoStore", "MemoNode", "MemoWeb", "MemoSystem", "CSystemShims",
+        "MemoStore", "MemoVault", "MemoTransfer", "MemoNode", "MemoWeb", "MemoSystem", "CSystemShims",
       ],
       swiftSettings: strict),
     .executableTarget(name: "memo-peer", dependencies: ["MemoCLI"], swiftSettings: strict),
     .executableTarget(
       name: "memo-peer-bench",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoSystem", "MemoTransport", "MemoNode", "CSQLite",
+        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoVault", "MemoSystem", "MemoTransport", "MemoNode",
+        "CSQLite",
       ],
       path: "bench/Sources/memo-peer-bench", swiftSettings: strict),
 
@@ -166,7 +179,7 @@ let package = Package(
     // keyring; a tmux pane.
     .target(
       name: "MemoTestSupport",
-      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoNode", "MemoSystem"],
+      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoVault", "MemoNode", "MemoSystem"],
       swiftSettings: strict),
 
     // The rules' tests reach the wire codecs (MemoProtocol) that carry what the rules check.
@@ -184,8 +197,8 @@ let package = Package(
     .testTarget(
       name: "MemoStoreTests",
       dependencies: [
-        "MemoStore", "MemoCrypto", "MemoCore", "MemoProtocol", "MemoPresentation", "MemoNode", "MemoSystem",
-        "MemoTestSupport",
+        "MemoStore", "MemoVault", "MemoTransfer", "MemoCrypto", "MemoCore", "MemoProtocol", "MemoPresentation",
+        "MemoNode", "MemoSystem", "MemoTestSupport",
       ],
       resources: [.copy("Fixtures")], swiftSettings: strict),
     .testTarget(
@@ -199,7 +212,7 @@ let package = Package(
     .testTarget(
       name: "MemoNodeTests",
       dependencies: [
-        "MemoNode", "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoTransport", "MemoSystem",
+        "MemoNode", "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoVault", "MemoTransport", "MemoSystem",
         "MemoTestSupport",
       ],
       swiftSettings: strict),
@@ -213,7 +226,7 @@ let package = Package(
     .executableTarget(
       name: "memo-peer-hostile",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoNode", "MemoTransport", "MemoSystem",
+        "MemoCore", "MemoProtocol", "MemoCrypto", "MemoStore", "MemoVault", "MemoNode", "MemoTransport", "MemoSystem",
         "MemoTestSupport",
       ],
       path: "Tests/memo-peer-hostile", swiftSettings: strict),
@@ -222,7 +235,7 @@ let package = Package(
       name: "MemoAppTests",
       dependencies: [
         "MemoApp", "MemoWebApp", "MemoWeb", "MemoCore", "MemoCrypto", "MemoPresentation", "MemoProtocol", "MemoStore",
-        "MemoNode", "MemoSystem", "MemoTestSupport",
+        "MemoVault", "MemoTransfer", "MemoNode", "MemoSystem", "MemoTestSupport",
       ],
       swiftSettings: strict),
     .testTarget(name: "MemoWebTests", dependencies: ["MemoWeb", "MemoCore", "MemoCrypto"], swiftSettings: strict),
@@ -230,15 +243,15 @@ let package = Package(
     .testTarget(
       name: "LabTests",
       dependencies: [
-        "memo-peer", "memo-peer-test-node", "memo-peer-hostile", "MemoTestSupport", "MemoStore", "MemoCore",
-        "MemoSystem",
+        "memo-peer", "memo-peer-test-node", "memo-peer-hostile", "MemoTestSupport", "MemoStore", "MemoVault",
+        "MemoCore", "MemoSystem",
       ],
       swiftSettings: strict),
     .testTarget(
       name: "MemoCLITests",
       dependencies: [
-        "MemoCLI", "MemoApp", "MemoCore", "MemoPresentation", "MemoProtocol", "MemoStore", "MemoWeb", "MemoSystem",
-        "memo-peer", "MemoTestSupport",
+        "MemoCLI", "MemoApp", "MemoCore", "MemoPresentation", "MemoProtocol", "MemoStore", "MemoVault", "MemoWeb",
+        "MemoSystem", "memo-peer", "MemoTestSupport",
       ],
       swiftSettings: strict),
     // Every decoder of outside bytes as a fuzz target (Tests/Fuzz/README.md). It builds in
@@ -247,8 +260,8 @@ let package = Package(
     .target(
       name: "MemoFuzzTargets",
       dependencies: [
-        "MemoCore", "MemoProtocol", "MemoMarkdown", "MemoCrypto", "MemoStore", "MemoDiscovery", "MemoNode", "MemoWeb",
-        "MemoSystem",
+        "MemoCore", "MemoProtocol", "MemoMarkdown", "MemoCrypto", "MemoStore", "MemoVault", "MemoTransfer",
+        "MemoDiscovery", "MemoNode", "MemoWeb", "MemoSystem",
       ],
       path: "Tests/Fuzz/MemoFuzzTargets", swiftSettings: strict),
     // The committed corpus and every crash libFuzzer found, through the same targets.

@@ -2,6 +2,7 @@ import FoundationEssentials
 import MemoCore
 import MemoStore
 import MemoSystem
+import MemoVault
 
 /// One use of this node: a command of the CLI, or one request of the web page. It holds what
 /// every use case is given — where the node lives, the clock and the logger — and the store,

@@ -1,6 +1,5 @@
 import MemoCore
 import MemoNode
-import MemoStore
 
 /// Each consent scope's state and last record, with the manifest the prompts show.
 public struct ConsentOverview: Sendable {

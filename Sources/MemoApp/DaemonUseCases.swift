@@ -1,7 +1,7 @@
 import Dispatch
 import MemoCore
 import MemoNode
-import MemoStore
+import MemoVault
 
 /// How `serve` runs: the port, where to advertise, the pseudonym's rotation, scheduled syncs.
 public struct DaemonOptions: Sendable {

@@ -3,6 +3,7 @@ import MemoCore
 import MemoNode
 import MemoProtocol
 import MemoStore
+import MemoVault
 
 /// What `send` sends: a memo of this node, or text read now (`send -`).
 public enum SendSource {

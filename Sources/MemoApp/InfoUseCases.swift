@@ -2,6 +2,8 @@ import MemoCore
 import MemoNode
 import MemoPresentation
 import MemoStore
+import MemoSystem
+import MemoVault
 
 /// Reads that never count as a person's use and never create a node: the widget's line and
 /// the values shell completion offers.

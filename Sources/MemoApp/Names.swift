@@ -1,5 +1,6 @@
 import MemoCore
 import MemoStore
+import MemoVault
 
 /// Names of notebooks and of trusted devices, read once per use, for memo lines and notebook
 /// output. A node that cannot read its trust store (locked) names devices by ID.

@@ -3,7 +3,6 @@ import MemoCore
 import MemoDiscovery
 import MemoNode
 import MemoProtocol
-import MemoStore
 import Synchronization
 
 /// A ping's round trips.

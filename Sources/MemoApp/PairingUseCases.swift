@@ -1,6 +1,6 @@
 import MemoCore
 import MemoNode
-import MemoStore
+import MemoVault
 
 /// Pairing two devices by a six-digit code both people compare (`pair --accept` on one,
 /// `pair` on the other). Needs a person on both sides: the code is confirmed through

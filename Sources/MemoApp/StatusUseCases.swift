@@ -2,6 +2,8 @@ import MemoCore
 import MemoCrypto
 import MemoNode
 import MemoStore
+import MemoSystem
+import MemoVault
 
 /// The node at a glance: consent per scope, the daemon, the protection.
 public struct NodeStatus: Sendable {

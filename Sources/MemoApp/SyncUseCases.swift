@@ -2,6 +2,7 @@ import MemoCore
 import MemoNode
 import MemoStore
 import MemoSystem
+import MemoVault
 
 /// How a sync answers deletes the mass-delete guard holds back.
 public enum HeldDeletes: Sendable {

@@ -1,7 +1,8 @@
 import MemoCore
 import MemoCrypto
-import MemoStore
 import MemoSystem
+import MemoTransfer
+import MemoVault
 
 /// What `init` found or made.
 public struct NodeSetup: Sendable {

@@ -61,6 +61,7 @@ public struct TrustUseCases {
     let trust = app.trustStore
     let peer = try trust.load().find(reference)
     let revocation = hereOnly ? nil : try app.store().revoke(peer.deviceID, name: peer.name, now: app.now)
+    if let revocation { try revocation.trustChanges.apply(paths: app.paths, keys: app.keys) }
     _ = try trust.update { try $0.remove(peer.deviceID.compact) }
     let daemon = DaemonTrustConfirmation.awaitDaemon(
       paths: app.paths, trust: trust, removed: peer.deviceID, within: daemonWait)

@@ -1,7 +1,7 @@
 import FoundationEssentials
 import MemoCore
 import MemoCrypto
-import MemoStore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import MemoApp
 import MemoCore
-import MemoStore
 import MemoSystem
 
 /// A command: its help and its action. The action gets parsed arguments and a context; it

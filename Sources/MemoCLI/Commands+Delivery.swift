@@ -1,6 +1,5 @@
 import MemoApp
 import MemoCore
-import MemoStore
 
 /// Sending memos to trusted devices: the outbox, and the inbox of memos received.
 enum DeliveryCommands {

@@ -1,6 +1,6 @@
 import MemoApp
 import MemoCore
-import MemoStore
+import MemoTransfer
 
 /// `export --format markdown DIR` and `import --markdown PATH…`.
 enum MarkdownCommands {

@@ -2,7 +2,6 @@ import FoundationEssentials
 import MemoApp
 import MemoCore
 import MemoMarkdown
-import MemoStore
 
 /// Commands about the command line itself: help, the man page, shell completions.
 enum MetaCommands {

@@ -4,7 +4,6 @@ import MemoApp
 import MemoCore
 import MemoNode
 import MemoProtocol
-import MemoStore
 import MemoSystem
 import MemoWeb
 import Synchronization

@@ -1,6 +1,5 @@
 import MemoApp
 import MemoCore
-import MemoStore
 
 /// Commands about the node itself and moving memos between nodes.
 enum NodeCommands {

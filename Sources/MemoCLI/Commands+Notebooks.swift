@@ -1,6 +1,5 @@
 import MemoApp
 import MemoCore
-import MemoStore
 
 /// Notebooks: which memos go to which devices (docs/CLI.md, "Notebooks").
 enum NotebookCommands {

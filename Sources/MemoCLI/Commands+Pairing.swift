@@ -3,7 +3,6 @@ import MemoApp
 import MemoCore
 import MemoNode
 import MemoProtocol
-import MemoStore
 import MemoSystem
 import Synchronization
 

@@ -1,7 +1,7 @@
 import MemoApp
 import MemoCore
 import MemoCrypto
-import MemoStore
+import MemoVault
 
 /// `protect`, `unlock` and `lock`: the device key's protection class and lock state.
 enum ProtectionCommands {

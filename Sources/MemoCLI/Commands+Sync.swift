@@ -5,7 +5,7 @@ import MemoCore
 import MemoNode
 import MemoPresentation
 import MemoProtocol
-import MemoStore
+import MemoSystem
 import Synchronization
 
 #if canImport(Glibc)

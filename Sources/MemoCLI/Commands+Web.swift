@@ -4,6 +4,7 @@ import MemoApp
 import MemoCore
 import MemoStore
 import MemoSystem
+import MemoVault
 import MemoWeb
 import MemoWebApp
 import Synchronization

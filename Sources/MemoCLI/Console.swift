@@ -2,7 +2,6 @@ import FoundationEssentials
 import MemoApp
 import MemoCore
 import MemoCrypto
-import MemoStore
 import MemoSystem
 import Synchronization
 
@@ -189,7 +188,7 @@ final class Console {
   func passphrase(prompt: String, confirm: Bool, fd: Int32?) throws -> SecureBytes {
     if let fd {
       var line = try PrivateFiles.readSecret(fd: fd, limit: 4096, what: "the passphrase descriptor")
-      defer { PrivateFiles.wipe(&line) }
+      defer { SecureBytes.wipe(&line) }
       while let last = line.last, last == 0x0A || last == 0x0D { line.removeLast() }
       return try checked(SecureBytes(copying: line))
     }

@@ -1,5 +1,5 @@
 import Dispatch
-import MemoStore
+import MemoSystem
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
 import CSystemShims
 import FoundationEssentials
 import MemoCore
-import MemoStore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,5 @@
 import Dispatch
-import MemoStore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

@@ -1,7 +1,6 @@
 import CSystemShims
 import MemoCore
 import MemoPresentation
-import MemoStore
 import MemoSystem
 
 #if canImport(Glibc)

@@ -1,6 +1,5 @@
 import FoundationEssentials
 import MemoCore
-import MemoStore
 import MemoSystem
 
 #if canImport(Glibc)

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import MemoCore
 import MemoCrypto
-import MemoStore
 import MemoSystem
 import MemoWeb
 

@@ -1,8 +1,8 @@
 import MemoCore
 import MemoCrypto
 import MemoProtocol
-import MemoStore
 import MemoSystem
+import MemoVault
 
 /// One period's advertisement: what goes on the network, and until when.
 public struct AdvertisementPlan: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import MemoCore
 import MemoProtocol
-import MemoStore
 import MemoTransport
+import MemoVault
 
 /// What the daemon listens with (the TLS server; a fake in tests).
 public protocol ChannelListener: Sendable {

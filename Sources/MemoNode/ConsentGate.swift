@@ -1,8 +1,8 @@
 import FoundationEssentials
 import MemoCore
 import MemoDiscovery
-import MemoStore
 import MemoSystem
+import MemoVault
 
 #if canImport(Glibc)
   import Glibc

@@ -1,7 +1,7 @@
 import Dispatch
 import MemoCore
-import MemoStore
 import MemoSystem
+import MemoVault
 
 /// What `trust remove` (and `trust revoke`) learnt from this node's running daemon after
 /// writing the trust store. The write itself wakes the daemon (it watches the key folder

@@ -3,6 +3,7 @@ import MemoCore
 import MemoProtocol
 import MemoStore
 import MemoSystem
+import MemoVault
 
 /// The receiver's side of delivery: one `deliver` frame in, a `receipt` or `refuse` out.
 /// The store is opened on the first delivery of a channel, in the channel's thread, and for

@@ -3,6 +3,7 @@ import MemoCore
 import MemoPresentation
 import MemoStore
 import MemoSystem
+import MemoVault
 import Synchronization
 
 /// Tells the desktop when a memo arrives in the inbox, a sync brings conflicts, or deletes
@@ -71,6 +72,6 @@ public final class DesktopAlertWatcher: Sendable {
 
   private func preview(_ alert: DesktopAlert, _ store: MemoStore) -> DesktopNoticeRules.ArrivedMemo? {
     guard case .arrived(let entry, _) = alert else { return nil }
-    return store.inboxPreview(entry)
+    return store.inboxPreview(entry).map { DesktopNoticeRules.ArrivedMemo(title: $0.title, isPrivate: $0.isPrivate) }
   }
 }

@@ -2,7 +2,6 @@ import CAvahiProbe
 import FoundationEssentials
 import MemoCore
 import MemoDiscovery
-import MemoStore
 import MemoSystem
 
 #if canImport(Glibc)

@@ -1,8 +1,8 @@
 import FoundationEssentials
 import MemoCore
 import MemoProtocol
-import MemoStore
 import MemoSystem
+import MemoVault
 import Synchronization
 
 /// The trusted channels this process holds open, so that locking the node can close them

@@ -2,9 +2,9 @@ import FoundationEssentials
 import MemoCore
 import MemoCrypto
 import MemoProtocol
-import MemoStore
 import MemoSystem
 import MemoTransport
+import MemoVault
 
 /// Everything that says who this node is: the Ed25519 identity (device ID, TLS
 /// certificate) and the discovery key (rotating advertisement). Both are created together

@@ -3,8 +3,8 @@ import MemoCore
 import MemoCrypto
 import MemoDiscovery
 import MemoProtocol
-import MemoStore
 import MemoTransport
+import MemoVault
 import Synchronization
 
 #if canImport(Glibc)

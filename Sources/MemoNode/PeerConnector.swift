@@ -2,8 +2,8 @@ import FoundationEssentials
 import MemoCore
 import MemoDiscovery
 import MemoProtocol
-import MemoStore
 import MemoTransport
+import MemoVault
 import Synchronization
 
 #if canImport(Glibc)

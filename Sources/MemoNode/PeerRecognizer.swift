@@ -1,5 +1,4 @@
 import MemoCore
-import MemoStore
 
 /// Tells which sightings are trusted devices: a sighting's rotating tag is recomputed
 /// under each trusted peer's discovery key. Nobody without the key can make that link.

@@ -3,6 +3,7 @@ import MemoCore
 import MemoProtocol
 import MemoStore
 import MemoSystem
+import MemoVault
 import Synchronization
 
 /// What happens on a trusted channel once the transport is up: the driver of a

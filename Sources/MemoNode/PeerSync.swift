@@ -3,6 +3,7 @@ import FoundationEssentials
 import MemoCore
 import MemoProtocol
 import MemoStore
+import MemoVault
 
 /// Syncs this node with trusted peers: reaches each through the dialler (finding it by its
 /// rotating tag, connecting with its pinned key, waiting for consent and for the peer as

@@ -1,6 +1,6 @@
 import MemoCore
 import MemoProtocol
-import MemoStore
+import MemoVault
 
 /// Whether the peer of a session in progress is still trusted, asked at each step where
 /// the session would act on what the peer sent (a frame it answers, a batch it stores, a

@@ -1,5 +1,4 @@
 import MemoCore
-import MemoStore
 import MemoSystem
 
 /// Live sync: `serve` keeps a link open with every trusted device it can reach

@@ -5,6 +5,7 @@ import MemoProtocol
 import MemoStore
 import MemoSystem
 import MemoTransport
+import MemoVault
 
 #if canImport(Glibc)
   import Glibc

@@ -1,6 +1,7 @@
 import MemoCore
 import MemoStore
 import MemoSystem
+import MemoVault
 
 /// How engine code opens this node's store, and on whose behalf: a person's command
 /// (`send --wait`, `sync`) restarts the idle timeout of protection `complete`; the daemon's

@@ -2,6 +2,7 @@ import MemoCore
 import MemoProtocol
 import MemoStore
 import MemoSystem
+import MemoVault
 
 /// The store work of one sync session, as `SyncMachine` asks for it: the hellos and the ops
 /// of the notebooks' logs, the plan from what the logs then say, the receiving direction (`SyncSink`: each batch in one transaction with
@@ -155,11 +156,19 @@ final class SyncStoreWork {
     }
   }
 
-  /// The revocations and keys of the peer's hello, before anything else of the session.
+  /// The revocations and keys of the peer's hello, before anything else of the session; then
+  /// what they change in the trust store and the discovery key file, which the store leaves
+  /// to the node.
   private func takeHello(_ store: MemoStore) throws -> HelloTaken {
-    try store.takeHello(
+    let trustStore = TrustStore(paths: store.paths, keys: store.keys)
+    let taken = try store.takeHello(
       from: peer, revocations: try revocations(), keys: try NotebookEntries.checkedKeys(peerHello?.keys ?? []),
-      now: clock())
+      trustedNames: {
+        Dictionary(
+          try trustStore.load().peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
+      }, now: clock())
+    try taken.trustChanges.apply(paths: store.paths, keys: store.keys)
+    return taken
   }
 
   /// The revocations and purges of the peer's hello (their form was checked when it was

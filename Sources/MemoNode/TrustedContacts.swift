@@ -1,8 +1,8 @@
 import FoundationEssentials
 import MemoCore
 import MemoPresentation
-import MemoStore
 import MemoSystem
+import MemoVault
 import Synchronization
 
 /// The trusted devices the daemon has had a handshake with, and when: written into

@@ -1,6 +1,6 @@
 import FoundationEssentials
 import MemoCore
-import MemoStore
+import MemoVault
 import Synchronization
 
 /// The set of trusted device IDs the TLS verify callback and the sessions in progress

@@ -1,4 +1,5 @@
 import MemoCore
+import MemoSystem
 
 #if canImport(Glibc)
   import Glibc

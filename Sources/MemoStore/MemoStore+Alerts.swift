@@ -1,5 +1,4 @@
 import MemoCore
-import MemoPresentation
 
 extension MemoStore {
   /// What desktop notifications compare: inbox entries and their senders, memos with
@@ -27,9 +26,10 @@ extension MemoStore {
   }
 
   /// The title and private mark of an inbox entry, for a notification; nil while locked
-  /// (the entry is sealed under the device key) or when the entry is gone.
-  public func inboxPreview(_ id: String) -> DesktopNoticeRules.ArrivedMemo? {
+  /// (the entry is sealed under the device key) or when the entry is gone. Plain facts:
+  /// MemoNode makes them `DesktopNoticeRules.ArrivedMemo`.
+  public func inboxPreview(_ id: String) -> (title: String, isPrivate: Bool)? {
     guard lockState.canReadContent, let entry = try? inboxEntries().first(where: { $0.id == id }) else { return nil }
-    return DesktopNoticeRules.ArrivedMemo(title: entry.memo.title, isPrivate: entry.memo.isPrivate)
+    return (entry.memo.title, entry.memo.isPrivate)
   }
 }

@@ -1,4 +1,5 @@
 import MemoCore
+import MemoVault
 
 /// The per-peer quotas of a sync (docs/PROTOCOL.md, "Quotas"): what one trusted device may
 /// add here, so that a device that floods stops only itself. Counted in the receiving

@@ -2,6 +2,7 @@ import FoundationEssentials
 import MemoCore
 import MemoCrypto
 import MemoProtocol
+import MemoVault
 
 /// A revocation as this device holds it (docs/PROTOCOL.md, "Revocations").
 public struct RevocationNote: Sendable, Equatable {
@@ -32,6 +33,9 @@ public struct RevocationResult: Sendable, Equatable {
   public var unshared: [NotebookID]
   /// Of those, the ones that got a new key generation.
   public var rotated: [NotebookID]
+  /// What the caller applies to the node's files once the store committed: a new discovery
+  /// key (the store never writes the trust store or the discovery key).
+  public var trustChanges = TrustChanges(rotateDiscoveryKey: true)
 }
 
 /// Revocations: made here, taken from hellos, applied to what arrives. A revoked device is
@@ -40,7 +44,8 @@ public struct RevocationResult: Sendable, Equatable {
 /// included. The signed bytes are kept as they came, so every hello passes them on.
 extension MemoStore {
   /// Signs and applies a revocation of `device`, cut at what this device has seen of the
-  /// device's replicas. The caller removes it from the trust store (`untrustRevoked`).
+  /// device's replicas. The caller applies the result's `trustChanges` (a new discovery key)
+  /// and removes the device from the trust store.
   public func revoke(_ device: DeviceID, name: String?, now: Timestamp) throws -> RevocationResult {
     let signer = try signer()
     guard device != (try deviceID()) else {
@@ -58,25 +63,17 @@ extension MemoStore {
       try keep(revocation, as: note, now: now)
       return RevocationResult(note: note, unshared: unshared, rotated: rotated)
     }
-    try rotateDiscoveryAfterRevocation()
     return result
-  }
-
-  /// After a revocation was applied here: a new discovery key for this node, so the revoked
-  /// device, which knew the old one, no longer recognises its advertisements; and every
-  /// trusted device's key marked possibly old (each rotates its own when it hears of the
-  /// revocation), so this node tries the advertisements it does not recognise until each
-  /// device's next hello gives its new key.
-  public func rotateDiscoveryAfterRevocation() throws {
-    try NodeSecrets(paths: paths, keys: keys).rotateDiscoveryKey()
-    _ = try TrustStore(paths: paths, keys: keys).update { $0.markDiscoveryKeysStale() }
   }
 
   /// Takes the revocations of a peer's hello: each one new here is verified, decided by
   /// `RevocationRules` and, when it counts, kept and applied. One that does not verify or
   /// count is kept aside (quarantined, naming `peer`); the sync goes on. Returns what was
-  /// applied. Runs inside the caller's transaction.
-  func takeRevocations(_ revocations: [Revocation], from peer: DeviceID, now: Timestamp) throws -> [RevocationNote] {
+  /// applied. `trustedNames` gives the trust store's devices and names, read only when a new
+  /// revocation needs them. Runs inside the caller's transaction.
+  func takeRevocations(
+    _ revocations: [Revocation], from peer: DeviceID, trustedNames: () throws -> [DeviceID: String], now: Timestamp
+  ) throws -> [RevocationNote] {
     guard !revocations.isEmpty else { return [] }
     let me = try deviceID()
     var trusted: [DeviceID: String]?  // read once, when a new revocation needs it
@@ -161,20 +158,11 @@ extension MemoStore {
     }
   }
 
-  /// Removes every device revoked here from the trust store (a revocation applied in a
-  /// sync is committed first; this runs after, and again at the next sync if it was cut
-  /// short). Returns the devices it removed.
-  @discardableResult
-  public func untrustRevoked() throws -> [DeviceID] {
-    let revoked = try revokedDevices()
-    guard !revoked.isEmpty else { return [] }
-    let trustStore = TrustStore(paths: paths, keys: keys)
-    guard try trustStore.load().peers.contains(where: { revoked.contains($0.deviceID) }) else { return [] }
-    return try trustStore.update { list in
-      let gone = list.peers.map(\.deviceID).filter(revoked.contains)
-      for device in gone { _ = try list.remove(device.compact) }
-      return gone
-    }
+  /// Every device revoked here, to be removed from the trust store (a revocation applied in
+  /// a sync is committed first; the caller applies this after, and again at the next sync if
+  /// it was cut short).
+  public func revokedTrustChanges() throws -> TrustChanges {
+    TrustChanges(untrust: try revokedDevices())
   }
 
   /// A person trusts `device` again: the revocations of it held here stop counting (they
@@ -223,12 +211,6 @@ extension MemoStore {
   /// Revocations kept here of one maker: a household has a few devices, and a member that
   /// signs revocations of made-up devices by the thousand fills nothing beyond this.
   static let maximumRevocationsPerDevice = 64
-
-  private func trustedNames() throws -> [DeviceID: String] {
-    Dictionary(
-      try TrustStore(paths: paths, keys: keys).load().peers.map { ($0.deviceID, $0.name) },
-      uniquingKeysWith: { first, _ in first })
-  }
 
   /// The devices whose applied revocations revoked `device` here.
   private func revokers(of device: DeviceID) throws -> Set<DeviceID> {

@@ -1,6 +1,7 @@
 import MemoCore
 import MemoCrypto
 import MemoProtocol
+import MemoVault
 
 /// Signing what this device writes (docs/design/sync-v3.md, sections 2 and 3): every
 /// revision it makes is sealed under its notebook's current key and signed with the

@@ -1,6 +1,7 @@
 import MemoCore
 import MemoCrypto
 import MemoSystem
+import MemoVault
 import Synchronization
 
 #if canImport(Glibc)
@@ -39,7 +40,7 @@ public final class MemoStore {
   /// Membership logs loaded so far, and what they say (`notebook_ops`).
   let membership = MembershipCache()
   /// How the device key and the node's secrets are reached (the keyring).
-  let keys: DeviceKeys
+  public let keys: DeviceKeys
   /// The identity key, once something was signed (`signer()`).
   let signingKey = Mutex<Ed25519.SigningKey?>(nil)
   /// This device's ID, once read from its public identity key (needs no unlocking).

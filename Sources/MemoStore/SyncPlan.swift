@@ -2,6 +2,7 @@ import FoundationEssentials
 import MemoCore
 import MemoCrypto
 import MemoProtocol
+import MemoVault
 
 /// What one sync session moves between this device and a peer, notebook by notebook
 /// (docs/PROTOCOL.md, "Sync, version 3"): made after both sides' ops are in, from what the
@@ -60,6 +61,10 @@ public struct HelloTaken: Sendable, Equatable {
   public var revoked: [RevocationNote] = []
   /// The peer is revoked here (now, or before): nothing of any notebook moves.
   public var peerRevoked = false
+  /// What the caller applies to the trust store and the discovery key once the store
+  /// committed: every device revoked here leaves the trust store, and a revocation applied
+  /// now brings a new discovery key.
+  public var trustChanges = TrustChanges()
 
   public init() {}
 }
@@ -147,18 +152,20 @@ extension MemoStore {
   /// Takes what a peer's hello carries before anything else of the session: its
   /// revocations (a device revoked elsewhere gets nothing of this session; it is then dropped
   /// from the trust store) and the public keys it passes on (members can then seal keys to
-  /// devices they never met: `grantMissingKeys`).
+  /// devices they never met: `grantMissingKeys`). `trustedNames` reads the trust store
+  /// (devices and their names), only when a new revocation needs it. Writes the database
+  /// only: the caller applies the result's `trustChanges` to the node's files.
   public func takeHello(
-    from peer: DeviceID, revocations: [Revocation], keys: [[UInt8]], now: Timestamp
+    from peer: DeviceID, revocations: [Revocation], keys: [[UInt8]],
+    trustedNames: () throws -> [DeviceID: String], now: Timestamp
   ) throws -> HelloTaken {
     var taken = HelloTaken()
     try batch {
-      taken.revoked = try takeRevocations(revocations, from: peer, now: now)
+      taken.revoked = try takeRevocations(revocations, from: peer, trustedNames: trustedNames, now: now)
       try learnKeys(keys, from: peer, now: now)
       try grantMissingKeysEverywhere(now: now)
     }
-    try untrustRevoked()
-    if !taken.revoked.isEmpty { try rotateDiscoveryAfterRevocation() }
+    taken.trustChanges = TrustChanges(untrust: try revokedDevices(), rotateDiscoveryKey: !taken.revoked.isEmpty)
     taken.peerRevoked = try revokedDevices().contains(peer)
     return taken
   }

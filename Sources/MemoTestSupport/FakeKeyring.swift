@@ -1,5 +1,5 @@
 import MemoCrypto
-import MemoStore
+import MemoVault
 import Synchronization
 
 /// An in-memory `SecretKeyring` that follows the contract of `SecretKeyring`, records the

@@ -1,8 +1,8 @@
 import MemoCore
 import MemoNode
 import MemoProtocol
-import MemoStore
 import MemoTransport
+import MemoVault
 import Synchronization
 
 /// The channels of a real `ServeEngine` over an `InMemoryNetwork`: listening attaches the

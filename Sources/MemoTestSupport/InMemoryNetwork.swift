@@ -2,7 +2,7 @@ import Foundation
 import MemoCore
 import MemoNode
 import MemoProtocol
-import MemoStore
+import MemoVault
 import Synchronization
 
 /// Devices reachable in memory, for driving the engine's real dialling code (PeerConnector,

@@ -1,7 +1,7 @@
 import MemoApp
 import MemoCore
-import MemoStore
 import MemoSystem
+import MemoVault
 import MemoWeb
 
 /// The page's API on this node (docs/WEB.md): an adapter that answers each `APICall` with

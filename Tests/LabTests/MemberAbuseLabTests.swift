@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoStore
 import MemoSystem
+import MemoVault
 import XCTest
 
 /// Issue 38's member and relay tricks against real daemons on the lab: host a is a trusted

@@ -5,6 +5,7 @@ import MemoCrypto
 import MemoStore
 import MemoSystem
 import MemoTestSupport
+import MemoVault
 import Synchronization
 
 /// A node in a temporary home for the use cases: a fixed clock that moves on a second per

@@ -2,6 +2,7 @@ import Foundation
 import MemoApp
 import MemoCore
 import MemoStore
+import MemoTransfer
 import XCTest
 
 /// init, export and import, and the reads that never make a node (widget, completion).

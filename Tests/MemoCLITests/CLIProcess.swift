@@ -1,5 +1,6 @@
 import Foundation
 import MemoStore
+import MemoSystem
 import MemoTestSupport
 import XCTest
 

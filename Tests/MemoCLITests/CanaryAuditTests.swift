@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoStore
+import MemoSystem
 import MemoTestSupport
 import XCTest
 

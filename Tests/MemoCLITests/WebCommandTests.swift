@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoProtocol
 import MemoStore
+import MemoSystem
 import MemoTestSupport
 import MemoWeb
 import XCTest

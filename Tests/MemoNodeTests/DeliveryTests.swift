@@ -3,6 +3,7 @@ import MemoCore
 import MemoProtocol
 import MemoStore
 import MemoTestSupport
+import MemoVault
 import XCTest
 
 @testable import MemoNode

@@ -5,6 +5,7 @@ import MemoProtocol
 import MemoStore
 import MemoSystem
 import MemoTestSupport
+import MemoVault
 import XCTest
 
 @testable import MemoNode

@@ -3,6 +3,7 @@ import MemoCore
 import MemoStore
 import MemoSystem
 import MemoTestSupport
+import MemoVault
 import XCTest
 
 @testable import MemoNode

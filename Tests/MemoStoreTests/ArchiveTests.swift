@@ -1,9 +1,11 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoSystem
 import XCTest
 
 @testable import MemoStore
+@testable import MemoTransfer
 
 final class ArchiveTests: XCTestCase {
   let passphrase = SecureBytes(copying: Array("correct horse battery".utf8))

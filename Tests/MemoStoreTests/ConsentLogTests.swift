@@ -1,8 +1,10 @@
 import Foundation
 import MemoCore
+import MemoSystem
 import XCTest
 
 @_spi(Fuzzing) @testable import MemoStore
+@_spi(Fuzzing) @testable import MemoVault
 
 final class ConsentLogTests: XCTestCase {
   func record(_ decision: ConsentDecision, note: String? = nil) -> ConsentRecord {

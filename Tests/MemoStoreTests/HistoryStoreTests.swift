@@ -2,10 +2,12 @@ import Foundation
 import MemoCore
 import MemoNode
 import MemoProtocol
+import MemoSystem
 import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 /// History (docs/design/sync-v3.md, section 8): every superseded revision is kept, on every
 /// path that supersedes one (a local edit, a sync, a conflict's resolution, a delete), with

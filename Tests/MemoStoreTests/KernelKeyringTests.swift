@@ -3,6 +3,7 @@ import MemoCrypto
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 /// The real kernel keyring: what `KernelKeyring` promises in `SecretKeyring`'s contract.
 final class KernelKeyringTests: XCTestCase {

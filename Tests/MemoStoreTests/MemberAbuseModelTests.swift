@@ -3,10 +3,12 @@ import MemoCore
 import MemoCrypto
 import MemoNode
 import MemoProtocol
+import MemoSystem
 import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 /// Issue 38's member and relay tricks over random runs, between real stores through the
 /// production `SyncSession`: honest members 0, 1 and 2 and an honest relay 3 share notebooks

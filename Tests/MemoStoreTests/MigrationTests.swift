@@ -5,6 +5,7 @@ import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 /// Every older schema has a committed fixture; migrating it must keep every row readable,
 /// including undelivered outbox entries.

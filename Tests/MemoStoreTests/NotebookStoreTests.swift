@@ -5,6 +5,7 @@ import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 /// Notebooks in the store: the `personal` notebook of new and migrated stores, names,
 /// moves, deletes, membership, and keys sealed under the device key.

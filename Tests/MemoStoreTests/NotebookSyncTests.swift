@@ -6,6 +6,7 @@ import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 /// Sync with notebooks between real stores, through the production session over in-memory
 /// channels: who gets what, the blind relay, an unshare and its key rotation, a record

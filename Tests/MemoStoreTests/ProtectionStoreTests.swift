@@ -7,6 +7,7 @@ import Synchronization
 import XCTest
 
 @_spi(Fuzzing) @testable import MemoStore
+@_spi(Fuzzing) @testable import MemoVault
 
 /// Protection classes, lock and unlock, against a fake keyring (the kernel keyring has its
 /// own tests in KernelKeyringTests and the CLI tests).

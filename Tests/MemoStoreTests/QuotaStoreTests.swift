@@ -6,6 +6,7 @@ import MemoTestSupport
 import XCTest
 
 @_spi(Fuzzing) @testable import MemoStore
+@_spi(Fuzzing) @testable import MemoVault
 
 /// The per-peer quotas (issue 23): one device cannot add memos without bound, nor fill a
 /// relay for everyone; over a quota its batch is refused (`over-quota`, nothing of it

@@ -1,10 +1,12 @@
 import Foundation
 import MemoCore
 import MemoProtocol
+import MemoSystem
 import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 /// History from a relay (PROTOCOL.md, "History from a relay"), store to store: what a
 /// relay answers, and what a member keeps of it.

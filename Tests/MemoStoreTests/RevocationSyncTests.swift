@@ -7,6 +7,7 @@ import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 /// Revocations between real stores, through the production session over in-memory
 /// channels: the stolen laptop cut off by a device it never meets again, through the relay;
@@ -31,7 +32,7 @@ final class RevocationSyncTests: XCTestCase {
     let result = try b.store.revoke(x.id, name: "x", now: 10)
     XCTAssertEqual(result.unshared, [notebook])
     XCTAssertEqual(result.rotated, [notebook], "b held the key x had: a new generation")
-    try b.store.untrustRevoked()
+    try b.store.revokedTrustChanges().apply(paths: b.store.paths, keys: b.store.keys)
     XCTAssertFalse(try b.trusted().contains(x.id))
 
     // The relay learns it from b, c only from the relay.
@@ -108,9 +109,15 @@ final class RevocationSyncTests: XCTestCase {
     var revocation = try XCTUnwrap(
       SyncRules.checkedRevocations(try stranger.store.revocationsToSend()).first)
     // Untrusted here: not applied.
-    XCTAssertEqual(try b.store.batch { try b.store.takeRevocations([revocation], from: s.id, now: 12) }, [])
+    let trustStore = TrustStore(paths: b.store.paths, keys: b.store.keys)
+    let names = {
+      Dictionary(try trustStore.load().peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { a, _ in a })
+    }
+    XCTAssertEqual(
+      try b.store.batch { try b.store.takeRevocations([revocation], from: s.id, trustedNames: names, now: 12) }, [])
     revocation.signature[0] ^= 1
-    XCTAssertEqual(try b.store.batch { try b.store.takeRevocations([revocation], from: s.id, now: 12) }, [])
+    XCTAssertEqual(
+      try b.store.batch { try b.store.takeRevocations([revocation], from: s.id, trustedNames: names, now: 12) }, [])
     XCTAssertTrue(
       try b.store.quarantined().contains { $0.reason == "a revocation whose signature does not verify" })
     XCTAssertTrue(try b.trusted().contains(c.id))
@@ -143,7 +150,9 @@ final class RevocationSyncTests: XCTestCase {
       _ = list.learnDiscoveryKey(Data(repeating: 3, count: 32).base64EncodedString(), rotationSeconds: 900, for: c.id)
     }
     let before = try [b, s, c].map(discoveryKey)
-    _ = try b.store.revoke(x.id, name: "x", now: 10)
+    let result = try b.store.revoke(x.id, name: "x", now: 10)
+    XCTAssertEqual(try discoveryKey(b), before[0], "the store writes no key file")
+    try result.trustChanges.apply(paths: b.store.paths, keys: b.store.keys)
     XCTAssertNotEqual(try discoveryKey(b), before[0], "the revoker rotates")
     try sync(s, with: b)
     XCTAssertNotEqual(try discoveryKey(s), before[1], "so does a device that applies it")

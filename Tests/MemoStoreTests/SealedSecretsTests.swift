@@ -1,10 +1,12 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoSystem
 import MemoTestSupport
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 /// The identity key, the discovery key and the trust store follow the device key: plain
 /// without a passphrase, sealed under the device key with one — unreadable while locked,

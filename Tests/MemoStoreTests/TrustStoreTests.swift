@@ -3,6 +3,7 @@ import MemoCore
 import XCTest
 
 @testable import MemoStore
+@testable import MemoVault
 
 final class TrustStoreTests: XCTestCase {
   func peer(_ seed: UInt8, _ name: String) -> TrustedPeer {

@@ -6,6 +6,7 @@ import MemoStore
 import MemoSystem
 import MemoTestSupport
 import MemoTransport
+import MemoVault
 
 #if canImport(Glibc)
   import Glibc

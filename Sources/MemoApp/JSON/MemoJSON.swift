@@ -1,7 +1,6 @@
 import FoundationEssentials
 import MemoCore
 import MemoPresentation
-import MemoStore
 
 // The `--json` shapes of memos, which the web API answers with too: a stable, documented
 // interface (docs/CLI.md, docs/WEB.md). Fields are only ever added; `schema` changes if one

@@ -2,6 +2,7 @@ import MemoCore
 import MemoNode
 import MemoPresentation
 import MemoStore
+import MemoVault
 
 // The `--json` shapes of the node's state: `status`, `consent`, `protect`/`unlock`/`lock`
 // (and the page's status, consent, Lock and unlock).

@@ -1,6 +1,6 @@
 import MemoCore
 import MemoPresentation
-import MemoStore
+import MemoTransfer
 
 // The `--json` shapes of `init`, `export` and `import`.
 

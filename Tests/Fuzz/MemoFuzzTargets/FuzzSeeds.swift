@@ -4,6 +4,8 @@ import MemoCrypto
 @_spi(Fuzzing) import MemoDiscovery
 import MemoProtocol
 @_spi(Fuzzing) import MemoStore
+@_spi(Fuzzing) import MemoTransfer
+@_spi(Fuzzing) import MemoVault
 
 /// The seed corpus: valid inputs for every target, made with the production encoders so they
 /// stay in step with the formats. Written to Tests/Fuzz/Corpus once

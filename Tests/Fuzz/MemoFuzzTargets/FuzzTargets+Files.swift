@@ -7,6 +7,8 @@ import MemoNode
 import MemoProtocol
 @_spi(Fuzzing) import MemoStore
 import MemoSystem
+@_spi(Fuzzing) import MemoTransfer
+@_spi(Fuzzing) import MemoVault
 import MemoWeb
 
 /// The decoders of what arrives by mDNS and of the files another program could have written

@@ -5,6 +5,7 @@ import MemoProtocol
 import MemoStore
 import MemoSystem
 import MemoTransport
+import MemoVault
 import Synchronization
 
 /// Batched delivery on loopback (no lab, no root): 1,000 memos of 1 KiB queued on node a

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoSystem
 
 /// The export archive: memos sealed under a key derived from a passphrase, for moving them
 /// to another device. It never contains the device key.

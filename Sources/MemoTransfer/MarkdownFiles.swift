@@ -1,6 +1,7 @@
 import FoundationEssentials
 import MemoCore
 import MemoMarkdown
+import MemoStore
 import MemoSystem
 
 #if canImport(Glibc)

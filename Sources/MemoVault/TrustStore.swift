@@ -44,7 +44,7 @@ public struct TrustStore: Sendable {
     try PrivateFiles.checkPrivate(directory, role: "key directory", expectedMode: "700")
     try PrivateFiles.checkPrivate(path, role: "trust store", expectedMode: "600")
     var bytes = try PrivateFiles.readSecret(path, limit: Self.limit)
-    defer { PrivateFiles.wipe(&bytes) }
+    defer { SecureBytes.wipe(&bytes) }
     guard bytes.starts(with: Self.sealedMagic) else {
       if refusePlain { throw NodeSecrets.unsealedSecret(path, role: "trust store") }
       return bytes
@@ -58,7 +58,7 @@ public struct TrustStore: Sendable {
 
   private func decode(_ json: [UInt8]) throws -> TrustList {
     var json = json
-    defer { PrivateFiles.wipe(&json) }
+    defer { SecureBytes.wipe(&json) }
     return try Self.decode(json, path: path)
   }
 
@@ -98,7 +98,7 @@ public struct TrustStore: Sendable {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     var json = Array(try encoder.encode(list)) + [0x0A]
-    defer { PrivateFiles.wipe(&json) }
+    defer { SecureBytes.wipe(&json) }
     guard let key else { return try PrivateFiles.writeAtomically(json, to: path) }
     let file = try SealedSecretFile.seal(
       json, magic: Self.sealedMagic, version: Self.sealedVersion, publicPart: [], under: key)

@@ -46,7 +46,7 @@ public struct NodeSecrets: Sendable {
       return key
     case .sealed(let sealed):
       var plain = try sealed.open(with: try Self.key(mode, opening: file.path), path: file.path)
-      defer { PrivateFiles.wipe(&plain) }
+      defer { SecureBytes.wipe(&plain) }
       guard plain.count == AES256GCMKey.keySize else {
         throw MemoPeerError(.wrongKey, "\(file.path) holds a key of the wrong size", hint: "restore it from a backup")
       }
@@ -133,7 +133,7 @@ public struct NodeSecrets: Sendable {
     for file in [KeyFile.identity(paths), KeyFile.discovery(paths)] where file.exists {
       guard case .sealed(let sealed) = try file.contents() else { continue }
       var plain = try sealed.open(with: deviceKey, path: file.path)
-      defer { PrivateFiles.wipe(&plain) }
+      defer { SecureBytes.wipe(&plain) }
       try file.write(plain: SecureBytes(copying: plain))
     }
     try TrustStore(paths: paths, keys: keys).rewrite(sealedUnder: nil, opening: deviceKey)

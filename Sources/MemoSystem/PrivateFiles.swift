@@ -1,7 +1,5 @@
 import FoundationEssentials
 import MemoCore
-import MemoCrypto
-import MemoSystem
 
 #if canImport(Glibc)
   import Glibc
@@ -96,7 +94,7 @@ public enum PrivateFiles {
 
   /// Reads a file that holds a secret: into one buffer allocated up front (no growth, so no
   /// copy is left behind in freed memory), which is wiped after the bytes are handed over.
-  /// The caller wipes the returned array (`wipe`) when done with it.
+  /// The caller wipes the returned array (`SecureBytes.wipe`) when done with it.
   public static func readSecret(_ path: String, limit: Int) throws -> [UInt8] {
     let fd = try call("open", orThrow: "cannot read \(path)") { open(path, O_RDONLY | O_CLOEXEC) }
     defer { close(fd) }
@@ -127,9 +125,13 @@ public enum PrivateFiles {
     }
   }
 
-  /// Overwrites a buffer that held a secret with zeros (OPENSSL_cleanse, which the
-  /// optimiser keeps).
-  public static func wipe(_ bytes: inout [UInt8]) { SecureBytes.wipe(&bytes) }
+  /// Overwrites a buffer that held a secret with zeros: explicit_bzero, which the optimiser
+  /// keeps (MemoSystem sits below MemoCrypto, whose `SecureBytes.wipe` callers use).
+  private static func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { raw in
+      if let base = raw.baseAddress { explicit_bzero(base, raw.count) }
+    }
+  }
 
   /// Reads a descriptor to its end, refusing more than `limit` bytes.
   public static func readAll(_ fd: Int32, limit: Int, what: String) throws -> [UInt8] {

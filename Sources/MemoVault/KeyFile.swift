@@ -82,7 +82,7 @@ public struct KeyFile: Sendable {
     try PrivateFiles.checkPrivate(directory, role: "key directory", expectedMode: "700")
     try PrivateFiles.checkPrivate(path, role: role, expectedMode: "600")
     var bytes = try PrivateFiles.readSecret(path, limit: 4096)
-    defer { PrivateFiles.wipe(&bytes) }
+    defer { SecureBytes.wipe(&bytes) }
     return try parse(bytes)
   }
 
@@ -144,7 +144,7 @@ public struct KeyFile: Sendable {
   {
     try PrivateFiles.ensureDirectory(directory, role: "key directory")
     var plain = key.withUnsafeBytes { Array($0) }
-    defer { PrivateFiles.wipe(&plain) }
+    defer { SecureBytes.wipe(&plain) }
     let file = try SealedSecretFile.seal(plain, magic: magic, publicPart: publicPart, under: deviceKey)
     try PrivateFiles.writeAtomically(file.encoded, to: path, exclusive: exclusive)
   }
@@ -177,7 +177,7 @@ public struct KeyFile: Sendable {
     try PrivateFiles.ensureDirectory(directory, role: "key directory")
     var file = magic + [Self.version, Self.protectionNone]
     key.withUnsafeBytes { file.append(contentsOf: $0) }
-    defer { PrivateFiles.wipe(&file) }
+    defer { SecureBytes.wipe(&file) }
     try PrivateFiles.writeAtomically(file, to: path, exclusive: exclusive)
   }
 

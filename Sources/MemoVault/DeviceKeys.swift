@@ -84,8 +84,8 @@ public struct DeviceKeys: Sendable {
     }
   }
 
-  /// The device key, made (unprotected) on a node's first use.
-  func dataKeyCreatingIfMissing(use: KeyUse) throws -> SecureBytes? {
+  /// The device key, made (unprotected) on a node's first use (`MemoStore.open`).
+  public func dataKeyCreatingIfMissing(use: KeyUse) throws -> SecureBytes? {
     file.exists ? try dataKey(use: use) : try file.create()
   }
 
