@@ -193,9 +193,10 @@ public actor ServeEngine {
       (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: settle ?? Self.tick) }) ?? FolderChangeWatch.Wake()
     if !feed.settleChecks.isEmpty { feed.settleChecks.removeFirst() }
     if !wake.folders.isEmpty, !wake.poked, !wake.network {
-      if let later = feed.wakes.wake(at: ContinuousClock.now) {
+      let time = Clocks.shared
+      if let later = feed.wakes.wake(at: time.monotonicNow) {
         // What is written meanwhile is read as one wake by the next step.
-        try? await Task.sleep(until: later, clock: .continuous)
+        try? await time.sleep(until: later)
       }
     }
     // inotify tells of the write before SQLite has published it (the WAL index is updated
