@@ -52,7 +52,7 @@ public func untilDeadline<T: Sendable>(_ deadline: Deadline, _ body: @escaping @
   try await withThrowingTaskGroup(of: DeadlineOutcome<T>.self) { group in
     group.addTask { .finished(try await body()) }
     group.addTask {
-      try await deadline.sleep()
+      try await deadline.waitUntilPassed()
       return .timedOut
     }
     let first = try await group.next()

@@ -54,7 +54,7 @@ public struct Deadline: Sendable, Hashable, Comparable {
 
   /// Waits until this deadline passed, on its clock (a manual clock: until the test
   /// advanced it that far).
-  public func sleep() async throws { try await clock.sleep(until: instant) }
+  public func waitUntilPassed() async throws { try await clock.sleep(until: instant) }
 
   public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.instant < rhs.instant }
   public static func == (lhs: Deadline, rhs: Deadline) -> Bool { lhs.instant == rhs.instant }

@@ -21,8 +21,9 @@ public final class ManualClock: TimeSource, Sendable {
     var wall: Timestamp
     var nextID = 0
     var sleepers: [Sleeper] = []
-    /// How many times `waits` changed, for `waitUntilSleeping`.
     var waitsStarted = 0
+    /// Threads in `untilWaiting`, signalled whenever a wait starts.
+    var watchers: [DispatchSemaphore] = []
   }
 
   private let state: Mutex<State>
@@ -91,12 +92,22 @@ public final class ManualClock: TimeSource, Sendable {
           woken.signal()
         })
       state.waitsStarted += 1
+      for watcher in state.watchers { watcher.signal() }
       return id
     }
     guard let id else { return woken.wait(timeout: .now()) == .success }
     woken.wait()
     state.withLock { $0.sleepers.removeAll { $0.id == id } }
     return !timedOut.withLock { $0 }
+  }
+
+  /// Blocks this thread until at least `count` waits are pending on the clock: the code
+  /// under test reached the wait the test is about to satisfy by advancing.
+  public func untilWaiting(_ count: Int = 1) {
+    let signal = DispatchSemaphore(value: 0)
+    state.withLock { $0.watchers.append(signal) }
+    defer { state.withLock { $0.watchers.removeAll { $0 === signal } } }
+    while pendingWaits < count { signal.wait() }
   }
 
   /// Makes this the process's clock (`Clocks.shared`) until the returned restore runs.

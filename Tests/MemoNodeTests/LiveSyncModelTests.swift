@@ -60,6 +60,7 @@ private final class LiveSyncModelRun {
   init(seed: UInt64) throws {
     self.seed = seed
     random = SeededRandom(state: seed)
+    writes = try FolderChangeWatch()
     nodes = try (0..<LiveSyncModelTests.deviceCount).map { _ in try TestNode() }
     for (index, node) in nodes.enumerated() {
       let gate = try node.gate
@@ -87,7 +88,7 @@ private final class LiveSyncModelRun {
 
     for number in 0..<LiveSyncModelTests.operations {
       try change(number)
-      try await Task.sleep(for: .milliseconds(random.below(60)))
+      try await settle(random.below(4))
     }
     // The faults end: every link dialled from now on is sound. Once every device has its
     // links up again, a few more changes are made: links that stay up carry them only by
@@ -99,7 +100,7 @@ private final class LiveSyncModelRun {
     XCTAssertTrue(linked, "seed \(seed): every device linked with every other again")
     for number in LiveSyncModelTests.operations..<(LiveSyncModelTests.operations + 5) {
       try change(number)
-      try await Task.sleep(for: .milliseconds(random.below(60)))
+      try await settle(random.below(4))
     }
     let converged = try await waitForConvergence(seconds: 90)
     XCTAssertTrue(converged.same, "seed \(seed): not the same memos everywhere: \(converged.holdings)")
@@ -221,11 +222,34 @@ private final class LiveSyncModelRun {
     }
   }
 
+  /// Writes in the nodes' folders (stores, status files): what the waits below wait for,
+  /// instead of sleeping.
+  let writes: FolderChangeWatch
+
+  /// Lets the engines run between two changes for `wakes` writes in the nodes' folders (0:
+  /// none): the seed chooses how far they get, so the runs interleave differently. A wake
+  /// is bounded by a second, for a quiet network.
+  func settle(_ wakes: Int) async throws {
+    for _ in 0..<wakes { try await nextWrite(upTo: 1) }
+  }
+
+  /// Waits for the next write in a node's folder, at most `seconds`.
+  func nextWrite(upTo seconds: Double) async throws {
+    let watch = writes
+    // A folder made since the last wait (the state folder, by the engine) is watched too.
+    for node in nodes {
+      for folder in [node.paths.dataDirectory, node.paths.stateDirectory] where !watch.isWatching(folder) {
+        _ = watch.watch(folder, ignoring: ["-shm", ".open-lock"])
+      }
+    }
+    _ = try await BlockingIO.run("mp.test.writes") { watch.wait(upTo: seconds) }
+  }
+
   func waitUntil(seconds: Double, _ condition: () throws -> Bool) async throws -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
       if try condition() { return true }
-      try await Task.sleep(for: .milliseconds(100))
+      try await nextWrite(upTo: 1)
     }
     return try condition()
   }
@@ -235,7 +259,7 @@ private final class LiveSyncModelRun {
     var last = try holdings()
     while Date() < deadline {
       if Set(last).count == 1 && last[0].count >= lastBody.count { return (true, last) }
-      try await Task.sleep(for: .milliseconds(200))
+      try await nextWrite(upTo: 1)
       last = try holdings()
     }
     return (Set(last).count == 1, last)

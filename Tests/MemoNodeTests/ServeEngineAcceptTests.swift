@@ -75,7 +75,7 @@ final class ServeEngineAcceptTests: XCTestCase {
     let deadline = Date().addingTimeInterval(seconds)
     while Date() < deadline {
       if try condition() { return true }
-      try await Task.sleep(for: .milliseconds(50))
+      await Task.yield()
     }
     return try condition()
   }
