@@ -181,7 +181,7 @@ public actor ServeEngine {
   /// after its write is still seen within a tick.
   private func sleepUntilWoken() async {
     guard let wakeup else {
-      try? await Task.sleep(for: .seconds(Self.tick))
+      try? await Clocks.shared.sleep(for: .seconds(Self.tick))
       return
     }
     for folder in [paths.dataDirectory, paths.stateDirectory, paths.keyDirectory] where !wakeup.isWatching(folder) {
@@ -548,7 +548,7 @@ public actor ServeEngine {
           if !watch.isWatching(folder) { _ = watch.watch(folder, ignoring: [".lock"]) }
           _ = try? await BlockingIO.run("mp.trust-watch") { watch.wait(upTo: Self.tick) }
         } else {
-          try? await Task.sleep(for: .seconds(Self.tick))
+          try? await Clocks.shared.sleep(for: .seconds(Self.tick))
         }
         if stop.isSet { return }
         await followTrustStore()
