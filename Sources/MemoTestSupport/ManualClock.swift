@@ -21,7 +21,6 @@ public final class ManualClock: TimeSource, Sendable {
     var wall: Timestamp
     var nextID = 0
     var sleepers: [Sleeper] = []
-    var waitsStarted = 0
     /// Threads in `untilWaiting`, signalled whenever a wait starts.
     var watchers: [DispatchSemaphore] = []
   }
@@ -65,7 +64,6 @@ public final class ManualClock: TimeSource, Sendable {
           guard state.monotonic < deadline else { return true }
           state.sleepers.append(
             Sleeper(id: id, until: deadline) { resumed.withLock { $0.take() }?.resume() })
-          state.waitsStarted += 1
           return false
         }
         if due || Task.isCancelled {
@@ -91,7 +89,6 @@ public final class ManualClock: TimeSource, Sendable {
           timedOut.withLock { $0 = true }
           woken.signal()
         })
-      state.waitsStarted += 1
       for watcher in state.watchers { watcher.signal() }
       return id
     }
