@@ -60,8 +60,8 @@ private final class LiveSyncModelRun {
   init(seed: UInt64) throws {
     self.seed = seed
     random = SeededRandom(state: seed)
-    writes = try FolderChangeWatch()
     nodes = try (0..<LiveSyncModelTests.deviceCount).map { _ in try TestNode() }
+    writes = try NodeWrites(nodes)
     for (index, node) in nodes.enumerated() {
       let gate = try node.gate
       for scope in [ConsentScope.localNetwork, .backgroundSync] {
@@ -222,9 +222,8 @@ private final class LiveSyncModelRun {
     }
   }
 
-  /// Writes in the nodes' folders (stores, status files): what the waits below wait for,
-  /// instead of sleeping.
-  let writes: FolderChangeWatch
+  /// Writes in the nodes' folders: what the waits below wait for, instead of sleeping.
+  let writes: NodeWrites
 
   /// Lets the engines run between two changes for `wakes` writes in the nodes' folders (0:
   /// none): the seed chooses how far they get, so the runs interleave differently. A wake
@@ -233,25 +232,10 @@ private final class LiveSyncModelRun {
     for _ in 0..<wakes { try await nextWrite(upTo: 1) }
   }
 
-  /// Waits for the next write in a node's folder, at most `seconds`.
-  func nextWrite(upTo seconds: Double) async throws {
-    let watch = writes
-    // A folder made since the last wait (the state folder, by the engine) is watched too.
-    for node in nodes {
-      for folder in [node.paths.dataDirectory, node.paths.stateDirectory] where !watch.isWatching(folder) {
-        _ = watch.watch(folder, ignoring: ["-shm", ".open-lock"])
-      }
-    }
-    _ = try await BlockingIO.run("mp.test.writes") { watch.wait(upTo: seconds) }
-  }
+  func nextWrite(upTo seconds: Double) async throws { try await writes.next(upTo: seconds) }
 
   func waitUntil(seconds: Double, _ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-      if try condition() { return true }
-      try await nextWrite(upTo: 1)
-    }
-    return try condition()
+    try await writes.until(seconds: seconds, condition)
   }
 
   func waitForConvergence(seconds: Double) async throws -> (same: Bool, holdings: [[String]]) {
