@@ -63,7 +63,7 @@ public final class App {
   }
 
   /// The production clock: milliseconds since the epoch, now. Adapters inject it.
-  @Sendable public static func wallClock() -> Timestamp { Timestamp((Date().timeIntervalSince1970 * 1000).rounded()) }
+  @Sendable public static func wallClock() -> Timestamp { Clocks.shared.wallNow }
 
   // MARK: - Use cases
 

@@ -94,10 +94,10 @@ public struct DeliveryUseCases {
     let recipient = peer.deviceID
     note("\(name): sending \(id.prefix(8))…")
     _ = try runBlocking {
-      let deadline = Date().addingTimeInterval(seconds)
+      let deadline = Deadline.after(seconds: seconds)
       var failures = 0
       while true {
-        let remaining = deadline.timeIntervalSinceNow
+        let remaining = deadline.secondsLeft
         guard remaining > 0 else { return false }
         if watch.fired { throw LockWatch.lockedDuring("the delivery") }
         // Everything queued for this peer goes along (the next user action delivers it).
@@ -108,7 +108,7 @@ public struct DeliveryUseCases {
         note("\(name): waiting (\(reason))")
         failures += 1
         let pause = min(DeliveryBackoff().delay(afterFailures: failures, random: .random(in: 0..<1)), remaining)
-        try await Task.sleep(for: .milliseconds(Int(pause * 1000)))
+        try await deadline.clock.sleep(for: .milliseconds(Int64(pause * 1000)))
       }
     }
   }

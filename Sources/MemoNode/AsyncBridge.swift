@@ -52,7 +52,7 @@ public func untilDeadline<T: Sendable>(_ deadline: Deadline, _ body: @escaping @
   try await withThrowingTaskGroup(of: DeadlineOutcome<T>.self) { group in
     group.addTask { .finished(try await body()) }
     group.addTask {
-      try await Task.sleep(for: .milliseconds(Int64(deadline.remaining)))
+      try await deadline.waitUntilPassed()
       return .timedOut
     }
     let first = try await group.next()

@@ -29,12 +29,14 @@ public enum DaemonTrustConfirmation: String, Sendable, Equatable {
   public static func awaitDaemon(
     paths: NodePaths, trust: TrustStore, removed: DeviceID, within seconds: Double = wait
   ) -> DaemonTrustConfirmation {
-    let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+    let time = Clocks.shared
+    let deadline = time.monotonicNow + .milliseconds(Int64((seconds * 1000).rounded()))
+    let never = DispatchSemaphore(value: 0)
     while true {
       guard let status = ServeStatus.read(paths), status.isRunning else { return .noDaemon }
       if status.hasApplied(trustFile: trust.fingerprint(), removed: removed) { return .confirmed }
-      guard DispatchTime.now().uptimeNanoseconds < deadline else { return .unconfirmed }
-      SystemThread.sleep(seconds: pollInterval)
+      guard time.monotonicNow < deadline else { return .unconfirmed }
+      _ = time.wait(until: min(time.monotonicNow + .milliseconds(Int64(pollInterval * 1000)), deadline), on: never)
     }
   }
 }

@@ -1,3 +1,5 @@
+import MemoCore
+
 /// How a burst of writes in the node's folders wakes `serve`'s step loop. Each step reads the
 /// lock state, the trust store and the consent log, and one step per WAL write of a large
 /// sync (hundreds a second) took a third of a core from the sync itself; but one commit is
@@ -10,7 +12,7 @@
 struct FolderWakeThrottle: Sendable {
   let interval: Duration
   let wakesPerInterval: Int
-  private var window: (start: ContinuousClock.Instant, wakes: Int)?
+  private var window: (start: MonotonicInstant, wakes: Int)?
 
   init(interval: Duration = .milliseconds(50), wakesPerInterval: Int = 3) {
     self.interval = interval
@@ -18,7 +20,7 @@ struct FolderWakeThrottle: Sendable {
   }
 
   /// A write woke the loop at `now`: nil to step at once, or the instant to step at.
-  mutating func wake(at now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+  mutating func wake(at now: MonotonicInstant) -> MonotonicInstant? {
     guard let window, now < window.start + interval else {
       window = (now, 1)
       return nil

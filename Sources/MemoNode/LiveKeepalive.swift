@@ -57,11 +57,17 @@ protocol LinkClock: Sendable {
   func wait(for signal: DispatchSemaphore, seconds: Double) -> Bool
 }
 
-/// The monotonic clock: a wall-clock change never fires or delays a keepalive.
+/// The monotonic clock of `Clocks.shared`: a wall-clock change never fires or delays a
+/// keepalive, and a test's manual clock drives it.
 struct SystemLinkClock: LinkClock {
-  var now: Double { Double(DispatchTime.now().uptimeNanoseconds) / 1e9 }
+  let time: any TimeSource = Clocks.shared
+
+  var now: Double {
+    let (seconds, attoseconds) = time.monotonicNow.sinceOrigin.components
+    return Double(seconds) + Double(attoseconds) / 1e18
+  }
 
   func wait(for signal: DispatchSemaphore, seconds: Double) -> Bool {
-    signal.wait(timeout: .now() + max(seconds, 0)) == .success
+    time.wait(until: time.monotonicNow + .milliseconds(Int64((max(seconds, 0) * 1000).rounded())), on: signal)
   }
 }

@@ -235,7 +235,7 @@ public struct Pairing: Sendable {
           "the pairing window closed after \(Int(window)) s without a confirmed pairing; nothing was stored",
           hint: "run `memo-peer pair` on the other device while this window is open")
       }
-      try await Task.sleep(for: .milliseconds(100))
+      try await closes.clock.sleep(for: .milliseconds(100))
     }
   }
 }

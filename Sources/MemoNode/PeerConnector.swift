@@ -170,9 +170,8 @@ public struct PeerConnector: PeerDialer {
 
   /// Sleeps `pause`, or until the deadline if that is sooner.
   private static func pause(_ pause: Duration, before deadline: Deadline) async throws {
-    let left = Duration.milliseconds(Int64(deadline.remaining))
-    guard left > .zero else { return }
-    try await Task.sleep(for: min(pause, left))
+    guard !deadline.hasPassed else { return }
+    try await deadline.clock.sleep(until: min(deadline.clock.monotonicNow + pause, deadline.instant))
   }
 
   /// One browse: every sighting that may be the peer is tried as it comes. Nil when the

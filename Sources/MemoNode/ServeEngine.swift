@@ -182,7 +182,7 @@ public actor ServeEngine {
   /// after its write is still seen within a tick.
   private func sleepUntilWoken() async {
     guard let wakeup else {
-      try? await Task.sleep(for: .seconds(Self.tick))
+      try? await Clocks.shared.sleep(for: .seconds(Self.tick))
       return
     }
     for folder in [paths.dataDirectory, paths.stateDirectory, paths.keyDirectory] where !wakeup.isWatching(folder) {
@@ -194,9 +194,10 @@ public actor ServeEngine {
       (try? await BlockingIO.run("mp.wait") { wakeup.wait(upTo: settle ?? Self.tick) }) ?? FolderChangeWatch.Wake()
     if !feed.settleChecks.isEmpty { feed.settleChecks.removeFirst() }
     if !wake.folders.isEmpty, !wake.poked, !wake.network {
-      if let later = feed.wakes.wake(at: ContinuousClock.now) {
+      let time = Clocks.shared
+      if let later = feed.wakes.wake(at: time.monotonicNow) {
         // What is written meanwhile is read as one wake by the next step.
-        try? await Task.sleep(until: later, clock: .continuous)
+        try? await time.sleep(until: later)
       }
     }
     // inotify tells of the write before SQLite has published it (the WAL index is updated
@@ -548,7 +549,7 @@ public actor ServeEngine {
           if !watch.isWatching(folder) { _ = watch.watch(folder, ignoring: [".lock"]) }
           _ = try? await BlockingIO.run("mp.trust-watch") { watch.wait(upTo: Self.tick) }
         } else {
-          try? await Task.sleep(for: .seconds(Self.tick))
+          try? await Clocks.shared.sleep(for: .seconds(Self.tick))
         }
         if stop.isSet { return }
         await followTrustStore()

@@ -1,25 +1,42 @@
+import MemoCore
+
 /// A point on the monotonic clock: wall-clock changes never shorten or stretch a timeout.
 ///
 /// A caller's time limit travels down as one of these, from `sync --timeout` through the
 /// connect, the TLS handshake and the hellos to the poll(2) that waits, so no layer below
 /// can overrun it with a limit of its own.
 public struct Deadline: Sendable, Hashable, Comparable {
-  let instant: ContinuousClock.Instant
+  /// The instant on `clock`'s monotonic scale.
+  public let instant: MonotonicInstant
+  /// The clock this deadline was read from and measures against: `Clocks.shared` (the
+  /// system's unless a test installed a manual one), or one passed in.
+  public let clock: any TimeSource
 
-  public static func now() -> Deadline { Deadline(instant: .now) }
+  public init(instant: MonotonicInstant, clock: any TimeSource = Clocks.shared) {
+    self.instant = instant
+    self.clock = clock
+  }
 
-  public static func after(seconds: Double) -> Deadline {
-    Deadline(instant: ContinuousClock.Instant.now.advanced(by: .milliseconds(Int64((seconds * 1000).rounded()))))
+  public static func now(clock: any TimeSource = Clocks.shared) -> Deadline {
+    Deadline(instant: clock.monotonicNow, clock: clock)
+  }
+
+  public static func after(seconds: Double, clock: any TimeSource = Clocks.shared) -> Deadline {
+    Deadline(instant: clock.monotonicNow + Self.duration(seconds), clock: clock)
   }
 
   /// The later deadline `seconds` after this one.
   public func adding(seconds: Double) -> Deadline {
-    Deadline(instant: instant.advanced(by: .milliseconds(Int64((seconds * 1000).rounded()))))
+    Deadline(instant: instant + Self.duration(seconds), clock: clock)
   }
+
+  private static func duration(_ seconds: Double) -> Duration { .milliseconds(Int64((seconds * 1000).rounded())) }
+
+  private var left: Duration { clock.monotonicNow.duration(to: instant) }
 
   /// Milliseconds left, for poll(2); 0 once passed.
   public var remaining: Int32 {
-    let left = ContinuousClock.Instant.now.duration(to: instant)
+    let left = self.left
     guard left > .zero else { return 0 }
     let (seconds, attoseconds) = left.components
     return Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000)
@@ -27,15 +44,21 @@ public struct Deadline: Sendable, Hashable, Comparable {
 
   /// Seconds left (0 once passed), for `Task.sleep` and messages.
   public var secondsLeft: Double {
-    let left = ContinuousClock.Instant.now.duration(to: instant)
+    let left = self.left
     guard left > .zero else { return 0 }
     let (seconds, attoseconds) = left.components
     return Double(seconds) + Double(attoseconds) / 1e18
   }
 
-  public var hasPassed: Bool { ContinuousClock.Instant.now >= instant }
+  public var hasPassed: Bool { clock.monotonicNow >= instant }
+
+  /// Waits until this deadline passed, on its clock (a manual clock: until the test
+  /// advanced it that far).
+  public func waitUntilPassed() async throws { try await clock.sleep(until: instant) }
 
   public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.instant < rhs.instant }
+  public static func == (lhs: Deadline, rhs: Deadline) -> Bool { lhs.instant == rhs.instant }
+  public func hash(into hasher: inout Hasher) { hasher.combine(instant) }
 }
 
 /// The timeouts and limits of one connection (docs/PROTOCOL.md gives the defaults). Every

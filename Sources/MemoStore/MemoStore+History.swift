@@ -45,7 +45,8 @@ public struct TrashEntry: Sendable, Equatable {
 /// revision is in the history, restorable for `trashDays`.
 extension MemoStore {
   /// The wall clock of history bounds (the time a revision was superseded is this device's).
-  static func wallClock() -> Timestamp { Timestamp(Date().timeIntervalSince1970 * 1000) }
+  /// The shared clock's wall time (`TimeSource`: truncated milliseconds, as `App.wallClock`).
+  static func wallClock() -> Timestamp { Clocks.shared.wallNow }
 
   /// The limits in `config.json` (`history`; the defaults when it has none). Read once per
   /// store. A config that cannot be read keeps the most it could allow until it is fixed

@@ -469,7 +469,7 @@ extension MemoStore {
     defer { SecureBytes.wipe(&raw) }
     let sealed = try contentSealer.seal(
       raw, associatedData: SealingContext.notebookKey(notebook: id, keyID: keyID, generation: 1))
-    let now = Timestamp((Date().timeIntervalSince1970 * 1000).rounded())
+    let now = Self.wallClock()
     for (statement, values) in [
       (
         "UPDATE notebooks SET id = ?, nonce = ?, current_key = ? WHERE id = ?",
@@ -497,7 +497,7 @@ extension MemoStore {
   static func backfillNotebooks(
     _ db: SQLiteConnection, contentSealer: AES256GCMKey, migrated: Bool, trusted: [DeviceID]
   ) throws {
-    let now = Timestamp((Date().timeIntervalSince1970 * 1000).rounded())
+    let now = Self.wallClock()
     let notebook = migrated ? NotebookID.migrated : try NotebookID(Hex.encode(SystemRandom.bytes(16))).unwrapOrThrow()
     let insert = try db.prepare("INSERT INTO notebooks (id, name, role, created) VALUES (?, 'personal', 'member', ?)")
     try insert.bind([.text(notebook.rawValue), .integer(now)])

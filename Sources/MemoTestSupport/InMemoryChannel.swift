@@ -264,7 +264,7 @@ final class Link: Sendable {
         if deadline.hasPassed {
           throw TransportError(frame == nil ? .idleTimeout : .frameTimeout, "timed out")
         }
-        _ = wakeups[side].wait(timeout: .now() + .milliseconds(Int(Swift.max(1, until.remaining))))
+        _ = until.clock.wait(until: until.instant, on: wakeups[side])
         // Once any byte of a frame is here, the rest has the frame limit.
         if frame == nil, state.withLock({ !$0.buffered[side].isEmpty }) {
           frame = .after(seconds: limits.frameSeconds)

@@ -111,7 +111,7 @@ public final class InMemoryNetwork: Sendable {
     }
     guard let device = found else { throw TransportError(.connectFailed, "connection refused") }
     if device.stalled {
-      Thread.sleep(forTimeInterval: deadline.secondsLeft)
+      _ = deadline.clock.wait(until: deadline.instant, on: DispatchSemaphore(value: 0))
       throw TransportError(.handshakeTimeout, "timed out")
     }
     if let expected, device.id != expected {

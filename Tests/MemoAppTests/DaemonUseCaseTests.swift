@@ -22,9 +22,14 @@ final class DaemonUseCaseTests: XCTestCase {
   func testWithoutConsentItWaitsSaysSoAndStopsWhenAsked() throws {
     let node = try AppFixture()
     let lines = Mutex<[String]>([])
+    let saidWaiting = DispatchSemaphore(value: 0)
     let controls = DaemonControls()
     let daemon = try node.app().daemon.prepare(
-      DaemonOptions(), controls: controls, report: { line in lines.withLock { $0.append(line) } },
+      DaemonOptions(), controls: controls,
+      report: { line in
+        lines.withLock { $0.append(line) }
+        if line.hasPrefix("waiting (local-network consent") { saidWaiting.signal() }
+      },
       notifier: SilentServiceNotifier())
     let finished = DispatchSemaphore(value: 0)
     let failure = Mutex<(any Error)?>(nil)
@@ -32,10 +37,8 @@ final class DaemonUseCaseTests: XCTestCase {
       do { try daemon.run() } catch { failure.withLock { $0 = error } }
       finished.signal()
     }
-    let waiting = (0..<100).contains { _ in
-      Thread.sleep(forTimeInterval: 0.05)
-      return lines.withLock { $0.contains { $0.hasPrefix("waiting (local-network consent") } }
-    }
+    // The timeout bounds a failing run, never a passing one.
+    let waiting = saidWaiting.wait(timeout: .now() + 5) == .success
     XCTAssertTrue(waiting, "it says what it waits for: \(lines.withLock { $0 })")
     controls.stop()
     XCTAssertEqual(finished.wait(timeout: .now() + 10), .success, "stop() ends run()")

@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoNode
 import MemoStore
+import MemoTestSupport
 import XCTest
 
 @testable import MemoApp
@@ -34,12 +35,19 @@ final class TrustRemovalDaemonTests: XCTestCase {
     let before = app.trustStore.fingerprint()
     try daemonStatus(app, trustStore: before, livePeers: [desk.deviceID.compact])
     let (paths, trust) = (app.paths, app.trustStore)
+    // The removal polls the status file on the shared clock: once it waits (the trust file
+    // is written by then), the daemon applies it and time moves on to the next look.
+    let clock = ManualClock()
+    let restore = clock.install()
+    defer { restore() }
     let daemon = Thread {
-      for _ in 0..<500 where trust.fingerprint() == before { Thread.sleep(forTimeInterval: 0.01) }
+      clock.untilWaiting()
+      XCTAssertNotEqual(trust.fingerprint(), before, "the removal waits after writing the trust file")
       var status = ServeStatus.read(paths)!
       status.trustStore = trust.fingerprint()
       status.livePeers = []
       try? status.write(paths)
+      clock.advance(by: .milliseconds(20))
     }
     daemon.start()
     let removal = try app.trust.remove("desk", hereOnly: true, daemonWait: 10)

@@ -11,38 +11,40 @@ import XCTest
 /// The page's Sync button without a network: one sync at a time, its progress while it
 /// runs, and its result (or error) in `sync --json`'s shape afterwards.
 final class WebSyncJobTests: XCTestCase {
+  /// The job finishes on a task of its own and tells no one: looked at until it did,
+  /// yielding the processor in between (the limit bounds a failing run only).
   func waitFor(_ job: WebSyncJob, _ state: WebSyncJob.Snapshot.State) -> Bool {
-    for _ in 0..<200 {
+    let limit = Date().addingTimeInterval(10)
+    while Date() < limit {
       if job.snapshot.state == state { return true }
-      Thread.sleep(forTimeInterval: 0.025)
+      sched_yield()
     }
-    return false
+    return job.snapshot.state == state
   }
 
   func testOneSyncAtATimeWithItsProgressAndResult() throws {
     let job = WebSyncJob(clock: { 1_796_000_000_000 })
     XCTAssertEqual(job.snapshot.state, .idle)
-    let release = StopFlag()
+    let (release, opens) = AsyncStream<Void>.makeStream()
+    let reported = DispatchSemaphore(value: 0)
     let runs = Mutex(0)
     let runner: WebSyncJob.Runner = { note, progress in
       runs.withLock { $0 += 1 }
       note("desk: waiting (peer not found on the network)")
       progress("receiving from desk: 10 of about 40 memo revisions")
       progress("receiving from desk: 20 of about 40 memo revisions")
-      for _ in 0..<400 where !release.isSet { try await Task.sleep(for: .milliseconds(10)) }
+      reported.signal()
+      for await _ in release { break }
       return SyncJSON([])
     }
     XCTAssertEqual(job.start(runner).state, .running)
-    XCTAssertTrue(
-      (0..<200).contains { _ in
-        Thread.sleep(forTimeInterval: 0.025)
-        return job.snapshot.progress.count == 2
-      })
+    XCTAssertEqual(reported.wait(timeout: .now() + 10), .success, "the runner reported its progress")
     XCTAssertEqual(
       job.snapshot.progress,
       ["desk: waiting (peer not found on the network)", "receiving from desk: 20 of about 40 memo revisions"])
     XCTAssertEqual(job.start(runner).state, .running, "a second start joins the running sync")
-    release.set()
+    opens.yield()
+    opens.finish()
     XCTAssertTrue(waitFor(job, .done))
     XCTAssertEqual(runs.withLock { $0 }, 1)
     let done = job.snapshot

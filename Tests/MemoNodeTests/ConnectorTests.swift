@@ -228,7 +228,7 @@ struct GaugedDialer: PeerDialer {
     gauge.enter()
     defer { gauge.leave() }
     while gauge.now < PeerSync.concurrency && gauge.total < expected && !deadline.hasPassed {
-      try await Task.sleep(for: .milliseconds(5))
+      await Task.yield()
     }
     throw MemoPeerError(.connection, "unreachable by design")
   }

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoProtocol
 import MemoStore
 import MemoTestSupport
 import XCTest
@@ -36,7 +37,7 @@ final class EngineHelpersTests: XCTestCase {
         }
         // Ordinary async work, while every blocked call holds its thread.
         let ordinary = await Task { () -> String in
-          while started.all.count < count { try? await Task.sleep(for: .milliseconds(5)) }
+          while started.all.count < count { await Task.yield() }
           return "ordinary work ran"
         }.value
         for _ in 0..<count { release.signal() }
@@ -50,11 +51,16 @@ final class EngineHelpersTests: XCTestCase {
 
   func testUntilDeadlineReturnsTheValueOrNilWhenTheDeadlineComesFirst() throws {
     XCTAssertEqual(try runAsync { try await untilDeadline(.after(seconds: 10)) { 42 } }, 42)
-    let late = try runAsync {
-      try await untilDeadline(.after(seconds: 0.05)) { () async throws -> Int in
-        try await Task.sleep(for: .seconds(30))
+    let clock = ManualClock()
+    let late = try runAsync { () async throws -> Int? in
+      async let outcome = untilDeadline(.after(seconds: 0.05, clock: clock)) { () async throws -> Int in
+        try await Deadline.after(seconds: 30, clock: clock).waitUntilPassed()
         return 1
       }
+      // Both waits (the deadline's and the body's) are pending: time reaches the deadline only.
+      while clock.pendingWaits < 2 { await Task.yield() }
+      clock.advance(by: .milliseconds(50))
+      return try await outcome
     }
     XCTAssertNil(late, "the body was cancelled at the deadline")
     XCTAssertThrowsError(

@@ -1,10 +1,11 @@
+import MemoCore
 import XCTest
 
 @testable import MemoNode
 
 final class FolderWakeThrottleTests: XCTestCase {
-  private let start = ContinuousClock.now
-  private func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
+  private let start = MonotonicInstant(sinceOrigin: .seconds(1000))
+  private func at(_ milliseconds: Int) -> MonotonicInstant { start + .milliseconds(milliseconds) }
 
   func testTheWritesOfOneCommitEachStepAtOnce() {
     var throttle = FolderWakeThrottle(interval: .milliseconds(50), wakesPerInterval: 3)

@@ -39,9 +39,12 @@ final class FrameChannelTests: XCTestCase {
   }
 
   func testACloseFromAnotherThreadEndsAWaitingReceive() throws {
+    let clock = ManualClock()
+    let restore = clock.install()
+    defer { restore() }
     let (a, _) = pair()
     let waiting = Background.start("receiver") { () throws -> Bool in (try a.receive()) == nil }
-    Thread.sleep(forTimeInterval: 0.05)
+    clock.untilWaiting()
     a.close()
     XCTAssertThrowsError(try waiting.wait().get(), "the wait ends as an interruption")
   }

@@ -61,6 +61,7 @@ private final class LiveSyncModelRun {
     self.seed = seed
     random = SeededRandom(state: seed)
     nodes = try (0..<LiveSyncModelTests.deviceCount).map { _ in try TestNode() }
+    writes = try NodeWrites(nodes)
     for (index, node) in nodes.enumerated() {
       let gate = try node.gate
       for scope in [ConsentScope.localNetwork, .backgroundSync] {
@@ -87,7 +88,7 @@ private final class LiveSyncModelRun {
 
     for number in 0..<LiveSyncModelTests.operations {
       try change(number)
-      try await Task.sleep(for: .milliseconds(random.below(60)))
+      try await settle(random.below(4))
     }
     // The faults end: every link dialled from now on is sound. Once every device has its
     // links up again, a few more changes are made: links that stay up carry them only by
@@ -99,7 +100,7 @@ private final class LiveSyncModelRun {
     XCTAssertTrue(linked, "seed \(seed): every device linked with every other again")
     for number in LiveSyncModelTests.operations..<(LiveSyncModelTests.operations + 5) {
       try change(number)
-      try await Task.sleep(for: .milliseconds(random.below(60)))
+      try await settle(random.below(4))
     }
     let converged = try await waitForConvergence(seconds: 90)
     XCTAssertTrue(converged.same, "seed \(seed): not the same memos everywhere: \(converged.holdings)")
@@ -221,13 +222,20 @@ private final class LiveSyncModelRun {
     }
   }
 
+  /// Writes in the nodes' folders: what the waits below wait for, instead of sleeping.
+  let writes: NodeWrites
+
+  /// Lets the engines run between two changes for `wakes` writes in the nodes' folders (0:
+  /// none): the seed chooses how far they get, so the runs interleave differently. A wake
+  /// is bounded by a second, for a quiet network.
+  func settle(_ wakes: Int) async throws {
+    for _ in 0..<wakes { try await nextWrite(upTo: 1) }
+  }
+
+  func nextWrite(upTo seconds: Double) async throws { try await writes.next(upTo: seconds) }
+
   func waitUntil(seconds: Double, _ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-      if try condition() { return true }
-      try await Task.sleep(for: .milliseconds(100))
-    }
-    return try condition()
+    try await writes.until(seconds: seconds, condition)
   }
 
   func waitForConvergence(seconds: Double) async throws -> (same: Bool, holdings: [[String]]) {
@@ -235,7 +243,7 @@ private final class LiveSyncModelRun {
     var last = try holdings()
     while Date() < deadline {
       if Set(last).count == 1 && last[0].count >= lastBody.count { return (true, last) }
-      try await Task.sleep(for: .milliseconds(200))
+      try await nextWrite(upTo: 1)
       last = try holdings()
     }
     return (Set(last).count == 1, last)

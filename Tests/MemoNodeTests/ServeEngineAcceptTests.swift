@@ -24,6 +24,7 @@ final class ServeEngineAcceptTests: XCTestCase {
       }
     }
     let network = InMemoryNetwork()
+    let writes = try NodeWrites([a, b])
     let stops = [StopFlag(), StopFlag()]
     var runs: [Task<Void, Never>] = []
     for (node, stop) in zip([a, b], stops) {
@@ -31,7 +32,7 @@ final class ServeEngineAcceptTests: XCTestCase {
       runs.append(Task { try? await engine.run(until: stop) })
     }
     defer { for stop in stops { stop.set() } }
-    let linked = try await waitUntil(seconds: 30) {
+    let linked = try await writes.until(seconds: 30) {
       [a, b].allSatisfy { (ServeStatus.read($0.paths)?.livePeers?.count ?? 0) == 1 }
     }
     XCTAssertTrue(linked, "both engines have their live link up")
@@ -42,13 +43,13 @@ final class ServeEngineAcceptTests: XCTestCase {
     let garden = try sharer.createNotebook(named: "garden", now: clock())
     XCTAssertTrue(try sharer.share(garden.id, with: b.id, as: .member, now: clock()))
     let memo = try sharer.create(MemoDraft(title: "in the garden", body: "made on a"), now: clock(), in: garden.id)
-    let invited = try await waitUntil(seconds: 30) { try !b.open().invitations().isEmpty }
+    let invited = try await writes.until(seconds: 30) { try !b.open().invitations().isEmpty }
     XCTAssertTrue(invited, "b is invited by live sync")
     XCTAssertFalse(try holds(b, memo.id), "b holds none of the notebook before it accepts")
 
     // A person accepts on b; nobody asks for a sync.
     _ = try b.open().acceptInvitation(garden.id.rawValue, now: clock())
-    let arrived = try await waitUntil(seconds: 10) { try self.holds(b, memo.id) }
+    let arrived = try await writes.until(seconds: 10) { try self.holds(b, memo.id) }
     XCTAssertTrue(arrived, "the accepted notebook's memo is on b, brought by the live link")
 
     for stop in stops { stop.set() }
@@ -71,12 +72,4 @@ final class ServeEngineAcceptTests: XCTestCase {
     try node.open(.background).allHeadRows().contains { $0.id == memo }
   }
 
-  func waitUntil(seconds: Double, _ condition: () throws -> Bool) async throws -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-      if try condition() { return true }
-      try await Task.sleep(for: .milliseconds(50))
-    }
-    return try condition()
-  }
 }

@@ -142,7 +142,7 @@ final class WebServerTests: XCTestCase {
       }
     }
     let deadline = Date().addingTimeInterval(5)
-    while server.waiting < 2 && Date() < deadline { usleep(10_000) }
+    while server.waiting < 2 && Date() < deadline { sched_yield() }
     XCTAssertEqual(server.waiting, 2)
     XCTAssertTrue(
       try exchange(http("GET /api/memos HTTP/1.1\r\n\(host)\r\nCookie: \(cookie)\r\nConnection: close"), port: port)
@@ -170,7 +170,7 @@ final class WebServerTests: XCTestCase {
       answers.append((try? Self.exchange(last, port: port)) ?? "failed")
       calls.leave()
     }
-    while server.waiting < 1 && Date() < started.addingTimeInterval(10) { usleep(10_000) }
+    while server.waiting < 1 && Date() < started.addingTimeInterval(10) { sched_yield() }
     XCTAssertEqual(server.waiting, 1)
     server.stop()
     XCTAssertEqual(calls.wait(timeout: .now() + 5), .success, "the stop did not wait for the call")
