@@ -1,5 +1,6 @@
 import MemoCore
 import MemoStore
+import MemoVault
 import Synchronization
 
 /// The daemon's lock state, read with as little disk as it can be: a node without a

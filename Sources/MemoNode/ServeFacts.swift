@@ -1,6 +1,7 @@
 import MemoCore
 import MemoDiscovery
 import MemoStore
+import MemoVault
 
 #if canImport(Glibc)
   import Glibc

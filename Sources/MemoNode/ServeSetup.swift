@@ -1,6 +1,7 @@
 import MemoCore
 import MemoStore
 import MemoSystem
+import MemoVault
 
 /// What `serve` is made of and never changes while it runs: where the node is, what it
 /// may do, its collaborators (clock, channels, advertiser, notifier) and the objects it

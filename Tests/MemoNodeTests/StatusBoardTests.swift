@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoStore
 import MemoSystem
+import MemoVault
 import XCTest
 
 @testable import MemoNode
