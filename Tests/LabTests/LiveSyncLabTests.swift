@@ -177,7 +177,8 @@ final class LiveSyncLabTests: LiveDaemonLabTestCase {
       afterReload.append(try livePeers("b"))
       Thread.sleep(forTimeInterval: 0.5)
     }
-    XCTAssertEqual(afterReload.min(), Self.hosts.count - 1, "status showed b's live links across a reload: \(afterReload)")
+    XCTAssertEqual(
+      afterReload.min(), Self.hosts.count - 1, "status showed b's live links across a reload: \(afterReload)")
 
     // Changes still go both ways, and a daemon started after the restart links with b.
     _ = try newMemo("b", title: "made on b after its avahi-daemon restarted")
