@@ -117,7 +117,9 @@ private final class LiveSyncModelRun {
     }
     XCTAssertEqual(refusals, [], "seed \(seed): honest devices refused each other's data")
     for (index, node) in nodes.enumerated() {
-      XCTAssertEqual(try node.open(.background).quarantined().count, 0, "seed \(seed): device \(index) kept aside")
+      let aside = try node.open(.background).quarantined()
+      let reasons = aside.map { "\($0.count) \($0.reason)" }
+      XCTAssertEqual(aside.count, 0, "seed \(seed): device \(index) kept aside: \(reasons)")
     }
 
     for stop in stops { stop.set() }
