@@ -116,8 +116,12 @@ private final class LiveSyncModelRun {
       line.contains("refused") && (damagedLinks.count == 0 || !damage.contains { line.contains($0) })
     }
     XCTAssertEqual(refusals, [], "seed \(seed): honest devices refused each other's data")
+    // Likewise a batch that overtook the one before it on a reordering link (which TLS
+    // never lets happen) brings records whose replica's binding is in the batch it
+    // overtook: kept aside as bound to no device, and sent again by the next sync.
+    let overtaken = "a signed revision of a replica bound to no device here"
     for (index, node) in nodes.enumerated() {
-      let aside = try node.open(.background).quarantined()
+      let aside = try node.open(.background).quarantined().filter { damagedLinks.count == 0 || $0.reason != overtaken }
       let reasons = aside.map { "\($0.count) \($0.reason)" }
       XCTAssertEqual(aside.count, 0, "seed \(seed): device \(index) kept aside: \(reasons)")
     }
