@@ -226,9 +226,12 @@ public actor ServeEngine {
       board.status.store = lock
       republish()
     }
-    guard identity != nil || loadKeys(facts.lock) else { return }
+    // Keys loaded in this step are as new as can be: the facts' discovery key fingerprint
+    // was taken before the load (the first start writes the file), so it is not followed.
+    let loadedNow = identity == nil
+    guard !loadedNow || loadKeys(facts.lock) else { return }
     followTrustStore()
-    await followDiscoveryKey(facts.discoveryKey)
+    if !loadedNow { await followDiscoveryKey(facts.discoveryKey) }
     let consent = facts.consent
     if let error = consent.error {
       logger.error(error, while: "reading the consent log")

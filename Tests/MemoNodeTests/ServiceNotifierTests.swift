@@ -43,6 +43,30 @@ final class ServiceNotifierTests: XCTestCase {
     XCTAssertEqual(notifier.take(), [.stopping])
   }
 
+  /// The first start writes the discovery key file: that is not a rotation. Only a key
+  /// replaced while the daemon runs (a revocation) is followed, and said once.
+  func testTheFirstStartIsNotARotationAndARotationIsFollowedOnce() async throws {
+    let home = NSTemporaryDirectory() + "memo-peer-rotation-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: home) }
+    let paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": home])
+    let log = CapturingLog()
+    let engine = try ServeEngine(
+      paths: paths, gate: try ConsentGate(paths: paths), identity: { try NodeIdentity.load(paths: paths) }, port: 0,
+      interfaces: [], logger: Logger(subsystem: "serve", minimumLevel: .debug, sink: log), report: { _ in },
+      notifier: RecordingServiceNotifier(), reloadRequest: ReloadRequest(),
+      collaborators: ServeEngine.Collaborators(
+        clock: { Timestamp(Date().timeIntervalSince1970 * 1000) }, keys: DeviceKeys(paths: paths),
+        lockState: { .unprotected }))
+    let rotated = "discovery key rotated: advertising under the new one"
+    await engine.step()
+    await engine.step()
+    XCTAssertFalse(log.lines.contains(rotated), "\(log.lines)")
+    try NodeSecrets(paths: paths).rotateDiscoveryKey()
+    await engine.step()
+    await engine.step()
+    XCTAssertEqual(log.lines.filter { $0 == rotated }.count, 1, "\(log.lines)")
+  }
+
   func testStatusTextIsOneLine() {
     XCTAssertEqual(SystemdNotifier.oneLine("a\nb\u{7}c"), "a b c")
   }
