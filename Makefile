@@ -30,6 +30,7 @@ lint: deps
 	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests bench
 	$(ESLINT) Sources/MemoWeb/Assets/*.js
 	python3 scripts/check-protocol-anchors.py
+	scripts/check-foundation-imports.sh
 
 format:
 	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests bench

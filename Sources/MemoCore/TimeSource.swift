@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Synchronization
 
 /// A point on a monotonic clock, as the time since that clock's own origin: wall-clock
 /// changes never move it. Instants of two different clocks do not compare meaningfully.
@@ -69,30 +71,16 @@ public struct SystemTime: TimeSource {
 /// The clock the process uses where none was injected. Tests that drive time replace it
 /// (`MemoTestSupport.ManualClock.install()`); production code never sets it.
 public enum Clocks {
-  private static let current = LockedValue<any TimeSource>(SystemTime())
+  private static let current = Mutex<any TimeSource>(SystemTime())
 
-  public static var shared: any TimeSource { current.get() }
+  public static var shared: any TimeSource { current.withLock { $0 } }
 
   /// For tests: the clock the process uses from now on; returns the previous one.
   @discardableResult public static func use(_ source: any TimeSource) -> any TimeSource {
-    current.swap(source)
-  }
-}
-
-/// A value behind a lock, for the process-wide clock (MemoCore has no Synchronization import).
-final class LockedValue<Value>: @unchecked Sendable {
-  private let lock = NSLock()
-  private var value: Value
-
-  init(_ value: Value) { self.value = value }
-
-  func get() -> Value { lock.withLock { value } }
-
-  func swap(_ new: Value) -> Value {
-    lock.withLock {
-      let old = value
-      value = new
-      return old
+    current.withLock {
+      let previous = $0
+      $0 = source
+      return previous
     }
   }
 }
