@@ -185,7 +185,11 @@ for soname in $(grep -ho '"lib[^"]*\.so\.[0-9]*"' Sources/CLazyLibraries/lazy_*.
   [[ -n $package && $packages == *" $package "* ]] ||
     { echo "deb: $soname (${package:-no package}) is loaded at run time but not in Depends: $depends" >&2; exit 1; }
 done
-size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)
+# Installed-Size as dpkg-gencontrol counts it: each file's size in KiB rounded up, 1 for
+# any other entry. Not `du`: the blocks ext4 has allocated to a file just written (delayed
+# allocation) vary from build to build, and made two builds of one tree differ.
+size=$(cd "$root" && find . -path ./DEBIAN -prune -o -mindepth 1 -printf '%y %s\n' |
+  awk '$1 == "f" { kib += int(($2 + 1023) / 1024); next } { kib += 1 } END { print kib + 0 }')
 cat >"$root/DEBIAN/control" <<EOF
 Package: memo-peer
 Version: $version
