@@ -93,12 +93,13 @@ let package = Package(
       name: "MemoVault",
       dependencies: ["MemoCore", "MemoProtocol", "MemoPresentation", "MemoCrypto", "MemoSystem", "CSystemShims"],
       swiftSettings: strict),
-    // SQLite: the encrypted memo store, migrations, search, the sync's store side. MemoVault
-    // for the keys that open it (DeviceKeys); it never writes the trust store or the
-    // discovery key (a revocation returns TrustChanges for the caller to apply).
+    // SQLite: the encrypted memo store, migrations, search, the sync's store side. Not
+    // MemoVault: the keys that open it come through its own `StoreSecrets` (MemoNode's
+    // `VaultStoreSecrets` gives them), and it never writes the trust store or the discovery
+    // key (a revocation returns TrustChanges for the caller to apply).
     .target(
       name: "MemoStore",
-      dependencies: ["MemoCore", "MemoProtocol", "MemoVault", "MemoCrypto", "MemoSystem", "CSQLite"],
+      dependencies: ["MemoCore", "MemoProtocol", "MemoCrypto", "MemoSystem", "CSQLite"],
       swiftSettings: strict),
     // Memos in and out of the store as files: the passphrase-sealed export archive and the
     // Markdown folders, through the store's public API.
@@ -121,7 +122,7 @@ let package = Package(
       swiftSettings: strict),
     // The engine: advertising, browsing, the doctor's checks, wiring core to I/O; the life of
     // a connection to a peer (`ConnectionState`), the daemon's seam to systemd
-    // (`ServiceNotifier`).
+    // (`ServiceNotifier`); the store opened with the vault's keys (`VaultStoreSecrets`).
     .target(
       name: "MemoNode",
       dependencies: [
@@ -244,14 +245,14 @@ let package = Package(
       name: "LabTests",
       dependencies: [
         "memo-peer", "memo-peer-test-node", "memo-peer-hostile", "MemoTestSupport", "MemoStore", "MemoVault",
-        "MemoCore", "MemoSystem",
+        "MemoNode", "MemoCore", "MemoSystem",
       ],
       swiftSettings: strict),
     .testTarget(
       name: "MemoCLITests",
       dependencies: [
-        "MemoCLI", "MemoApp", "MemoCore", "MemoPresentation", "MemoProtocol", "MemoStore", "MemoVault", "MemoWeb",
-        "MemoSystem", "memo-peer", "MemoTestSupport",
+        "MemoCLI", "MemoApp", "MemoCore", "MemoPresentation", "MemoProtocol", "MemoStore", "MemoVault", "MemoNode",
+        "MemoWeb", "MemoSystem", "memo-peer", "MemoTestSupport",
       ],
       swiftSettings: strict),
     // Every decoder of outside bytes as a fuzz target (Tests/Fuzz/README.md). It builds in

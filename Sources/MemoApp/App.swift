@@ -1,5 +1,6 @@
 import FoundationEssentials
 import MemoCore
+import MemoNode
 import MemoStore
 import MemoSystem
 import MemoVault

@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import MemoApp
 import MemoCore
+import MemoNode
 import MemoStore
 import MemoSystem
 import MemoVault

@@ -139,7 +139,7 @@ public final class SyncAnswerer {
 
   /// The store work of one sync with `peer`, answered with this channel's store.
   func work(for peer: DeviceID) -> SyncStoreWork {
-    SyncStoreWork(.answerer, peer: peer, batch: batch, clock: clock, logger: store.logger)
+    SyncStoreWork(.answerer, peer: peer, keys: store.keys, batch: batch, clock: clock, logger: store.logger)
   }
 
   func openStore() throws -> MemoStore {

@@ -175,8 +175,9 @@ public struct PeerSync: Sendable {
     let started = DispatchTime.now().uptimeNanoseconds
     let before = channel.wireBytes
     let report = try SyncSession.ask(
-      channel, peer: peer.deviceID, peerName: peer.displayName, store: opened, deleteGuard: deleteGuard,
-      batch: batch, stillTrusted: stillTrusted, clock: clock, progress: progress, quiet: quiet)
+      channel, peer: peer.deviceID, peerName: peer.displayName, store: opened, keys: store.keys,
+      deleteGuard: deleteGuard, batch: batch, stillTrusted: stillTrusted, clock: clock, progress: progress,
+      quiet: quiet)
     let after = channel.wireBytes
     return PeerResult(
       peer: peer, report: report, error: nil,

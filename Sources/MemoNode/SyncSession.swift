@@ -3,6 +3,7 @@ import MemoCore
 import MemoProtocol
 import MemoStore
 import MemoSystem
+import MemoVault
 
 /// One sync over a ready trusted connection (docs/PROTOCOL.md, "Sync"): the driver of a
 /// `SyncMachine`. The machine decides every frame and every refusal; this only carries
@@ -50,14 +51,15 @@ public enum SyncSession {
   /// Only the notebooks this device shares with the peer move (`SyncPlan`). `quiet`: the
   /// longest the peer may be silent before the sync is given up (nil: the connection's idle
   /// limit), so that a live link notices a peer that vanished in the middle of a push as
-  /// soon as its keepalive would.
+  /// soon as its keepalive would. `keys`: the node's keys (those `store` was opened with),
+  /// for the trust store and the discovery key that revocations in the peer's hello change.
   public static func ask(
-    _ connection: any FrameChannel, peer: DeviceID, peerName: String, store: MemoStore, deleteGuard: MassDeleteGuard?,
-    batch: BatchLimits = BatchLimits(), stillTrusted: PeerTrustCheck, clock: @escaping @Sendable () -> Timestamp,
-    progress: ProgressHandler? = nil, quiet: Double? = nil
+    _ connection: any FrameChannel, peer: DeviceID, peerName: String, store: MemoStore, keys: DeviceKeys,
+    deleteGuard: MassDeleteGuard?, batch: BatchLimits = BatchLimits(), stillTrusted: PeerTrustCheck,
+    clock: @escaping @Sendable () -> Timestamp, progress: ProgressHandler? = nil, quiet: Double? = nil
   ) throws -> Report {
     let work = SyncStoreWork(
-      .asker(store, deleteGuard: deleteGuard), peer: peer, batch: batch, clock: clock, logger: .disabled)
+      .asker(store, deleteGuard: deleteGuard), peer: peer, keys: keys, batch: batch, clock: clock, logger: .disabled)
     let (entries, keys) = try store.helloNotebooks(for: peer, now: clock())
     work.listedHeld = SyncStoreWork.held(entries)
     let hello = SyncMessage.Hello(
@@ -96,11 +98,11 @@ public enum SyncSession {
   /// the device and the kind of data, and ends the channel; the daemon goes on serving.
   /// The daemon's sessions run this same sync as a sub-machine of their `SessionMachine`
   /// (`PeerSession.serve`, with `step` and `answered`); this drives one on its own (the
-  /// in-memory sync of the tests).
+  /// in-memory sync of the tests). `keys`: the node's keys, as for `ask`.
   public static func answer(
     _ hello: Frame, over connection: any FrameChannel, peer: DeviceID, store: () throws -> MemoStore,
-    batch: BatchLimits = BatchLimits(), stillTrusted: PeerTrustCheck, clock: @escaping @Sendable () -> Timestamp,
-    logger: Logger
+    keys: DeviceKeys, batch: BatchLimits = BatchLimits(), stillTrusted: PeerTrustCheck,
+    clock: @escaping @Sendable () -> Timestamp, logger: Logger
   ) throws(TransportError) {
     // The store is opened only inside this call (for this session), never kept by it: `store`
     // is handed down to each store action (`drive`, `SyncStoreWork.perform`), not kept in the
@@ -108,7 +110,7 @@ public enum SyncSession {
     // one's run-time check, even optimized, with the length of this file's absolute path (as
     // the compiler was given it, not as -file-prefix-map rewrites it) as an immediate in the
     // code: the .deb's binary then depended on the build folder (scripts/deb-repro.sh).
-    let work = SyncStoreWork(.answerer, peer: peer, batch: batch, clock: clock, logger: logger)
+    let work = SyncStoreWork(.answerer, peer: peer, keys: keys, batch: batch, clock: clock, logger: logger)
     var machine = SyncMachine(role: .answerer)
     let ending = try drive(
       &machine, machine.handle(.frame(hello)), over: connection, work: work, open: store, stillTrusted: stillTrusted,

@@ -25,6 +25,9 @@ final class SyncStoreWork {
   let batch: SyncSession.BatchLimits
   let clock: @Sendable () -> Timestamp
   let logger: Logger
+  /// The node's keys, for the files the store leaves to the node: the trust store a
+  /// revocation in the peer's hello changes, and the discovery key it rotates.
+  let keys: DeviceKeys
   private var store: MemoStore?
   private(set) var plan: SyncPlan?
   /// What the peer's hello carried that was taken first (revocations applied).
@@ -41,11 +44,12 @@ final class SyncStoreWork {
   private(set) var storeError: (any Error)?
 
   init(
-    _ side: Side, peer: DeviceID, batch: SyncSession.BatchLimits, clock: @escaping @Sendable () -> Timestamp,
-    logger: Logger
+    _ side: Side, peer: DeviceID, keys: DeviceKeys, batch: SyncSession.BatchLimits,
+    clock: @escaping @Sendable () -> Timestamp, logger: Logger
   ) {
     self.side = side
     self.peer = peer
+    self.keys = keys
     self.batch = batch
     self.clock = clock
     self.logger = logger
@@ -160,14 +164,14 @@ final class SyncStoreWork {
   /// what they change in the trust store and the discovery key file, which the store leaves
   /// to the node.
   private func takeHello(_ store: MemoStore) throws -> HelloTaken {
-    let trustStore = TrustStore(paths: store.paths, keys: store.keys)
+    let trustStore = TrustStore(paths: store.paths, keys: keys)
     let taken = try store.takeHello(
       from: peer, revocations: try revocations(), keys: try NotebookEntries.checkedKeys(peerHello?.keys ?? []),
       trustedNames: {
         Dictionary(
           try trustStore.load().peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first })
       }, now: clock())
-    try taken.trustChanges.apply(paths: store.paths, keys: store.keys)
+    try taken.trustChanges.apply(paths: store.paths, keys: keys)
     return taken
   }
 

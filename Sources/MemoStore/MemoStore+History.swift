@@ -1,6 +1,5 @@
 import FoundationEssentials
 import MemoCore
-import MemoVault
 
 /// One revision of a memo as this device saw it: a superseded one from `memo_history`, or
 /// the current one.
@@ -54,7 +53,7 @@ extension MemoStore {
   /// falling back to the defaults would prune what a person asked to keep longer.
   public func historyLimits() -> HistoryLimits {
     if let known = historyLimitsCache.withLock({ $0 }) { return known }
-    let limits = (try? NodeConfig.load(paths: paths))?.history ?? .mostAllowed
+    let limits = (try? secrets.historyLimits()) ?? .mostAllowed
     historyLimitsCache.withLock { $0 = limits }
     return limits
   }

@@ -1,5 +1,4 @@
 import MemoCore
-import MemoVault
 
 /// The per-peer quotas of a sync (docs/PROTOCOL.md, "Quotas"): what one trusted device may
 /// add here, so that a device that floods stops only itself. Counted in the receiving
@@ -9,7 +8,7 @@ extension MemoStore {
   /// The quotas config.json sets (its defaults when it sets none, or cannot be read: a
   /// broken file must not stop syncs; `doctor` and every command that reads it say so).
   func syncQuotas() -> SyncQuotas {
-    (try? NodeConfig.load(paths: paths))?.quotas ?? SyncQuotas()
+    (try? secrets.syncQuotas()) ?? SyncQuotas()
   }
 
   /// The UTC day of `now` (ms since 1970), the quota's period.

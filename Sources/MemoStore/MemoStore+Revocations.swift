@@ -2,7 +2,6 @@ import FoundationEssentials
 import MemoCore
 import MemoCrypto
 import MemoProtocol
-import MemoVault
 
 /// A revocation as this device holds it (docs/PROTOCOL.md, "Revocations").
 public struct RevocationNote: Sendable, Equatable {

@@ -1,7 +1,6 @@
 import MemoCore
 import MemoCrypto
 import MemoProtocol
-import MemoVault
 
 /// Signing what this device writes (docs/design/sync-v3.md, sections 2 and 3): every
 /// revision it makes is sealed under its notebook's current key and signed with the
@@ -12,7 +11,7 @@ extension MemoStore {
   /// store (it is sealed under the device key on a protected node: `locked` while locked).
   func signer() throws -> Ed25519.SigningKey {
     if let signer = signingKey.withLock({ $0 }) { return signer }
-    let seed = try NodeSecrets(paths: paths, keys: keys).identitySeed()
+    let seed = try secrets.identitySeed()
     let made: Ed25519.SigningKey
     do { made = try Ed25519.SigningKey(seed: seed) } catch {
       throw MemoPeerError(.crypto, "could not load this device's identity key", diagnostics: "\(error)")
@@ -33,7 +32,7 @@ extension MemoStore {
   /// when it cannot be read): for naming this device's own revisions "this device".
   public func ownDeviceID() -> DeviceID? {
     if let known = ownDevice.withLock({ $0 }) { return known }
-    let read = (try? NodeSecrets(paths: paths, keys: keys).identityPublicKey()).flatMap { key in
+    let read = (try? secrets.identityPublicKey()).flatMap { key in
       (try? SHA256.hash(key)).flatMap { DeviceID(bytes: $0) }
     }
     ownDevice.withLock { $0 = read }

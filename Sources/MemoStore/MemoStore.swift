@@ -1,7 +1,6 @@
 import MemoCore
 import MemoCrypto
 import MemoSystem
-import MemoVault
 import Synchronization
 
 #if canImport(Glibc)
@@ -39,8 +38,8 @@ public final class MemoStore {
   let bulkWriters = BulkWriters()
   /// Membership logs loaded so far, and what they say (`notebook_ops`).
   let membership = MembershipCache()
-  /// How the device key and the node's secrets are reached (the keyring).
-  public let keys: DeviceKeys
+  /// The node's keys and the few settings the store reads (`StoreSecrets`).
+  let secrets: any StoreSecrets
   /// The identity key, once something was signed (`signer()`).
   let signingKey = Mutex<Ed25519.SigningKey?>(nil)
   /// This device's ID, once read from its public identity key (needs no unlocking).
@@ -52,10 +51,10 @@ public final class MemoStore {
 
   private init(
     paths: NodePaths, db: SQLiteConnection, contentSealer: AES256GCMKey?, listingSealer: AES256GCMKey,
-    lockState: LockState, replicaID: ReplicaID, keys: DeviceKeys, logger: Logger
+    lockState: LockState, replicaID: ReplicaID, secrets: any StoreSecrets, logger: Logger
   ) {
     self.paths = paths
-    self.keys = keys
+    self.secrets = secrets
     self.db = db
     self.contentSealer = contentSealer
     self.listingSealer = listingSealer
@@ -76,25 +75,21 @@ public final class MemoStore {
     return contentSealer
   }
 
-  /// Opens the node's store, creating the keys and database on first use. `use` says whether
-  /// a person is acting (which restarts the idle timeout of protection `complete`).
-  public static func open(
-    paths: NodePaths, logger: Logger = .disabled, keys: DeviceKeys? = nil, use: KeyUse = .person
-  ) throws -> MemoStore {
-    try open(
-      paths: paths, logger: logger, keys: keys ?? DeviceKeys(paths: paths), use: use,
-      schemaVersion: Schema.currentVersion)
+  /// Opens the node's store, creating the database (and, through `secrets`, its keys) on
+  /// first use. The node's usual opening, with its device keys, is MemoNode's
+  /// `open(paths:logger:keys:use:)`.
+  public static func open(paths: NodePaths, logger: Logger = .disabled, secrets: any StoreSecrets) throws -> MemoStore {
+    try open(paths: paths, logger: logger, secrets: secrets, schemaVersion: Schema.currentVersion)
   }
 
   /// Opens at an older schema version: only for building migration fixtures in tests
   /// (`@testable import`); not part of the public API.
-  static func openForFixture(paths: NodePaths, schemaVersion: Int) throws -> MemoStore {
-    try open(
-      paths: paths, logger: .disabled, keys: DeviceKeys(paths: paths), use: .person, schemaVersion: schemaVersion)
+  static func openForFixture(paths: NodePaths, secrets: any StoreSecrets, schemaVersion: Int) throws -> MemoStore {
+    try open(paths: paths, logger: .disabled, secrets: secrets, schemaVersion: schemaVersion)
   }
 
   private static func open(
-    paths: NodePaths, logger: Logger, keys: DeviceKeys, use: KeyUse, schemaVersion target: Int
+    paths: NodePaths, logger: Logger, secrets: any StoreSecrets, schemaVersion target: Int
   ) throws -> MemoStore {
     let path = paths.databasePath
     try PrivateFiles.ensureDirectory(paths.dataDirectory, role: "data directory")
@@ -126,20 +121,20 @@ public final class MemoStore {
       let isNew = version == 0
       let key: SecureBytes?
       if try isNew || !hasKeyCheck(db) {
-        key = try keys.dataKeyCreatingIfMissing(use: use)
+        key = try secrets.contentKey(creatingIfMissing: true)
         guard key != nil else { throw lockedError }
       } else {
-        guard PrivateFiles.exists(paths.deviceKeyPath) else {
+        guard secrets.hasContentKey else {
           throw MemoPeerError(
             .keyMissing, "the device key \(paths.deviceKeyPath) is missing, so the memos in \(path) cannot be read",
             hint: "restore the key file from this device; a data directory copied from another device "
               + "cannot be opened here (move memos with `memo-peer export` and `import`)")
         }
-        key = try keys.dataKey(use: use)
+        key = try secrets.contentKey(creatingIfMissing: false)
       }
-      let lockState = try keys.status().lockState
+      let lockState = try secrets.lockState()
       let contentSealer = try key.map { try sealer(for: $0, role: "device key") }
-      let listingSealer = try sealer(for: try KeyFile.listing(paths).loadOrCreate(), role: "listing key")
+      let listingSealer = try sealer(for: try secrets.listingKey(), role: "listing key")
       if isNew { try db.execute("PRAGMA application_id = \(Schema.applicationID)") }
       if version < target {
         // The listing titles of schema 3 are copies of sealed titles: making them needs the
@@ -155,13 +150,13 @@ public final class MemoStore {
         if reached == 5 { try backfillHorizon(db) }
         if reached == Schema.notebooksVersion, let contentSealer {
           // Every device trusted now keeps getting what it got before the upgrade.
-          let trusted = isNew ? [] : ((try? TrustStore(paths: paths, keys: keys).load())?.peers.map(\.deviceID) ?? [])
+          let trusted = isNew ? [] : ((try? secrets.trustedDevices()) ?? [])
           try backfillNotebooks(db, contentSealer: contentSealer, migrated: !isNew, trusted: trusted)
         }
-        if reached == Schema.signedVersion { try deriveReplicaID(db, paths: paths, keys: keys) }
+        if reached == Schema.signedVersion { try deriveReplicaID(db, secrets: secrets) }
         if reached == Schema.membershipVersion, isNew, let contentSealer {
           try rootFirstNotebook(
-            db, contentSealer: contentSealer, device: try identityDevice(paths: paths, keys: keys))
+            db, contentSealer: contentSealer, device: try identityDevice(secrets))
         }
       }
       let replicaID = try prepareMeta(
@@ -169,14 +164,14 @@ public final class MemoStore {
         listingReady: target >= 3)
       return MemoStore(
         paths: paths, db: db, contentSealer: contentSealer, listingSealer: listingSealer, lockState: lockState,
-        replicaID: replicaID, keys: keys, logger: logger)
+        replicaID: replicaID, secrets: secrets, logger: logger)
     }
   }
 
   /// This device's ID from its public identity key (readable while locked).
-  static func identityDevice(paths: NodePaths, keys: DeviceKeys) throws -> DeviceID {
+  static func identityDevice(_ secrets: any StoreSecrets) throws -> DeviceID {
     do {
-      guard let id = DeviceID(bytes: try SHA256.hash(try NodeSecrets(paths: paths, keys: keys).identityPublicKey()))
+      guard let id = DeviceID(bytes: try SHA256.hash(try secrets.identityPublicKey()))
       else {
         throw MemoPeerError(.crypto, "the identity key's fingerprint is not a device ID")
       }
@@ -198,8 +193,8 @@ public final class MemoStore {
   /// section 2), so no other device can bind it; an older id stays, as
   /// `legacy_replica_id`, the origin of the revisions made under it. Runs inside the
   /// migration's transaction.
-  private static func deriveReplicaID(_ db: SQLiteConnection, paths: NodePaths, keys: DeviceKeys) throws {
-    let device = try identityDevice(paths: paths, keys: keys)
+  private static func deriveReplicaID(_ db: SQLiteConnection, secrets: any StoreSecrets) throws {
+    let device = try identityDevice(secrets)
     let nonce: [UInt8]
     let replica: ReplicaID
     do {

@@ -2,7 +2,6 @@ import FoundationEssentials
 import MemoCore
 import MemoCrypto
 import MemoProtocol
-import MemoVault
 
 /// What one sync session moves between this device and a peer, notebook by notebook
 /// (docs/PROTOCOL.md, "Sync, version 3"): made after both sides' ops are in, from what the

@@ -3,6 +3,7 @@ import MemoNode
 import MemoProtocol
 import MemoStore
 import MemoSystem
+import MemoVault
 import Synchronization
 
 /// The answering side of a node, for syncs in tests: a store connection of its own, opened
@@ -31,7 +32,7 @@ public final class SyncAnswerSide: Sendable {
           let fresh = try MemoStore.open(paths: paths, use: .background)
           opened = fresh
           return fresh
-        }, batch: batch, stillTrusted: .unchecked, clock: { 5 }, logger: .disabled)
+        }, keys: DeviceKeys(paths: paths), batch: batch, stillTrusted: .unchecked, clock: { 5 }, logger: .disabled)
     }
   }
 }
@@ -48,18 +49,20 @@ public struct SyncRun {
 /// One sync between two stores through the production `SyncSession` over an in-memory
 /// channel (no network): `asker` asks on this thread, `answerer` answers on a thread of its
 /// own, as a daemon would. Each records the other under its device ID. `faults` cuts or
-/// corrupts the link; `batch` makes batches small, so a cut falls between them.
+/// corrupts the link; `batch` makes batches small, so a cut falls between them. `keys`: the
+/// asker's (nil: its node's own, as `MemoStore.open(paths:)` opens it).
 @discardableResult
 public func runSync(
-  _ asker: MemoStore, as askerID: DeviceID, with answerer: SyncAnswerSide,
+  _ asker: MemoStore, as askerID: DeviceID, with answerer: SyncAnswerSide, keys: DeviceKeys? = nil,
   deleteGuard: MassDeleteGuard? = nil, batch: Int = 256, faults: LinkFaults = LinkFaults()
 ) -> SyncRun {
+  let keys = keys ?? DeviceKeys(paths: asker.paths)
   let limits = SyncSession.BatchLimits(revisions: batch)
   let (mine, theirs) = InMemorySession.run(
     firstID: askerID, secondID: answerer.device, faults: faults,
     first: { channel in
       try SyncSession.ask(
-        channel, peer: answerer.device, peerName: "peer", store: asker, deleteGuard: deleteGuard,
+        channel, peer: answerer.device, peerName: "peer", store: asker, keys: keys, deleteGuard: deleteGuard,
         batch: limits, stillTrusted: .unchecked, clock: { 5 })
     },
     second: { channel in try answerer.answer(channel, batch: limits) })

@@ -1,5 +1,6 @@
 import Foundation
 import MemoCore
+import MemoNode
 import XCTest
 
 @testable import MemoStore

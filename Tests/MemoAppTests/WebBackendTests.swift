@@ -1,6 +1,7 @@
 import Foundation
 import MemoApp
 import MemoCore
+import MemoNode
 import MemoStore
 import MemoTestSupport
 import MemoWeb

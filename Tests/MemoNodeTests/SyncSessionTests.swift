@@ -165,8 +165,8 @@ final class SyncSessionTests: XCTestCase {
       second: { channel in
         let frame = try channel.receiveRequired("sync-hello")
         try SyncSession.answer(
-          frame, over: channel, peer: TestDevices.id(named: "ay"), store: store, stillTrusted: .unchecked,
-          clock: testClock, logger: .disabled)
+          frame, over: channel, peer: TestDevices.id(named: "ay"), store: store, keys: b.keys,
+          stillTrusted: .unchecked, clock: testClock, logger: .disabled)
       }
     ).first
     XCTAssertEqual(try reply.get()?.kind, .syncRefuse)

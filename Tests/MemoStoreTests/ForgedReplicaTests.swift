@@ -3,6 +3,7 @@ import MemoCore
 import MemoNode
 import MemoProtocol
 import MemoTestSupport
+import MemoVault
 import Synchronization
 import XCTest
 
@@ -66,7 +67,8 @@ final class ForgedReplicaTests: XCTestCase {
       firstID: b.id, secondID: forger.device,
       first: { channel in
         try SyncSession.ask(
-          channel, peer: self.forger.device, peerName: "a", store: b.store, deleteGuard: nil,
+          channel, peer: self.forger.device, peerName: "a", store: b.store, keys: DeviceKeys(paths: b.store.paths),
+          deleteGuard: nil,
           batch: SyncSession.BatchLimits(revisions: 4), stillTrusted: .unchecked, clock: { 5 })
       },
       second: { channel in try ScriptedSyncPeer.answer(over: channel) { _ in (hello, frames) } })

@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoNode
 import MemoSystem
 import MemoTestSupport
 import XCTest

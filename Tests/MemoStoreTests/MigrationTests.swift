@@ -1,6 +1,7 @@
 import Foundation
 import MemoCore
 import MemoCrypto
+import MemoNode
 import MemoTestSupport
 import XCTest
 
@@ -37,7 +38,8 @@ final class MigrationTests: XCTestCase {
   /// fixtures of older versions were written by the code of their time).
   static func makeFixtureNode(version: Int) throws -> TemporaryNode {
     let node = try TemporaryNode()
-    let store = try MemoStore.openForFixture(paths: node.paths, schemaVersion: version)
+    let store = try MemoStore.openForFixture(
+      paths: node.paths, secrets: VaultStoreSecrets(paths: node.paths), schemaVersion: version)
     let memos = try store.createMany(fixtureMemos, now: 1_700_000_000_000)
     try store.update(memos[0].id, MemoChange(body: "milk\neggs\nbread\n"), now: 1_700_000_000_500)
     try store.delete(memos[3].id, now: 1_700_000_000_600)
@@ -210,7 +212,8 @@ final class MigrationTests: XCTestCase {
         continue
       }
       let node = try TemporaryNode()
-      _ = try MemoStore.openForFixture(paths: node.paths, schemaVersion: version)
+      _ = try MemoStore.openForFixture(
+        paths: node.paths, secrets: VaultStoreSecrets(paths: node.paths), schemaVersion: version)
       let scratch = node.root + "/dump"
       try SchemaFixture.dump(node, to: scratch)
       XCTAssertEqual(try schemaLines(scratch), try schemaLines(fixture), "schema \(version)")

@@ -249,7 +249,8 @@ final class NotebookSyncTests: XCTestCase {
     let second = try TemporaryNode()
     nodes += [first, second]
     for (node, other) in [(first, second), (second, first)] {
-      _ = try MemoStore.openForFixture(paths: node.paths, schemaVersion: 4)
+      _ = try MemoStore.openForFixture(
+        paths: node.paths, secrets: VaultStoreSecrets(paths: node.paths), schemaVersion: 4)
       try TrustStore(paths: node.paths).update {
         try $0.trust(TrustedPeer(deviceID: other.device, name: "other", discoveryKey: nil, source: .command, added: 1))
       }

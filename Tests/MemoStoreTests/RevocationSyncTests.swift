@@ -32,7 +32,7 @@ final class RevocationSyncTests: XCTestCase {
     let result = try b.store.revoke(x.id, name: "x", now: 10)
     XCTAssertEqual(result.unshared, [notebook])
     XCTAssertEqual(result.rotated, [notebook], "b held the key x had: a new generation")
-    try b.store.revokedTrustChanges().apply(paths: b.store.paths, keys: b.store.keys)
+    try b.store.revokedTrustChanges().apply(paths: b.store.paths, keys: DeviceKeys(paths: b.store.paths))
     XCTAssertFalse(try b.trusted().contains(x.id))
 
     // The relay learns it from b, c only from the relay.
@@ -109,7 +109,7 @@ final class RevocationSyncTests: XCTestCase {
     var revocation = try XCTUnwrap(
       SyncRules.checkedRevocations(try stranger.store.revocationsToSend()).first)
     // Untrusted here: not applied.
-    let trustStore = TrustStore(paths: b.store.paths, keys: b.store.keys)
+    let trustStore = TrustStore(paths: b.store.paths, keys: DeviceKeys(paths: b.store.paths))
     let names = {
       Dictionary(try trustStore.load().peers.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { a, _ in a })
     }
@@ -152,7 +152,7 @@ final class RevocationSyncTests: XCTestCase {
     let before = try [b, s, c].map(discoveryKey)
     let result = try b.store.revoke(x.id, name: "x", now: 10)
     XCTAssertEqual(try discoveryKey(b), before[0], "the store writes no key file")
-    try result.trustChanges.apply(paths: b.store.paths, keys: b.store.keys)
+    try result.trustChanges.apply(paths: b.store.paths, keys: DeviceKeys(paths: b.store.paths))
     XCTAssertNotEqual(try discoveryKey(b), before[0], "the revoker rotates")
     try sync(s, with: b)
     XCTAssertNotEqual(try discoveryKey(s), before[1], "so does a device that applies it")

@@ -3,6 +3,7 @@ import MemoCore
 import MemoNode
 import MemoProtocol
 import MemoTestSupport
+import MemoVault
 import XCTest
 
 @testable import MemoStore
@@ -290,7 +291,8 @@ struct HostileReplica {
       second: { channel in
         let store = try MemoStore.open(paths: paths, use: .background)
         _ = try? SyncSession.ask(
-          channel, peer: hostileDevice, peerName: "hostile", store: store, deleteGuard: nil,
+          channel, peer: hostileDevice, peerName: "hostile", store: store, keys: DeviceKeys(paths: paths),
+          deleteGuard: nil,
           batch: SyncSession.BatchLimits(revisions: 3), stillTrusted: .unchecked, clock: { 5 })
       })
     random = copy.random

@@ -1,6 +1,7 @@
 import CSQLite
 import Foundation
 import MemoCore
+import MemoNode
 import MemoStore
 import MemoSystem
 
