@@ -141,5 +141,6 @@ final class WebBackendTests: XCTestCase {
     let error = try XCTUnwrap(try json(answer)["error"] as? [String: Any])
     XCTAssertEqual(error["code"] as? String, "not-protected")
     XCTAssertNil(error["hint"])
+    XCTAssertNil(error["remedy"], "protecting the key is the command line's remedy")
   }
 }
