@@ -119,6 +119,10 @@ final class WebBackendTests: XCTestCase {
     try node.protect()
     try node.keys.lock()
     XCTAssertEqual(try errorCode(page.perform(.diffCopy(memo.id.rawValue, copy: copy))), "locked")
+    // The store's locked error carries the unlock remedy: worded for the page, no command.
+    let locked = try XCTUnwrap(try json(page.perform(.showMemo(memo.id.rawValue)))["error"] as? [String: Any])
+    XCTAssertEqual(locked["remedy"] as? String, "unlock")
+    XCTAssertEqual(locked["hint"] as? String, "unlock it with the passphrase on the page")
   }
 
   func testASyncNeedsAConsentOnRecordBeforeAnythingElse() throws {

@@ -78,3 +78,15 @@ final class RemedyWordingTests: XCTestCase {
     XCTAssertEqual(lockedBody?["remedy"] as? String, "unlock")
   }
 }
+
+extension RemedyWordingTests {
+  /// docs/CLI.md lists every remedy's stable name, as `--json` errors carry it.
+  func testCLIDocumentsEveryRemedyCode() throws {
+    let doc = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("docs/CLI.md")
+    let text = try String(contentsOf: doc, encoding: .utf8)
+    for code in Remedy.Code.allCases {
+      XCTAssertTrue(text.contains("`\(code.rawValue)`"), "docs/CLI.md lacks \(code.rawValue)")
+    }
+  }
+}
