@@ -111,5 +111,5 @@ public struct ProtectionUseCases {
   /// `unlock` of a node whose key has no passphrase.
   public static let notProtected = MemoPeerError(
     .notProtected, "this node's key has no passphrase (protection none): it is always unlocked",
-    hint: "protect it with `memo-peer protect after-first-unlock` or `memo-peer protect complete`")
+    remedy: .protectKey)
 }

@@ -98,7 +98,7 @@ public struct SyncOutcome: Sendable {
       return MemoPeerError(
         error.code,
         "\(results.filter { $0.error != nil }.count) of \(results.count) devices could not be synced; first: \(error.message)",
-        hint: error.hint)
+        hint: error.hint, remedy: error.remedy)
     }
     return nil
   }

@@ -75,13 +75,13 @@ enum SyncCommands {
     progress.clear()
     if let error = outcome.lockError { throw error }
     if context.wantsJSON {
-      context.printJSON(SyncJSON(outcome.results))
+      context.printJSON(SyncJSON(outcome.results, wording: CLIRemedyText.words))
     } else {
       for result in outcome.results {
         context.console.print(result.summary)
       }
       if outcome.results.count > 1 {
-        let json = SyncJSON(outcome.results)
+        let json = SyncJSON(outcome.results, wording: CLIRemedyText.words)
         context.console.print("in all: received \(json.received), sent \(json.sent), conflicts \(json.conflicts)")
       }
     }

@@ -150,8 +150,7 @@ public enum MemoPeerCLI {
       return 1
     }
     if json {
-      let detail = OutputFormat.ErrorJSON.Detail(
-        code: error.code.rawValue, message: error.message, hint: error.hint, dnsServiceCode: error.dnsServiceCode)
+      let detail = OutputFormat.ErrorJSON.Detail(error, wording: CLIRemedyText.words)
       console.error(
         String(decoding: OutputFormat.json(OutputFormat.ErrorJSON(error: detail)).dropLast(), as: UTF8.self))
     } else {
@@ -159,7 +158,7 @@ public enum MemoPeerCLI {
       // escaped where the message is made; this keeps anything else from reaching the
       // terminal raw.
       console.error("memo-peer: \(TerminalText.render(error.message, limit: 4096).text)")
-      if let hint = error.hint { console.error("hint: \(TerminalText.render(hint, limit: 4096).text)") }
+      if let hint = CLIRemedyText.hint(error) { console.error("hint: \(TerminalText.render(hint, limit: 4096).text)") }
     }
     return error.exitStatus
   }

@@ -101,7 +101,7 @@ public enum LocalNetworkPolicy {
         return .refused(
           MemoPeerError(
             .consentRequired, "browsing all service types needs the all-service-types consent scope",
-            hint: "grant it with `memo-peer consent grant --scope all-service-types`"))
+            remedy: .grantConsent(.allServiceTypes)))
       }
       return .needsConsent(use.scope)
     case .denied(let record):
@@ -109,7 +109,7 @@ public enum LocalNetworkPolicy {
         MemoPeerError(
           .policyDenied,
           "PolicyDenied (\(policyDeniedCode)): \(use.scope.rawValue) access was \(record.decision.rawValue)",
-          hint: "to allow it, run `memo-peer consent grant --scope \(use.scope.rawValue)`",
+          remedy: .grantConsent(use.scope),
           dnsServiceCode: policyDeniedCode))
     }
   }

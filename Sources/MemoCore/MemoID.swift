@@ -67,7 +67,7 @@ public struct IDPrefix: Sendable, Equatable {
     guard !lowered.isEmpty, lowered.utf8.count <= 36, allowed else {
       throw MemoPeerError(
         .usage, "that is not a memo id (ids are not echoed back, in case text was typed by mistake)",
-        hint: "ids are hex digits and dashes, as printed by `memo-peer list`")
+        hint: "ids are hex digits and dashes", remedy: .listMemos(includingTrash: false))
     }
     rawValue = lowered
   }

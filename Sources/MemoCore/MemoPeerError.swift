@@ -85,8 +85,11 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
   public let code: Code
   /// What went wrong, for a person. Never contains memo content.
   public let message: String
-  /// What to do next, for a person.
+  /// What to do next, for a person, in words that name no command (any reader may show it).
   public let hint: String?
+  /// What to do next as a fact: each reader words it (the command line as the command to
+  /// run, the page as what to do on the page). See `Remedy`.
+  public let remedy: Remedy?
   /// Technical detail for `--debug` logs only (C call names, errno, SQLite codes).
   public let diagnostics: String?
 
@@ -94,11 +97,13 @@ public struct MemoPeerError: Error, Equatable, Sendable, CustomStringConvertible
   public let dnsServiceCode: Int32?
 
   public init(
-    _ code: Code, _ message: String, hint: String? = nil, diagnostics: String? = nil, dnsServiceCode: Int32? = nil
+    _ code: Code, _ message: String, hint: String? = nil, remedy: Remedy? = nil, diagnostics: String? = nil,
+    dnsServiceCode: Int32? = nil
   ) {
     self.code = code
     self.message = message
     self.hint = hint
+    self.remedy = remedy
     self.diagnostics = diagnostics
     self.dnsServiceCode = dnsServiceCode
   }

@@ -20,7 +20,7 @@ public enum MemoRules {
     guard highest >= 0, highest < SyncLimits.maximumRevision else {
       throw MemoPeerError(
         .invalidInput, "the memo's revision counter is out of range (\(highest)), so it cannot be changed",
-        hint: "copy its text into a new memo (`memo-peer new`) and delete this one")
+        remedy: .copyToNewMemo)
     }
     return highest + 1
   }

@@ -81,7 +81,7 @@ public struct TrustList: Codable, Sendable, Equatable {
     case 0:
       throw MemoPeerError(
         .notFound, "no trusted peer is named or has a device ID starting with \(Self.quoted(reference))",
-        hint: "`memo-peer trust list` shows the trusted peers")
+        remedy: .listTrusted)
     default:
       throw MemoPeerError(
         .ambiguousID, "\(Self.quoted(reference)) matches \(matches.count) trusted peers",

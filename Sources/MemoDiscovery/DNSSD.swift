@@ -134,6 +134,6 @@ extension DNSServiceError {
       return DaemonUnavailable.error(diagnostics: description, dnsServiceCode: code)
     }
     return MemoPeerError(
-      .discovery, "DNS-SD failed: \(description)", hint: "run `memo-peer doctor`", dnsServiceCode: code)
+      .discovery, "DNS-SD failed: \(description)", remedy: .runDoctor(device: nil), dnsServiceCode: code)
   }
 }

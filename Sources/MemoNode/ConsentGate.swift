@@ -58,7 +58,7 @@ public struct ConsentGate: Sendable {
     MemoPeerError(
       .consentRequired,
       "memo-peer needs your consent before it uses the local network (\(scope.rawValue)); nothing was sent",
-      hint: "run it on a terminal to be asked, or grant it with `memo-peer consent grant --scope \(scope.rawValue)`")
+      remedy: .askOrGrantConsent(scope))
   }
 
   static func userName() -> String {

@@ -89,6 +89,6 @@ public final class LockWatch: Sendable {
   public static func lockedDuring(_ what: String) -> MemoPeerError {
     MemoPeerError(
       .locked, "this node was locked during \(what): its sessions were closed",
-      hint: "run `memo-peer unlock`, then try again")
+      remedy: .unlock(device: nil))
   }
 }

@@ -233,7 +233,7 @@ public struct Pairing: Sendable {
         throw MemoPeerError(
           .cancelled,
           "the pairing window closed after \(Int(window)) s without a confirmed pairing; nothing was stored",
-          hint: "run `memo-peer pair` on the other device while this window is open")
+          remedy: .pairOnOtherDevice)
       }
       try await closes.clock.sleep(for: .milliseconds(100))
     }

@@ -162,10 +162,7 @@ public struct PeerConnector: PeerDialer {
       tracker,
       MemoPeerError(
         .connection, "could not reach \(peer.displayName) within \(seconds) s\(reason)",
-        hint: reason.contains("consent")
-          ? "grant local-network consent with `memo-peer consent grant`"
-          : "check that memo-peer serve runs on \(peer.displayName) with consent; `memo-peer browse` shows who is visible"
-      ))
+        remedy: reason.contains("consent") ? .grantConsent(nil) : .checkPeerVisible(device: peer.displayName)))
   }
 
   /// Sleeps `pause`, or until the deadline if that is sooner.
@@ -263,7 +260,7 @@ public struct PeerConnector: PeerDialer {
       if error.kind == .idleTimeout { return .unreachable }
       throw MemoPeerError(
         .untrustedPeer, "\(peer.displayName) refused this device: it does not trust this device (any more)",
-        hint: "pair again (`memo-peer pair`), or add this device on \(peer.displayName) with `memo-peer trust add`",
+        remedy: .pairAgain(device: peer.displayName),
         diagnostics: error.description)
     }
   }

@@ -212,7 +212,7 @@ public enum SyncSession {
   static func failure(_ peer: String, _ error: TransportError) -> MemoPeerError {
     MemoPeerError(
       .connection, "the sync with \(peer) broke off: \(error.description)",
-      hint: "run `memo-peer sync` again; it resumes after the last batch stored")
+      remedy: .syncAgain)
   }
 
   /// `peerName` was removed from this device's trust store while the sync ran.
@@ -220,7 +220,7 @@ public enum SyncSession {
     MemoPeerError(
       .untrustedPeer,
       "\(peerName) was removed from this device's trust store during the sync; nothing it sent after that was stored",
-      hint: "if that was a mistake, trust it again (`memo-peer trust add` or `memo-peer pair`), then sync")
+      remedy: .trustAgain)
   }
 
   /// This side refused what `peerName` sent: which device sent what kind of bad data.
@@ -229,8 +229,8 @@ public enum SyncSession {
     return MemoPeerError(
       .protocolViolation,
       "\(peerName) sent \(violation.reason.badData); the sync stopped and nothing of that batch was stored",
-      hint: "memo-peer on \(peerName) may be damaged or outdated: update it there (`memo-peer doctor` there); "
-        + "this device's memos are unchanged",
+      hint: "memo-peer on \(peerName) may be damaged or outdated: update it there; this device's memos are unchanged",
+      remedy: .runDoctor(device: peerName),
       diagnostics: violation.detail)
   }
 
@@ -253,17 +253,17 @@ public enum SyncSession {
     case .locked:
       return MemoPeerError(
         .locked, "\(peerName) is locked: its memos cannot be synced until it is unlocked there",
-        hint: "run `memo-peer unlock` on \(peerName), then sync again")
+        remedy: .unlock(device: peerName))
     case .version:
       return versionRefusal(peerName, peerVersion: nil)
     case .untrusted:
       return MemoPeerError(
         .untrustedPeer, "\(peerName) no longer trusts this device: it was removed there during the sync",
-        hint: "if that was a mistake, pair the two devices again (`memo-peer pair`)")
+        remedy: .pairAgain(device: nil))
     case .storage:
       return MemoPeerError(
         .connection, "\(peerName) could not open its memo store for the sync",
-        hint: "`memo-peer doctor` on \(peerName) tells what is wrong there")
+        remedy: .runDoctor(device: peerName))
     case nil:
       return MemoPeerError(
         .connection, "\(peerName) refused the sync for a reason this memo-peer does not know",
@@ -272,7 +272,7 @@ public enum SyncSession {
       return MemoPeerError(
         .protocolViolation,
         "\(peerName) refused this device's sync data as \(reason.badData); nothing of it was stored there",
-        hint: "`memo-peer doctor` here checks this device's store; update memo-peer on both devices")
+        hint: "update memo-peer on both devices", remedy: .checkStore)
     }
   }
 }

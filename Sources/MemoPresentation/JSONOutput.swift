@@ -35,32 +35,41 @@ public enum JSONOutput {
   }
 }
 
-/// `{"schema": 1, "error": {"code", "message", "hint", "dns_sd_error"}}`: an error as the
-/// command line prints it on stderr with `--json`, and as the web API answers it.
+/// `{"schema": 1, "error": {"code", "message", "hint", "remedy", "dns_sd_error"}}`: an error as
+/// the command line prints it on stderr with `--json`, and as the web API answers it. `hint`
+/// is worded for its reader (the command line names commands, the page does not); `remedy`
+/// is the stable code of what to do next (`Remedy.Code`), the same for both.
 public struct ErrorJSON: Encodable, Sendable {
   public struct Detail: Encodable, Sendable {
     public let code: String
     public let message: String
     public let hint: String?
+    /// `Remedy.Code`'s raw value, where the error carries a remedy.
+    public let remedy: String?
     /// dns_sd.h's code (NoAuth -65555, PolicyDenied -65570, …) where there is one.
     public let dnsServiceCode: Int32?
 
     enum CodingKeys: String, CodingKey {
-      case code, message, hint
+      case code, message, hint, remedy
       case dnsServiceCode = "dns_sd_error"
     }
 
-    public init(code: String, message: String, hint: String?, dnsServiceCode: Int32?) {
+    public init(code: String, message: String, hint: String?, remedy: String? = nil, dnsServiceCode: Int32?) {
       self.code = code
       self.message = message
       self.hint = hint
+      self.remedy = remedy
       self.dnsServiceCode = dnsServiceCode
     }
 
-    /// The error's code, message and hint (never its diagnostics).
-    public init(_ error: MemoPeerError) {
+    /// The error's code, message, hint with its remedy as `wording` words it (the command
+    /// line's or the page's), and the remedy's code where that reader has words for it (the
+    /// page leaves out what only a shell can do); never its diagnostics.
+    public init(_ error: MemoPeerError, wording: (Remedy) -> String?) {
       self.init(
-        code: error.code.rawValue, message: error.message, hint: error.hint, dnsServiceCode: error.dnsServiceCode)
+        code: error.code.rawValue, message: error.message, hint: error.hint(wording: wording),
+        remedy: error.remedy.flatMap { wording($0) == nil ? nil : $0.code.rawValue },
+        dnsServiceCode: error.dnsServiceCode)
     }
   }
 

@@ -56,7 +56,7 @@ extension MemoStore {
       do { try log.restore(bytes: bytes) } catch {
         throw MemoPeerError(
           .integrity, "the membership log of notebook \(notebook.short) is damaged in \(paths.databasePath)",
-          hint: "`memo-peer doctor` checks the store; restore it from a backup if it is damaged",
+          hint: "restore it from a backup if it is damaged", remedy: .checkStore,
           diagnostics: "\(error)")
       }
     }

@@ -72,7 +72,7 @@ extension MemoStore {
   {
     try batch {
       guard let named = try loadRow(id), !named.isDeleted else {
-        throw MemoPeerError(.notFound, "no memo has the id \(id)", hint: "`memo-peer conflicts` lists the conflicts")
+        throw MemoPeerError(.notFound, "no memo has the id \(id)", remedy: .listConflicts)
       }
       let memoID = named.conflictOf ?? id
       let memo = try self.memo(memoID)
@@ -86,13 +86,13 @@ extension MemoStore {
       } else if liveCopies.count > 1 {
         throw MemoPeerError(
           .ambiguousID, "memo \(memoID.short) has \(liveCopies.count) conflict copies; name the one to resolve",
-          hint: "`memo-peer conflicts` lists the copies' ids")
+          remedy: .listConflicts)
       } else {
         copy = liveCopies.first
       }
       guard copy != nil || others.contains(where: \.head.isDeleted) else {
         throw MemoPeerError(
-          .notFound, "memo \(memoID.short) has no conflict", hint: "`memo-peer conflicts` lists the conflicts")
+          .notFound, "memo \(memoID.short) has no conflict", remedy: .listConflicts)
       }
       var next = memo
       next.revision = try MemoRules.nextRevision(after: memo.revision, copy?.revision ?? 0)

@@ -114,7 +114,7 @@ extension MemoStore {
       }
     }
     guard let row else {
-      throw MemoPeerError(.notFound, "no outbox entry \(id)", hint: "`memo-peer outbox` lists the entries")
+      throw MemoPeerError(.notFound, "no outbox entry \(id)", remedy: .listOutbox)
     }
     let sealer = try sealer()
     let payload: [UInt8]
@@ -179,7 +179,7 @@ extension MemoStore {
       throw MemoPeerError(
         matches.isEmpty ? .notFound : .ambiguousID,
         matches.isEmpty ? "no outbox entry matches \(text)" : "\(text) matches \(matches.count) outbox entries",
-        hint: "`memo-peer outbox` lists the entries")
+        remedy: .listOutbox)
     }
     return matches[0]
   }
@@ -330,7 +330,7 @@ extension MemoStore {
     guard let sender = entry.sender else {
       throw MemoPeerError(
         .invalidInput, "inbox entry \(entry.id.prefix(8)) names no device it came from",
-        hint: "`memo-peer inbox drop \(entry.id.prefix(8))` removes it")
+        remedy: .dropInboxEntry(String(entry.id.prefix(8))))
     }
     let id = try batch {
       let id = try storeDelivered(entry.memo, entryID: entry.id, from: sender, now: entry.received)
@@ -426,7 +426,7 @@ extension MemoStore {
       throw MemoPeerError(
         matches.isEmpty ? .notFound : .ambiguousID,
         matches.isEmpty ? "no inbox entry matches \(text)" : "\(text) matches \(matches.count) inbox entries",
-        hint: "`memo-peer inbox` lists the entries")
+        remedy: .listInbox)
     }
     return matches[0]
   }

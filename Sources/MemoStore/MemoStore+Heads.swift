@@ -60,7 +60,7 @@ extension MemoStore {
     guard let original = memo.conflictOf else { return }
     throw MemoPeerError(
       .conflict, "\(memo.id.short) is a conflict copy of memo \(original.short); it cannot be changed by itself",
-      hint: "`memo-peer conflicts resolve \(memo.id.short) --keep A|B|both` settles it")
+      remedy: .resolveConflict(memo: memo.id.short))
   }
 
   /// Throws the `conflict` error `update` and `delete` would throw, before a person spends
@@ -78,8 +78,7 @@ extension MemoStore {
       throw MemoPeerError(
         .conflict,
         "memo \(id.short) has \(copies) conflict cop\(copies == 1 ? "y" : "ies") from a sync; it was not \(verb)",
-        hint:
-          "resolve first: `memo-peer conflicts` lists them, `memo-peer conflicts resolve \(id.short) --keep A|B|both`")
+        hint: "resolve them first", remedy: .resolveConflict(memo: id.short))
     }
   }
 

@@ -102,7 +102,7 @@ extension MemoStore {
     } catch {
       throw MemoPeerError(
         .integrity, "an edit of memo \(held.memo.short) held back by the mass-delete guard failed its integrity check",
-        hint: "`memo-peer sync --peer PEER --keep-deleted` drops what is held from that device",
+        remedy: .keepDeleted(device: nil),
         diagnostics: "\(error)")
     }
     guard let batch = try? SyncBatchCodec.decode(plaintext), batch.revisions.count == 1 else {

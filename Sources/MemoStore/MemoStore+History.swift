@@ -167,7 +167,7 @@ extension MemoStore {
       case 0:
         throw MemoPeerError(
           .notFound, "no memo id starts with \(prefix.rawValue)",
-          hint: "`memo-peer list` shows the ids, `memo-peer trash` the deleted ones")
+          remedy: .listMemos(includingTrash: true))
       case 1:
         return try memoID(matches[0])
       default:
@@ -207,7 +207,7 @@ extension MemoStore {
       result.append(MemoRevision(memo: current, author: current.record?.author, superseded: nil))
     }
     guard !result.isEmpty else {
-      throw MemoPeerError(.notFound, "no memo has the id \(memo)", hint: "`memo-peer list` shows the ids")
+      throw MemoPeerError(.notFound, "no memo has the id \(memo)", remedy: .listMemos(includingTrash: false))
     }
     return result
   }
@@ -224,7 +224,7 @@ extension MemoStore {
         .notFound,
         "memo \(memo.short) has no revision \(number) on this device"
           + (known.isEmpty ? "" : " (it keeps \(known.min() ?? 0) to \(known.max() ?? 0))"),
-        hint: "`memo-peer history \(memo.short)` lists the revisions kept here")
+        remedy: .showHistory(memo: memo.short))
     }
     return found
   }
@@ -241,7 +241,7 @@ extension MemoStore {
       guard !source.memo.isDeleted else {
         throw MemoPeerError(
           .invalidInput, "revision \(number) of memo \(memo.short) is its delete: it has no content to restore",
-          hint: "`memo-peer history \(memo.short)` lists the revisions; restore one before the delete")
+          hint: "restore one from before the delete", remedy: .showHistory(memo: memo.short))
       }
       return try restoreContent(of: source.memo, into: memo, now: now)
     }
@@ -251,7 +251,7 @@ extension MemoStore {
   /// inside the caller's transaction.
   func restoreContent(of content: Memo, into memo: MemoID, now: Timestamp) throws -> Memo {
     guard let current = try loadRow(memo) else {
-      throw MemoPeerError(.notFound, "no memo has the id \(memo)", hint: "`memo-peer list` shows the ids")
+      throw MemoPeerError(.notFound, "no memo has the id \(memo)", remedy: .listMemos(includingTrash: false))
     }
     try refuseConflictCopy(current)
     try refuseWhileConflicted(memo, doing: "restored")
@@ -331,12 +331,12 @@ extension MemoStore {
         if try isHeldDelete(memo) {
           throw MemoPeerError(
             .invalidInput, "memo \(memo.short) was not deleted here: a sync's delete of it is held back",
-            hint: "it is still in `memo-peer list`; `memo-peer sync status` says how to settle held deletes")
+            hint: "it is still in the memo list", remedy: .settleHeldDeletes)
         }
         _ = try sealer()
         throw MemoPeerError(
           .notFound, "memo \(memo.short) is not in the trash",
-          hint: "`memo-peer trash` lists the deleted memos of the last \(historyLimits().trashDays) days")
+          remedy: .listTrash(days: historyLimits().trashDays))
       }
       return try restoreContent(of: last.memo, into: memo, now: now)
     }

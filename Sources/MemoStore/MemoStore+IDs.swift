@@ -49,7 +49,7 @@ extension MemoStore {
     guard let dot = statement.dot(originColumn, seqColumn) else {
       throw MemoPeerError(
         .integrity, "a row of \(paths.databasePath) names a replica that is not one (the database is damaged)",
-        hint: "`memo-peer doctor` checks the store; restore it from a backup if it is damaged")
+        hint: "restore it from a backup if it is damaged", remedy: .checkStore)
     }
     return dot
   }

@@ -173,7 +173,7 @@ extension MemoStore {
     case 0:
       throw MemoPeerError(
         .notFound, "no invitation is to a notebook named \(Self.quotedName(reference))",
-        hint: "`memo-peer notebook invitations` lists them")
+        remedy: .listInvitations)
     default:
       throw MemoPeerError(
         .ambiguousID, "\(Self.quotedName(reference)) matches \(matches.count) invitations",

@@ -44,7 +44,7 @@ extension MemoStore {
       else {
         throw MemoPeerError(
           .integrity, "notebook \(notebook.short)'s id is not derived from this device's key and its nonce",
-          hint: "`memo-peer doctor` checks the store")
+          remedy: .checkStore)
       }
       return genesis
     }
@@ -92,7 +92,7 @@ extension MemoStore {
     guard let state = try membershipState(notebook.id) else {
       throw MemoPeerError(
         .invalidInput, "\(notebook.displayName) has no membership log on this device yet",
-        hint: "sync with a member first (`memo-peer sync`)")
+        remedy: .syncWithMember)
     }
     switch state.members[try thisDevice()] {
     case .member?: return state

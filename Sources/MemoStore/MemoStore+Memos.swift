@@ -174,7 +174,7 @@ extension MemoStore {
   /// One live memo, fully decrypted.
   public func memo(_ id: MemoID) throws -> Memo {
     guard let memo = try loadRow(id), !memo.isDeleted else {
-      throw MemoPeerError(.notFound, "no memo has the id \(id)", hint: "`memo-peer list` shows the ids")
+      throw MemoPeerError(.notFound, "no memo has the id \(id)", remedy: .listMemos(includingTrash: false))
     }
     return memo
   }
@@ -186,7 +186,7 @@ extension MemoStore {
     guard prefix.rawValue.count >= IDPrefix.minimumToResolve else {
       throw MemoPeerError(
         .ambiguousID, "a memo id prefix needs at least \(IDPrefix.minimumToResolve) characters",
-        hint: "type more of the id (`memo-peer list` shows 8)")
+        remedy: .typeMoreOfID)
     }
     return prefix
   }
@@ -202,7 +202,7 @@ extension MemoStore {
       switch matches.count {
       case 0:
         throw MemoPeerError(
-          .notFound, "no memo id starts with \(prefix.rawValue)", hint: "`memo-peer list` shows the ids")
+          .notFound, "no memo id starts with \(prefix.rawValue)", remedy: .listMemos(includingTrash: false))
       case 1:
         return try memoID(matches[0])
       default:
@@ -503,8 +503,8 @@ extension MemoStore {
   {
     MemoPeerError(
       .integrity, "memo \(id): its \(field.rawValue) failed the integrity check (tampered, truncated or moved)",
-      hint: "the other memos are unaffected; restore this one from an export or another device, "
-        + "or delete it with `memo-peer delete \(id.short)`",
+      hint: "the other memos are unaffected; restore this one from an export or another device",
+      remedy: .deleteMemo(id.short),
       diagnostics: "\(error)")
   }
 }

@@ -72,7 +72,7 @@ extension MemoStore {
     case 0:
       throw MemoPeerError(
         .notFound, "no notebook is named \(Self.quotedName(reference))",
-        hint: "`memo-peer notebook list` shows the notebooks")
+        remedy: .listNotebooks)
     default:
       throw MemoPeerError(
         .ambiguousID, "\(Self.quotedName(reference)) matches \(matches.count) notebooks",
@@ -136,13 +136,13 @@ extension MemoStore {
     guard found.notebook.role == .member else {
       throw MemoPeerError(
         .invalidInput, "this device relays \(found.notebook.displayName) and cannot read or write its memos",
-        hint: "write in a notebook of yours (`memo-peer notebook list`)")
+        hint: "write in a notebook of yours", remedy: .listNotebooks)
     }
     if let state = try membershipState(id), let me = ownDeviceID(), state.members[me] != .member {
       throw MemoPeerError(
         .invalidInput,
         "this device is no longer a member of \(found.notebook.displayName): what it writes there would reach nobody",
-        hint: "write in another notebook (`memo-peer notebook list`), or ask a member to share it again")
+        hint: "write in another notebook, or ask a member to share it again", remedy: .listNotebooks)
     }
     return found.notebook
   }
@@ -229,7 +229,7 @@ extension MemoStore {
       guard !notebook.isDefault else {
         throw MemoPeerError(
           .invalidInput, "\(notebook.displayName) is the default notebook (new memos go there); it cannot be deleted",
-          hint: "rename it instead (`memo-peer notebook rename`)")
+          remedy: .renameNotebook)
       }
       let live = try liveRows(in: notebook.id)
       var moved = 0
@@ -238,7 +238,7 @@ extension MemoStore {
           throw MemoPeerError(
             .invalidInput,
             "\(notebook.displayName) holds \(live.count) memo\(live.count == 1 ? "" : "s"); nothing was deleted",
-            hint: "move them first: `memo-peer notebook delete \(reference) --move-to OTHER`")
+            remedy: .moveNotebookMemos(from: reference))
         }
         let target = try findNotebook(moveTo)
         guard target.id != notebook.id else {
@@ -400,9 +400,7 @@ extension MemoStore {
         throw MemoPeerError(
           .invalidInput,
           "\(found.notebook.displayName) was made before sync version 3; it goes only to the devices it was shared with then",
-          hint: "make a new notebook and move the memos into it: `memo-peer notebook new NAME`, "
-            + "`memo-peer notebook delete \(found.notebook.name ?? notebook.short) --move-to NAME` "
-            + "(make NAME the default first if this one is), then share NAME")
+          remedy: .replaceNotebook(found.notebook.name ?? notebook.short))
       }
       try appendOwnOp(notebook, now: now) { log, signer in try log.share(device, as: wanted, signer: signer) }
       try materialize(notebook, now: now)
@@ -426,7 +424,7 @@ extension MemoStore {
       guard let role = state.members[device], device != (try thisDevice()) else {
         throw MemoPeerError(
           .notFound, "that notebook is not shared with that device",
-          hint: "`memo-peer notebook show NAME` lists whom it is shared with")
+          remedy: .showNotebook(nil))
       }
       try removeFromLog(notebook, device, cut: try cut(of: device), now: now)
       try materialize(notebook, now: now)

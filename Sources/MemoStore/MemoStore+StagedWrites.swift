@@ -116,6 +116,6 @@ extension MemoStore {
   static func counterOutOfRange(_ name: String) -> MemoPeerError {
     MemoPeerError(
       .corruptDatabase, "the memo database's \(name) counter is out of range",
-      hint: "export the memos (`memo-peer export`) and import them into a new node")
+      remedy: .moveMemosToNewNode)
   }
 }

@@ -67,7 +67,7 @@ public final class MemoStore {
   /// The error of every operation that needs memo content while the node is locked.
   public static let lockedError = MemoPeerError(
     .locked, "this node is locked: memo content cannot be read or changed until it is unlocked",
-    hint: "run `memo-peer unlock`")
+    remedy: .unlock(device: nil))
 
   /// The device key's sealer, or the `locked` error.
   func sealer() throws -> AES256GCMKey {
@@ -128,7 +128,7 @@ public final class MemoStore {
           throw MemoPeerError(
             .keyMissing, "the device key \(paths.deviceKeyPath) is missing, so the memos in \(path) cannot be read",
             hint: "restore the key file from this device; a data directory copied from another device "
-              + "cannot be opened here (move memos with `memo-peer export` and `import`)")
+              + "cannot be opened here", remedy: .moveMemosToNewNode)
         }
         key = try secrets.contentKey(creatingIfMissing: false)
       }
@@ -261,7 +261,7 @@ public final class MemoStore {
         failure: MemoPeerError(
           .wrongKey, "the device key in \(paths.keyDirectory) does not open the memos in \(paths.dataDirectory)",
           hint: "the data directory was copied from another device, or the key was replaced; "
-            + "restore this device's key, or move memos with `memo-peer export` and `import`"))
+            + "restore this device's key", remedy: .moveMemosToNewNode))
     }
     if listingReady {
       try check(

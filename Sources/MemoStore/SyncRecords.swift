@@ -14,8 +14,8 @@ extension MemoStore {
     guard let key = try keyring(notebook).current else {
       throw MemoPeerError(
         .keyMissing, "notebook \(notebook.short) has no current key on this device yet",
-        hint: "a member of the notebook seals it to this device at their next sync (through a relay too); "
-          + "`memo-peer sync` then try again")
+        hint: "a member of the notebook seals it to this device at their next sync (through a relay too)",
+        remedy: .sync)
     }
     var record = SyncRecord(
       notebook: notebook, memo: revision.memo, dot: revision.head.dot, clock: revision.head.clock, keyID: key.id,

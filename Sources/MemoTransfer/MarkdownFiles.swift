@@ -123,7 +123,7 @@ public enum MarkdownFiles {
       _ = try MemoRules.validated(
         MemoDraft(title: memo.title ?? "", body: memo.body, tags: memo.tags, isPrivate: memo.isPrivate))
     } catch let error as MemoPeerError {
-      throw MemoPeerError(error.code, "\(path): \(error.message)", hint: error.hint)
+      throw MemoPeerError(error.code, "\(path): \(error.message)", hint: error.hint, remedy: error.remedy)
     }
     return Source(path: path, memo: memo)
   }
@@ -191,7 +191,7 @@ extension MemoStore {
           case .unchanged: summary.unchanged += 1
           }
         } catch let error as MemoPeerError {
-          throw MemoPeerError(error.code, "\(source.path): \(error.message)", hint: error.hint)
+          throw MemoPeerError(error.code, "\(source.path): \(error.message)", hint: error.hint, remedy: error.remedy)
         }
       }
     }

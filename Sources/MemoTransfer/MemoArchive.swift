@@ -141,7 +141,7 @@ public final class MemoArchiveReader {
   /// the header decoder Tests/Fuzz (`archive`) runs.
   @_spi(Fuzzing) public static func parameters(_ bytes: [UInt8], source: String) throws -> ScryptParameters {
     guard bytes.count >= MemoArchive.headerSize, Array(bytes[0..<8]) == MemoArchive.magic else {
-      throw MemoPeerError(.archive, "\(source) is not a memo-peer archive", hint: "export one with `memo-peer export`")
+      throw MemoPeerError(.archive, "\(source) is not a memo-peer archive", remedy: .exportArchive)
     }
     guard bytes[8] == MemoArchive.version, bytes[9] == MemoArchive.kdfScrypt else {
       throw MemoPeerError(

@@ -38,7 +38,7 @@ public struct ConsentLog: Sendable {
         throw MemoPeerError(
           .storage,
           "the consent log \(path) is damaged at line \(index + 1); nothing uses the network until it is fixed",
-          hint: "move it aside and record your decision again with `memo-peer consent grant` or `deny`")
+          remedy: .recordConsentAgain)
       }
       return record
     }

@@ -271,7 +271,7 @@ public struct DeviceKeys: Sendable {
     guard file.exists, case .wrapped(let wrapped) = try file.contents() else {
       throw MemoPeerError(
         .notProtected, "this node's key has no passphrase (protection none), so there is nothing to \(action)",
-        hint: "protect it first: `memo-peer protect after-first-unlock` or `memo-peer protect complete`")
+        remedy: .protectKey)
     }
     return wrapped
   }

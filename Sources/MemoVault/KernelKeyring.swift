@@ -63,7 +63,7 @@ public struct KernelKeyring: SecretKeyring {
     guard length == maxCount else {
       throw MemoPeerError(
         .wrongKey, "the kernel keyring holds a memo-peer key of the wrong size",
-        hint: "run `memo-peer lock`, then `memo-peer unlock` again")
+        remedy: .relock)
     }
     return secret
   }
@@ -99,16 +99,18 @@ public struct KernelKeyring: SecretKeyring {
   }
 
   private static func failure(_ error: SystemError) -> MemoPeerError {
-    let hint: String
+    var hint: String?
+    var remedy: Remedy?
     switch error.code {
     case ENOSYS, EPERM:
       hint = "this system does not let memo-peer use the kernel keyring (a container's seccomp profile may block it)"
     case EDQUOT:
       hint = "your kernel keyring quota is full (see /proc/key-users); remove unused keys with keyctl"
     default:
-      hint = "see `memo-peer --debug` for the system call that failed"
+      remedy = .debugLog
     }
     return MemoPeerError(
-      .crypto, "the kernel keyring refused a request (\(error.errno))", hint: hint, diagnostics: error.diagnostics)
+      .crypto, "the kernel keyring refused a request (\(error.errno))", hint: hint, remedy: remedy,
+      diagnostics: error.diagnostics)
   }
 }

@@ -130,7 +130,7 @@ public struct KeyFile: Sendable {
     switch try contents() {
     case .plain(let key): return key
     case .wrapped, .sealed:
-      throw MemoPeerError(.locked, "the \(role) is protected by a passphrase", hint: "run `memo-peer unlock`")
+      throw MemoPeerError(.locked, "the \(role) is protected by a passphrase", remedy: .unlock(device: nil))
     }
   }
 

@@ -89,7 +89,7 @@ public struct NodeSecrets: Sendable {
   public static let lockedError = MemoPeerError(
     .locked,
     "this node is locked: its identity and the devices it trusts cannot be read until it is unlocked",
-    hint: "run `memo-peer unlock`")
+    remedy: .unlock(device: nil))
 
   static func unsealedSecret(_ path: String, role: String) -> MemoPeerError {
     MemoPeerError(

@@ -85,7 +85,7 @@ import MemoCrypto
     {
       throw MemoPeerError(
         .passphrase, "that passphrase does not unlock this node's key; nothing was changed",
-        hint: "try again (the passphrase is the one given to `memo-peer protect`)")
+        remedy: .retryPassphrase)
     } catch {
       throw MemoPeerError(.crypto, "the cryptographic library failed to open the key", diagnostics: "\(error)")
     }

@@ -137,9 +137,10 @@ public struct HTTPResponse: Sendable, Equatable {
     json(status, encoding: ErrorJSON(error: .init(code: code, message: message, hint: hint, dnsServiceCode: nil)))
   }
 
-  /// A memo-peer error, with the HTTP status its code maps to.
+  /// A memo-peer error, with the HTTP status its code maps to and its remedy worded for the
+  /// page.
   public static func error(_ error: MemoPeerError) -> HTTPResponse {
-    json(WebStatus.of(error.code), encoding: ErrorJSON(error: .init(error)))
+    json(WebStatus.of(error.code), encoding: ErrorJSON(error: .init(error, wording: PageRemedyText.words)))
   }
 
   public func header(_ name: String) -> String? {

@@ -150,15 +150,13 @@ public final class WebBackend: WebAPI {
           hint: "answer the question the page shows when you press Sync, or run `memo-peer consent grant`"))
       return .json(
         202,
-        encoding: syncJob.start { note, progress in SyncJSON(try await sync.run(note: note, progress: progress).results)
+        encoding: syncJob.start { note, progress in
+          SyncJSON(try await sync.run(note: note, progress: progress).results, wording: PageRemedyText.words)
         })
     case .unlock(let passphrase):
-      do {
-        return .json(200, encoding: ProtectionJSON(try app.protection.unlock { passphrase }))
-      } catch let error as MemoPeerError where error.code == .notProtected {
-        // The hint names commands; the page has no use for it.
-        throw MemoPeerError(error.code, error.message)
-      }
+      // A key without a passphrase: its remedy (protect it) is the command line's, and the
+      // page's wording leaves it out.
+      return .json(200, encoding: ProtectionJSON(try app.protection.unlock { passphrase }))
     case .lock:
       return .json(200, encoding: ProtectionJSON(try app.protection.lock()))
     }

@@ -1,6 +1,7 @@
 import MemoApp
 import MemoCore
 import MemoPresentation
+import MemoWeb
 import Synchronization
 
 /// The web page's Sync button: one sync at a time, run in the background while the page
@@ -87,7 +88,8 @@ final class WebSyncJob: Sendable {
       progress.snapshot.finished = now
       switch outcome {
       case .success(let result): progress.snapshot.result = result
-      case .failure(let error as MemoPeerError): progress.snapshot.error = ErrorJSON.Detail(error)
+      case .failure(let error as MemoPeerError):
+        progress.snapshot.error = ErrorJSON.Detail(error, wording: PageRemedyText.words)
       case .failure:
         progress.snapshot.error = ErrorJSON.Detail(
           code: "internal", message: "the sync failed unexpectedly; nothing was lost", hint: nil, dnsServiceCode: nil)

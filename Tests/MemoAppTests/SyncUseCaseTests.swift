@@ -85,7 +85,7 @@ final class SyncUseCaseTests: XCTestCase {
     XCTAssertNil(SyncOutcome(results: [PeerSync.PeerResult(peer: laptop, report: SyncSession.Report())]).problem)
     XCTAssertNil(failed.lockError)
     XCTAssertEqual(SyncOutcome(results: [], interruptedByLock: true).lockError?.code, .locked)
-    let json = SyncJSON(heldOutcome.results)
+    let json = SyncJSON(heldOutcome.results, wording: { _ in nil })
     XCTAssertEqual(json.peers.map(\.status), ["connection", "held"])
   }
 

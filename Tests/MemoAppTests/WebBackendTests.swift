@@ -120,6 +120,10 @@ final class WebBackendTests: XCTestCase {
     try node.protect()
     try node.keys.lock()
     XCTAssertEqual(try errorCode(page.perform(.diffCopy(memo.id.rawValue, copy: copy))), "locked")
+    // The store's locked error carries the unlock remedy: worded for the page, no command.
+    let locked = try XCTUnwrap(try json(page.perform(.showMemo(memo.id.rawValue)))["error"] as? [String: Any])
+    XCTAssertEqual(locked["remedy"] as? String, "unlock")
+    XCTAssertEqual(locked["hint"] as? String, "unlock it with the passphrase on the page")
   }
 
   func testASyncNeedsAConsentOnRecordBeforeAnythingElse() throws {
@@ -142,5 +146,6 @@ final class WebBackendTests: XCTestCase {
     let error = try XCTUnwrap(try json(answer)["error"] as? [String: Any])
     XCTAssertEqual(error["code"] as? String, "not-protected")
     XCTAssertNil(error["hint"])
+    XCTAssertNil(error["remedy"], "protecting the key is the command line's remedy")
   }
 }

@@ -35,7 +35,7 @@ final class WebSyncJobTests: XCTestCase {
       progress("receiving from desk: 20 of about 40 memo revisions")
       reported.signal()
       for await _ in release { break }
-      return SyncJSON([])
+      return SyncJSON([], wording: { _ in nil })
     }
     XCTAssertEqual(job.start(runner).state, .running)
     XCTAssertEqual(reported.wait(timeout: .now() + 10), .success, "the runner reported its progress")

@@ -28,7 +28,7 @@ final class ConsentPolicyTests: XCTestCase {
     else { return XCTFail("a revoked grant must refuse") }
     XCTAssertEqual(error.code, .policyDenied)
     XCTAssertEqual(error.dnsServiceCode, -65570)
-    XCTAssertTrue(error.hint?.contains("memo-peer consent grant") ?? false)
+    XCTAssertEqual(error.remedy, .grantConsent(.localNetwork))
     XCTAssertEqual(ConsentState.of(.localNetwork, in: revoked).name, "revoked")
     XCTAssertTrue(ConsentState.of(.localNetwork, in: revoked + [record(.granted, at: 3)]).isGranted)
   }

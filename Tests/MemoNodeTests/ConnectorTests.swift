@@ -56,7 +56,7 @@ final class ConnectorTests: XCTestCase {
       XCTAssertEqual((error as? MemoPeerError)?.code, .connection)
       XCTAssertEqual(
         (error as? MemoPeerError)?.message, "could not reach bee within 1 s (still waiting: local-network consent)")
-      XCTAssertEqual((error as? MemoPeerError)?.hint, "grant local-network consent with `memo-peer consent grant`")
+      XCTAssertEqual((error as? MemoPeerError)?.remedy, .grantConsent(nil))
     }
     XCTAssertEqual(states.all.prefix(2), [.setup, .waiting(.localNetworkConsent)])
     XCTAssertEqual(network.dials, 0, "nothing touched the network")

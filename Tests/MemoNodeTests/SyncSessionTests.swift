@@ -83,7 +83,7 @@ final class SyncSessionTests: XCTestCase {
     XCTAssertNil(cut.report)
     XCTAssertEqual(cut.error?.code, .connection)
     XCTAssertTrue(cut.error?.message.contains("broke off") == true, cut.error?.message ?? "")
-    XCTAssertEqual(cut.error?.hint, "run `memo-peer sync` again; it resumes after the last batch stored")
+    XCTAssertEqual(cut.error?.remedy, .syncAgain)
     XCTAssertEqual(try a.bodies().count, 6, "two batches of three were stored")
     let resumed = try XCTUnwrap(try sync(a, with: b).report)
     XCTAssertEqual(resumed.received.applied, 14, "only what was missing")
@@ -109,7 +109,7 @@ final class SyncSessionTests: XCTestCase {
     let result = try sync(a, with: b)
     XCTAssertEqual(result.error?.code, .locked)
     XCTAssertEqual(result.error?.message, "bee is locked: its memos cannot be synced until it is unlocked there")
-    XCTAssertEqual(result.error?.hint, "run `memo-peer unlock` on bee, then sync again")
+    XCTAssertEqual(result.error?.remedy, .unlock(device: "bee"))
     XCTAssertEqual(try a.bodies(), [])
   }
 

@@ -279,7 +279,7 @@ final class MemoStoreTests: XCTestCase {
     try FileManager.default.copyItem(atPath: node.paths.dataDirectory, toPath: copy.paths.dataDirectory)
     assertMemoError(.keyMissing, try copy.open()) { error in
       XCTAssertTrue(error.message.contains(copy.paths.deviceKeyPath))
-      XCTAssertTrue(error.hint?.contains("export") ?? false)
+      XCTAssertEqual(error.remedy, .moveMemosToNewNode)
     }
     XCTAssertFalse(PrivateFiles.exists(copy.paths.deviceKeyPath), "no new key is made over existing data")
   }

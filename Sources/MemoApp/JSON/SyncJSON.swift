@@ -49,7 +49,7 @@ public struct SyncJSON: Encodable, Sendable {
       case sessionMilliseconds = "session_ms"
       case sessionBytes = "session_bytes"
     }
-    init(_ result: PeerSync.PeerResult) {
+    init(_ result: PeerSync.PeerResult, wording: (Remedy) -> String?) {
       name = result.peer.name
       deviceID = result.peer.deviceID.compact
       received = result.report.map { Outcome($0.received) }
@@ -65,8 +65,11 @@ public struct SyncJSON: Encodable, Sendable {
       } else {
         status = result.error?.code.rawValue ?? "failed"
       }
+      // dns_sd's code stays out of a sync's per-device errors, as it always has.
       error = result.error.map {
-        ErrorJSON.Detail(code: $0.code.rawValue, message: $0.message, hint: $0.hint, dnsServiceCode: nil)
+        let detail = ErrorJSON.Detail($0, wording: wording)
+        return ErrorJSON.Detail(
+          code: detail.code, message: detail.message, hint: detail.hint, remedy: detail.remedy, dnsServiceCode: nil)
       }
     }
   }
@@ -76,8 +79,10 @@ public struct SyncJSON: Encodable, Sendable {
   public let sent: Int
   public let conflicts: Int
 
-  public init(_ results: [PeerSync.PeerResult]) {
-    peers = results.map(Peer.init)
+  /// `wording` words each device's error's remedy for the reader: the command line's or the
+  /// page's.
+  public init(_ results: [PeerSync.PeerResult], wording: (Remedy) -> String?) {
+    peers = results.map { Peer($0, wording: wording) }
     received = results.compactMap(\.report).reduce(0) { $0 + $1.received.applied }
     sent = results.compactMap(\.report).reduce(0) { $0 + $1.sentRevisions }
     // A conflict made by this sync shows on both sides (each receives the other's

@@ -97,7 +97,7 @@ public enum NotebookNames {
       throw MemoPeerError(
         .invalidInput,
         "a notebook name must be 1 to \(maximumLength) printable characters, without leading or trailing spaces and not starting with -",
-        hint: "for example `memo-peer notebook new family`")
+        remedy: .newNotebook(example: "family"))
     }
   }
 

@@ -17,14 +17,14 @@ extension BusError {
   /// What the user sees: "daemon unreachable" with how to start it, or Avahi's refusal by name.
   var memoPeerError: MemoPeerError {
     if name == Self.libraryMissingName {
-      return MemoPeerError(.io, "D-Bus cannot be used: " + detail, hint: "run `memo-peer doctor`")
+      return MemoPeerError(.io, "D-Bus cannot be used: " + detail, remedy: .runDoctor(device: nil))
     }
     if meansDaemonUnreachable { return DaemonUnavailable.error(diagnostics: "\(name): \(detail)") }
     if self == Self.timedOut || name == "org.freedesktop.Avahi.TimeoutError" {
-      return MemoPeerError(.discovery, "no answer from the network in time", hint: "run `memo-peer doctor`")
+      return MemoPeerError(.discovery, "no answer from the network in time", remedy: .runDoctor(device: nil))
     }
     return MemoPeerError(
-      .discovery, "avahi-daemon refused the request (\(name))", hint: "run `memo-peer doctor`",
+      .discovery, "avahi-daemon refused the request (\(name))", remedy: .runDoctor(device: nil),
       diagnostics: detail)
   }
 }
@@ -34,8 +34,8 @@ enum DaemonUnavailable {
   static func error(diagnostics: String?, dnsServiceCode: Int32? = nil) -> MemoPeerError {
     MemoPeerError(
       .daemonUnavailable, "the mDNS daemon (avahi-daemon) cannot be reached over D-Bus",
-      hint: "start it with `systemctl start avahi-daemon` (and make sure dbus runs); "
-        + "`memo-peer doctor` checks the rest",
+      hint: "start it with `systemctl start avahi-daemon` (and make sure dbus runs)",
+      remedy: .runDoctor(device: nil),
       diagnostics: diagnostics, dnsServiceCode: dnsServiceCode)
   }
 }

@@ -286,7 +286,7 @@ public enum PairingFailure: Error, Sendable, Equatable {
       MemoPeerError(
         .connection,
         "the other device offered a name that is not printable text of at most 63 bytes; nothing was stored",
-        hint: "choose another name there with `memo-peer pair --name NAME`")
+        remedy: .pairWithName)
     case .olderPeer: PairingFailure.olderPeerError
     case .protocolViolation(let detail):
       MemoPeerError(

@@ -25,7 +25,7 @@ struct SQLiteError: Error, Equatable {
     case SQLITE_NOTADB, SQLITE_CORRUPT:
       return MemoPeerError(
         .corruptDatabase, "\(path) is damaged or is not an SQLite database; it was left untouched",
-        hint: "move it aside and restore from an export with `memo-peer import`", diagnostics: diagnostics)
+        remedy: .restoreFromExport, diagnostics: diagnostics)
     case SQLITE_BUSY, SQLITE_LOCKED:
       // `MemoStore.translatingSQLiteErrors` names the holder when it can.
       return LockHolder.busyError(
