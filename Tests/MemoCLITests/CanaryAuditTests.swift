@@ -24,6 +24,8 @@ final class CanaryAuditTests: XCTestCase {
   var processScans = 0
 
   func testNoCanaryEscapesThroughAnyCommand() throws {
+    // A second early, so a write in the second the audit starts is read.
+    let started = Int(Date().timeIntervalSince1970) - 1
     let cli = try CLIProcess()
     let runtime = try PrivateFiles.makeUniqueDirectory(in: "/dev/shm", prefix: "memo-peer-audit-runtime")
     defer { try? FileManager.default.removeItem(atPath: runtime) }
@@ -109,8 +111,12 @@ final class CanaryAuditTests: XCTestCase {
 
     // Files: the node's directories, the runtime directory, /dev/shm and /tmp (which holds
     // the node's home and the archive).
-    for root in [cli.home + "/node", runtime, "/dev/shm", NSTemporaryDirectory(), "/tmp"] {
-      for (path, kinds) in LeakScanner.scanFiles(under: root, for: canaries) {
+    // The node's and the runtime directory whole; elsewhere what was written meanwhile.
+    let whole = [cli.home + "/node", runtime]
+    for root in whole + ["/dev/shm", NSTemporaryDirectory(), "/tmp"] {
+      for (path, kinds) in LeakScanner.scanFiles(
+        under: root, for: canaries, modifiedSince: whole.contains(root) ? nil : started)
+      {
         findings.append("\(path) holds \(kinds.map(\.rawValue))")
       }
     }
@@ -126,6 +132,13 @@ final class CanaryAuditTests: XCTestCase {
     defer { try? FileManager.default.removeItem(atPath: directory) }
     try Data("x \(canaries[.privateBody]) y".utf8).write(to: URL(fileURLWithPath: directory + "/leak"))
     XCTAssertEqual(LeakScanner.scanFiles(under: directory, for: canaries).map(\.kinds), [[.privateBody]])
+    let now = Int(Date().timeIntervalSince1970)
+    XCTAssertEqual(
+      LeakScanner.scanFiles(under: directory, for: canaries, modifiedSince: now - 5).map(\.kinds), [[.privateBody]],
+      "a file written since the audit began is read")
+    XCTAssertEqual(
+      LeakScanner.scanFiles(under: directory, for: canaries, modifiedSince: now + 60).count, 0,
+      "one written before it is not")
     let sleeper = Process()
     sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
     sleeper.arguments = ["30"]
