@@ -173,12 +173,12 @@ public struct SyncUseCases {
     let linked = Set(daemon?.livePeers ?? [])
     return try trusted.map { peer in
       let record = records[peer.deviceID]
-      let seen = [record?.lastSeen, contacts[peer.deviceID.compact]].compactMap { $0 }.max()
+      let seen = [record?.lastSeen, contacts[peer.deviceID]].compactMap { $0 }.max()
       // Never synced: everything here is pending for it.
       let pending = try record?.pending ?? store.feedCount(after: 0)
       return PeerRow(
         peer: peer, seen: seen, synced: record?.lastSynced, pending: pending, heldDeletes: record?.heldDeletes ?? 0,
-        live: linked.contains(peer.deviceID.compact), lastRefusal: record?.lastRefusal)
+        live: linked.contains(peer.deviceID), lastRefusal: record?.lastRefusal)
     }
   }
 }

@@ -66,6 +66,24 @@ extension DeviceID: Codable {
   }
 }
 
+/// As a JSON object's key (`serve.json`'s `trusted_contacts`) a device ID is its compact
+/// text too; a key that is not one fails the decoding, as a value does.
+extension DeviceID: CodingKeyRepresentable {
+  public var codingKey: any CodingKey { DeviceIDKey(stringValue: compact) }
+
+  public init?<T: CodingKey>(codingKey: T) {
+    guard let id = DeviceID(codingKey.stringValue) else { return nil }
+    self = id
+  }
+
+  private struct DeviceIDKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+  }
+}
+
 /// RFC 4648 base32 (upper-case alphabet, no padding). Foundation has no base32; this is an
 /// encoding, not a parser of untrusted structure, and is checked against the RFC's vectors.
 public enum Base32 {

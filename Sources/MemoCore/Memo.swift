@@ -16,8 +16,8 @@ public struct Memo: Sendable, Equatable {
   public var isPrivate: Bool
   /// Increases by one on every change; bound into every sealed field's additional data.
   public var revision: Int64
-  /// The replica that made this revision.
-  public var origin: String
+  /// Who made this revision: the replica of its dot, or the device that delivered it.
+  public var origin: MemoOrigin
   /// A tombstone: content wiped, kept so deletion can replicate.
   public var isDeleted: Bool
   /// This revision's identity in replication (nil until the store assigns one).
@@ -36,7 +36,7 @@ public struct Memo: Sendable, Equatable {
 
   public init(
     id: MemoID, title: String, body: String, tags: [String], created: Timestamp,
-    updated: Timestamp, isPrivate: Bool, revision: Int64, origin: String, isDeleted: Bool = false,
+    updated: Timestamp, isPrivate: Bool, revision: Int64, origin: MemoOrigin, isDeleted: Bool = false,
     dot: Dot? = nil, clock: VersionVector = VersionVector(), conflictOf: MemoID? = nil, notebook: NotebookID? = nil,
     record: SealedRecord? = nil
   ) {

@@ -138,7 +138,7 @@ extension ServeEngine {
 
   /// What `status` shows of the links that are up.
   func showLivePeers() {
-    showLivePeers(live.plan.up.map(\.compact).sorted())
+    showLivePeers(ServeStatus.listed(live.plan.up))
   }
 
   /// The node locked, a consent was revoked, the daemon stops: every link says goodbye and

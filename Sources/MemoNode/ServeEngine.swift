@@ -143,19 +143,19 @@ public actor ServeEngine {
 
   /// The links as `status` shows them.
   private var shownLinks: StatusBoard.Links {
-    StatusBoard.Links(any: !liveLinks.isEmpty, up: live.plan.up.map(\.compact).sorted())
+    StatusBoard.Links(any: !liveLinks.isEmpty, up: ServeStatus.listed(live.plan.up))
   }
 
-  /// What `status` shows of live sync and of its links up (compact device IDs): nil when
+  /// What `status` shows of live sync and of its links up: nil when
   /// the daemon neither advertises nor has a link up (a link outlives an avahi-daemon
   /// restart, so the links, not the advertisement, decide).
-  func showLiveSync(_ text: String?, peers: [String]? = nil) {
+  func showLiveSync(_ text: String?, peers: [DeviceID]? = nil) {
     guard board.showLiveSync(text, peers: peers, anyLink: !liveLinks.isEmpty) else { return }
     let status = board.status
     try? publish(status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
   }
 
-  func showLivePeers(_ peers: [String]) { showLiveSync(board.status.liveSync, peers: peers) }
+  func showLivePeers(_ peers: [DeviceID]) { showLiveSync(board.status.liveSync, peers: peers) }
 
   /// Runs until `stop` is set; withdraws the advertisement before returning.
   public func run(until stop: StopFlag) async throws {

@@ -7,6 +7,6 @@ extension ServeStatus {
   /// A later change of the file (the daemon learning a discovery key) makes it wait for that
   /// one too, which the daemon applies the same way.
   public func hasApplied(trustFile fileNow: String, removed: DeviceID) -> Bool {
-    trustStore == fileNow && !(livePeers ?? []).contains(removed.compact)
+    trustStore == fileNow && !(livePeers ?? []).contains(removed)
   }
 }

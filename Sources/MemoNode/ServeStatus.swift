@@ -27,13 +27,15 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   public var updated: Timestamp
   /// The memos' lock state as the daemon sees it: `unprotected`, `unlocked` or `locked`.
   public var store: String?
-  /// When each trusted device (compact device ID) last completed a trusted handshake with
-  /// this daemon, in ms since the epoch. Counted by the widget as "peers online".
-  public var trustedContacts: [String: Timestamp]?
+  /// When each trusted device (compact device ID in the file) last completed a trusted
+  /// handshake with this daemon, in ms since the epoch. Counted by the widget as "peers
+  /// online".
+  public var trustedContacts: [DeviceID: Timestamp]?
   /// Live sync while advertising: `on`, or `waiting (background-sync consent)`.
   public var liveSync: String?
-  /// The trusted devices (compact device IDs) with a live link up now.
-  public var livePeers: [String]?
+  /// The trusted devices (compact device IDs in the file) with a live link up now, in the
+  /// order of that text.
+  public var livePeers: [DeviceID]?
   /// The fingerprint of the trust store file (`TrustStore.fingerprint`) the daemon has
   /// applied: loaded, and the connections of every device it no longer trusts closed.
   /// `trust remove` waits for it to be the file's (`ServeStatus.hasApplied`).
@@ -60,6 +62,10 @@ public struct ServeStatus: Codable, Sendable, Equatable {
     case livePeers = "live_peers"
     case trustStore = "trust_store"
   }
+
+  /// `devices` in the order `live_peers` lists them: by their compact text, as the file
+  /// always has (not by their bytes, `DeviceID.<`).
+  static func listed(_ devices: some Sequence<DeviceID>) -> [DeviceID] { devices.sorted { $0.compact < $1.compact } }
 
   /// Whether the process that wrote the status still runs.
   public var isRunning: Bool { state != .stopped && kill(pid, 0) == 0 }

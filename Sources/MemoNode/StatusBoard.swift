@@ -17,7 +17,8 @@ struct StatusBoard: Sendable {
   /// devices (compact IDs) with one up.
   struct Links: Sendable, Equatable {
     var any: Bool
-    var up: [String]
+    /// In the order of their compact text, as `serve.json` lists them.
+    var up: [DeviceID]
   }
 
   var status: ServeStatus
@@ -89,7 +90,7 @@ struct StatusBoard: Sendable {
   /// What `status` shows of live sync (`text`) and of its links up (`peers`, nil: as
   /// they were): shown only while the daemon advertises or has a link. True when that
   /// changed, so the status is to be published again.
-  mutating func showLiveSync(_ text: String?, peers: [String]?, anyLink: Bool) -> Bool {
+  mutating func showLiveSync(_ text: String?, peers: [DeviceID]?, anyLink: Bool) -> Bool {
     let shown = status.state == .advertising || anyLink
     let text = shown ? text : nil
     let peers = shown ? (peers ?? status.livePeers ?? []) : nil

@@ -11,7 +11,7 @@ import Synchronization
 public final class TrustedContacts: Sendable {
   private struct State {
     var pending: Set<DeviceID> = []
-    var seen: [String: Timestamp] = [:]
+    var seen: [DeviceID: Timestamp] = [:]
   }
   private let state = Mutex(State())
 
@@ -21,11 +21,11 @@ public final class TrustedContacts: Sendable {
 
   /// Every contact with its latest time, and the devices recorded since the last call, if
   /// any was.
-  func takeChanges(clock: () -> Timestamp) -> (all: [String: Timestamp], fresh: Set<DeviceID>)? {
+  func takeChanges(clock: () -> Timestamp) -> (all: [DeviceID: Timestamp], fresh: Set<DeviceID>)? {
     state.withLock { state in
       guard !state.pending.isEmpty else { return nil }
       let now = clock()
-      for peer in state.pending { state.seen[peer.compact] = now }
+      for peer in state.pending { state.seen[peer] = now }
       defer { state.pending = [] }
       return (state.seen, state.pending)
     }
@@ -43,7 +43,7 @@ public struct RecentTrustedContacts: TrustedPeerPresence {
 
   public init(paths: NodePaths, now: Timestamp) {
     guard let status = ServeStatus.read(paths), status.isRunning,
-      let trusted = try? Set(TrustStore(paths: paths).load().deviceIDs.map(\.compact))
+      let trusted = try? Set(TrustStore(paths: paths).load().deviceIDs)
     else {
       (count, live) = (0, 0)
       return

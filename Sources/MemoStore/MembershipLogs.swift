@@ -44,7 +44,7 @@ extension MemoStore {
     if let log = membership.logs[notebook] { return log }
     let rows = try sql {
       try db.withCached("SELECT bytes FROM notebook_ops WHERE notebook = ? ORDER BY position") { read in
-        try read.bind(1, notebook.rawValue)
+        try read.bind(1, notebook)
         var rows: [[UInt8]] = []
         while try read.step() { rows.append(read.blob(0)) }
         return rows
@@ -95,7 +95,7 @@ extension MemoStore {
         """
       ) { insert in
         try insert.bind([
-          .text(notebook.rawValue), .blob(id.bytes), .device(author), .blob(bytes), .integer(now),
+          .id(notebook), .blob(id.bytes), .device(author), .blob(bytes), .integer(now),
           via.map { .device($0) } ?? .null,
         ])
         _ = try insert.step()
@@ -110,7 +110,7 @@ extension MemoStore {
     try sql {
       let read = try db.prepare("SELECT DISTINCT notebook FROM notebook_ops ORDER BY notebook")
       var ids: [NotebookID] = []
-      while try read.step() { if let id = NotebookID(read.text(0)) { ids.append(id) } }
+      while try read.step() { if let id = read.notebook(0) { ids.append(id) } }
       return ids
     }
   }

@@ -14,7 +14,7 @@ extension MemoStore {
     if try isOwn(replica) { return try ownBinding(of: replica) }
     return try sql {
       try db.withCached("SELECT key, nonce, signature FROM replica_bindings WHERE replica = ?") { read in
-        try read.bind(1, replica.rawValue)
+        try read.bind(1, replica)
         guard try read.step() else { return nil }
         return ReplicaBinding(replica: replica, publicKey: read.blob(0), nonce: read.blob(1), signature: read.blob(2))
       }
@@ -32,7 +32,7 @@ extension MemoStore {
     if try isOwn(replica) { return try deviceID() }
     return try sql {
       try db.withCached("SELECT device FROM replica_bindings WHERE replica = ?") { read in
-        try read.bind(1, replica.rawValue)
+        try read.bind(1, replica)
         return try read.step() ? read.device(0) : nil
       }
     }
@@ -44,7 +44,7 @@ extension MemoStore {
     if try isOwn(replica) { return (try signer().publicKey, try deviceID()) }
     return try sql {
       try db.withCached("SELECT key, device FROM replica_bindings WHERE replica = ?") { read in
-        try read.bind(1, replica.rawValue)
+        try read.bind(1, replica)
         guard try read.step(), let device = read.device(1) else { return nil }
         return (read.blob(0), device)
       }
@@ -87,7 +87,7 @@ extension MemoStore {
   func legacyCeiling(of origin: ReplicaID) throws -> UInt64 {
     try sql {
       try db.withCached("SELECT seq FROM legacy_ceiling WHERE origin = ?") { read in
-        try read.bind(1, origin.rawValue)
+        try read.bind(1, origin)
         return try read.step() ? UInt64(bitPattern: read.int64(0)) : 0
       }
     }
@@ -139,7 +139,7 @@ extension MemoStore {
   func replicasIntroduced(by peer: DeviceID) throws -> Int {
     try sql {
       try db.withCached("SELECT count(*) FROM replica_bindings WHERE via = ?") { read in
-        try read.bind(1, peer.compact)
+        try read.bind(1, peer)
         _ = try read.step()
         return Int(read.int64(0))
       }
@@ -288,7 +288,7 @@ extension MemoStore {
   func quarantine(_ item: [UInt8], from peer: DeviceID, notebook: NotebookID?, reason: String, now: Timestamp) throws {
     try sql {
       let count = try db.withCached("SELECT count(*) FROM quarantine WHERE peer = ?") { read in
-        try read.bind(1, peer.compact)
+        try read.bind(1, peer)
         _ = try read.step()
         return Int(read.int64(0))
       }
@@ -297,7 +297,7 @@ extension MemoStore {
         "INSERT INTO quarantine (peer, notebook, reason, item, received) VALUES (?, ?, ?, ?, ?)"
       ) { insert in
         try insert.bind([
-          .device(peer), notebook.map { .text($0.rawValue) } ?? .null, .text(reason), .blob(item), .integer(now),
+          .device(peer), notebook.map { .id($0) } ?? .null, .text(reason), .blob(item), .integer(now),
         ])
         _ = try insert.step()
       }

@@ -106,7 +106,7 @@ extension MemoStore {
         // An overruled delete: B carries the delete out.
         next = Memo(
           id: memoID, title: "", body: "", tags: [], created: memo.created, updated: next.updated,
-          isPrivate: memo.isPrivate, revision: next.revision, origin: replicaID.rawValue, isDeleted: true,
+          isPrivate: memo.isPrivate, revision: next.revision, origin: .replica(replicaID), isDeleted: true,
           notebook: memo.notebook)
       }
       try storeLocalRevision(next, resolvingAll: true)

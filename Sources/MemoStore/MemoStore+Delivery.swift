@@ -487,6 +487,6 @@ extension MemoStore {
   static func memo(_ id: MemoID, _ content: DeliveryMessage.Content, from sender: DeviceID) -> Memo {
     Memo(
       id: id, title: content.title, body: content.body, tags: content.tags, created: content.sent,
-      updated: content.sent, isPrivate: content.isPrivate, revision: 1, origin: sender.compact)
+      updated: content.sent, isPrivate: content.isPrivate, revision: 1, origin: .device(sender))
   }
 }

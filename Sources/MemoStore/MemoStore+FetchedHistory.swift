@@ -37,7 +37,7 @@ extension MemoStore {
       let read = try db.prepare(
         "SELECT dot_origin, dot_seq, clock, key_id, sealed, signature FROM relayed_history "
           + "WHERE memo = ? AND notebook = ? ORDER BY id DESC LIMIT ?")
-      try read.bind([.text(memo.rawValue), .text(notebook.rawValue), .integer(Int64(HistoryFetch.maximumRecords))])
+      try read.bind([.id(memo), .id(notebook), .integer(Int64(HistoryFetch.maximumRecords))])
       var rows: [SyncRecord] = []
       while try read.step() {
         guard let clock = VersionVector(encoded: read.blob(2)) else { continue }
@@ -119,7 +119,7 @@ extension MemoStore {
   private func isInHistory(_ memo: MemoID, _ dot: Dot) throws -> Bool {
     try sql {
       let read = try db.prepare("SELECT 1 FROM memo_history WHERE memo = ? AND dot_origin = ? AND dot_seq = ?")
-      try read.bind([.text(memo.rawValue), .text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq))])
+      try read.bind([.id(memo), .id(dot.origin), .integer(Int64(bitPattern: dot.seq))])
       return try read.step()
     }
   }
@@ -137,9 +137,9 @@ extension MemoStore {
           + "VALUES (?1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
           + "length(?8) + length(?9) + length(?10), ?15) RETURNING id, size")
       try insert.bind([
-        .text(memo.id.rawValue), .integer(memo.revision), .text(dot.origin.rawValue),
+        .id(memo.id), .integer(memo.revision), .id(dot.origin),
         .integer(Int64(bitPattern: dot.seq)), .blob(memo.clock.encoded()),
-        memo.notebook.map { .text($0.rawValue) } ?? .null, author.map { .device($0) } ?? .null,
+        memo.notebook.map { .id($0) } ?? .null, author.map { .device($0) } ?? .null,
         .blob(sealed.title), .blob(sealed.body), .blob(sealed.tags), .integer(memo.created), .integer(memo.updated),
         .integer(memo.isPrivate ? 1 : 0),
         .integer(memo.isDeleted ? 1 : 0), .integer(Self.wallClock()),

@@ -18,7 +18,7 @@ extension MemoStore {
       try db.withCached(
         "SELECT id, dot_origin, dot_seq, clock, revision, deleted FROM memos WHERE id = ?1 OR conflict_of = ?1"
       ) { query in
-        try query.bind(1, memo.rawValue)
+        try query.bind(1, memo)
         var result: [HeadRow] = []
         while try query.step() {
           guard !query.isNull(1), let clock = VersionVector(encoded: query.blob(3)) else {
@@ -150,7 +150,7 @@ extension MemoStore {
   public func knowledge() throws -> VersionVector {
     try sql {
       let read = try db.prepare("SELECT origin, seq FROM knowledge ORDER BY origin = ?1 DESC, origin")
-      try read.bind(1, replicaID.rawValue)
+      try read.bind(1, replicaID)
       var entries: [ReplicaID: UInt64] = [:]
       while try read.step(), entries.count < SyncLimits.maximumReplicas {
         let seq = UInt64(bitPattern: read.int64(1))
@@ -164,7 +164,7 @@ extension MemoStore {
   func ownSequence() throws -> UInt64 {
     try sql {
       try db.withCached("SELECT seq FROM knowledge WHERE origin = ?") { read in
-        try read.bind(1, replicaID.rawValue)
+        try read.bind(1, replicaID)
         guard try read.step() else { return 0 }
         let seq = UInt64(bitPattern: read.int64(0))
         return seq <= SyncLimits.maximumSequence ? seq : 0
@@ -189,7 +189,7 @@ extension MemoStore {
   /// itself (schema 7): the bound of what a peer's knowledge of that notebook may raise
   /// ours to.
   func horizon(of notebook: NotebookID) throws -> VersionVector {
-    try horizonRows("SELECT origin, seq FROM notebook_horizon WHERE notebook = ?", [.text(notebook.rawValue)])
+    try horizonRows("SELECT origin, seq FROM notebook_horizon WHERE notebook = ?", [.id(notebook)])
   }
 
   /// The (origin, seq) rows of one of the horizon tables, as a vector.
@@ -225,7 +225,7 @@ extension MemoStore {
       "INSERT INTO notebook_horizon (notebook, origin, seq) VALUES (?1, ?2, ?3) "
         + "ON CONFLICT(notebook, origin) DO UPDATE SET seq = max(seq, ?3)"
     ) { upsert in
-      try upsert.bind([.text(notebook.rawValue), .text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq))])
+      try upsert.bind([.id(notebook), .id(dot.origin), .integer(Int64(bitPattern: dot.seq))])
       _ = try upsert.step()
     }
   }
@@ -234,7 +234,7 @@ extension MemoStore {
     try db.withCached(
       "INSERT INTO horizon (origin, seq) VALUES (?1, ?2) ON CONFLICT(origin) DO UPDATE SET seq = max(seq, ?2)"
     ) { upsert in
-      try upsert.bind([.text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq))])
+      try upsert.bind([.id(dot.origin), .integer(Int64(bitPattern: dot.seq))])
       _ = try upsert.step()
     }
   }
@@ -268,7 +268,7 @@ extension MemoStore {
   @discardableResult
   /// `author`: the `origin` shown for the revision when it is not this replica (an imported
   /// or delivered memo keeps the device it came from); the dot is always this replica's.
-  func storeLocalRevision(_ memo: Memo, resolvingAll: Bool, alsoSeen: [VersionVector] = [], author: String? = nil)
+  func storeLocalRevision(_ memo: Memo, resolvingAll: Bool, alsoSeen: [VersionVector] = [], author: MemoOrigin? = nil)
     throws -> Memo
   {
     let existing = try heads(of: memo.id)
@@ -279,7 +279,7 @@ extension MemoStore {
     clock.add(dot)
     next.dot = dot
     next.clock = clock
-    next.origin = author ?? replicaID.rawValue
+    next.origin = author ?? .replica(replicaID)
     next.conflictOf = nil
     next.notebook = try notebookOfRow(next)
     next.record = try signedRecord(for: next)
@@ -367,7 +367,7 @@ extension MemoStore {
     try sql {
       if pinned && target == memo {
         let pin = try db.prepare("UPDATE memos SET pinned = 1 WHERE id = ?")
-        try pin.bind(1, target.rawValue)
+        try pin.bind(1, target)
         _ = try pin.step()
       }
     }
@@ -422,7 +422,7 @@ extension MemoStore {
       var result: [Memo] = []
       while try query.step() {
         let id = try memoID(query.text(0))
-        result.append(try decrypt(id: id, revision: query.int64(7), columns(of: query)))
+        result.append(try decrypt(id: id, revision: query.int64(7), try columns(of: query)))
       }
       return result
     }

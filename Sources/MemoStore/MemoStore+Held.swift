@@ -30,10 +30,10 @@ extension MemoStore {
           + "(device, memo, dot_origin, dot_seq, clock, revision, created, updated, private, payload, notebook, "
           + "record_key, record, signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
       try insert.bind([
-        .device(peer), .text(revision.memo.rawValue), .replica(revision.head.dot.origin),
+        .device(peer), .id(revision.memo), .replica(revision.head.dot.origin),
         .integer(Int64(bitPattern: revision.head.dot.seq)), .blob(revision.head.clock.encoded()),
         .integer(revision.head.revision), .integer(revision.created), .integer(revision.updated),
-        .integer(revision.isPrivate ? 1 : 0), payload, revision.notebook.map { .text($0.rawValue) } ?? .null,
+        .integer(revision.isPrivate ? 1 : 0), payload, revision.notebook.map { .id($0) } ?? .null,
         revision.record.map { .text($0.keyID) } ?? .null, revision.record.map { .blob($0.sealed) } ?? .null,
         revision.record?.signature.map { .blob($0) } ?? .null,
       ])
@@ -67,7 +67,7 @@ extension MemoStore {
       try read.bind(1, peer)
       var result: [SyncRevision] = []
       while try read.step() {
-        guard let memo = MemoID(canonical: read.text(0)), let clock = VersionVector(encoded: read.blob(3)) else {
+        guard let memo = read.memo(0), let clock = VersionVector(encoded: read.blob(3)) else {
           continue
         }
         let tombstone = SyncRevision(
@@ -76,7 +76,7 @@ extension MemoStore {
             dot: try storedDot(read, 1, 2), clock: clock,
             revision: read.int64(4), isDeleted: true),
           created: read.int64(5), updated: read.int64(6), isPrivate: read.int64(7) != 0, title: "", body: "",
-          tags: [], notebook: read.isNull(9) ? nil : NotebookID(read.text(9)))
+          tags: [], notebook: read.isNull(9) ? nil : read.notebook(9))
         // The sealed payload is a version-1 batch, which has no notebook: the column says.
         var held = read.isNull(8) ? tombstone : try openHeld(read.blob(8), as: tombstone, peer: peer)
         held.notebook = tombstone.notebook

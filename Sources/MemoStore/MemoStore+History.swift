@@ -74,7 +74,7 @@ extension MemoStore {
           + "updated, private, deleted, length(title) + length(body) + length(tags), ?2 "
           + "FROM memos WHERE id = ?3 AND dot_origin IS NOT NULL AND dot_seq IS NOT NULL RETURNING id, size, author"
       ) { insert -> (id: Int64, size: Int64, author: String)? in
-        try insert.bind([.text(memo.rawValue), .integer(now), .text(rowID)])
+        try insert.bind([.id(memo), .integer(now), .text(rowID)])
         return try insert.step() ? (insert.int64(0), insert.int64(1), Self.historyAuthor(insert, 2)) : nil
       }
     }
@@ -137,12 +137,12 @@ extension MemoStore {
     try sql {
       if winnerDeleted {
         try db.withCached("INSERT OR REPLACE INTO trash (memo, deleted, author) VALUES (?, ?, ?)") { insert in
-          try insert.bind([.text(memo.rawValue), .integer(now), author.map { .device($0) } ?? .null])
+          try insert.bind([.id(memo), .integer(now), author.map { .device($0) } ?? .null])
           _ = try insert.step()
         }
       } else {
         try db.withCached("DELETE FROM trash WHERE memo = ?") { delete in
-          try delete.bind(1, memo.rawValue)
+          try delete.bind(1, memo)
           _ = try delete.step()
         }
       }
@@ -185,17 +185,18 @@ extension MemoStore {
       let query = try db.prepare(
         "SELECT sealed_as, revision, dot_origin, dot_seq, clock, notebook, author, title, body, tags, created, "
           + "updated, private, deleted, superseded FROM memo_history WHERE memo = ? ORDER BY revision, id")
-      try query.bind(1, memo.rawValue)
+      try query.bind(1, memo)
       var rows: [MemoRevision] = []
       while try query.step() {
         let sealedAs = try memoID(query.text(0))
         let revision = query.int64(1)
+        let dot = try storedDot(query, 2, 3)
         let columns = SealedColumns(
           title: query.blob(7), body: query.blob(8), tags: query.blob(9), created: query.int64(10),
-          updated: query.int64(11), isPrivate: query.int64(12) != 0, origin: query.text(2),
-          isDeleted: query.int64(13) != 0, dot: try storedDot(query, 2, 3),
+          updated: query.int64(11), isPrivate: query.int64(12) != 0, origin: .replica(dot.origin),
+          isDeleted: query.int64(13) != 0, dot: dot,
           clock: VersionVector(encoded: query.blob(4)) ?? VersionVector(), conflictOf: nil,
-          notebook: query.isNull(5) ? nil : NotebookID(query.text(5)), record: nil)
+          notebook: query.isNull(5) ? nil : query.notebook(5), record: nil)
         var opened = try decrypt(id: sealedAs, revision: revision, columns)
         opened.id = memo
         rows.append(
@@ -263,7 +264,7 @@ extension MemoStore {
     let next = Memo(
       id: memo, title: content.title, body: content.body, tags: content.tags, created: current.created,
       updated: max(now, current.updated), isPrivate: content.isPrivate,
-      revision: try MemoRules.nextRevision(after: current.revision), origin: replicaID.rawValue,
+      revision: try MemoRules.nextRevision(after: current.revision), origin: .replica(replicaID),
       notebook: current.notebook)
     return try storeLocalRevision(next, resolvingAll: current.isDeleted)
   }
@@ -300,7 +301,7 @@ extension MemoStore {
         rows.append(
           TrashEntry(
             memo: try memoID(read.text(0)), title: nil, deleted: read.int64(2), author: nil, heldFrom: device,
-            notebook: read.isNull(3) ? nil : NotebookID(read.text(3))))
+            notebook: read.isNull(3) ? nil : read.notebook(3)))
       }
       return rows
     }
@@ -324,7 +325,7 @@ extension MemoStore {
     try batch {
       let inTrash = try sql {
         let read = try db.prepare("SELECT 1 FROM trash WHERE memo = ?")
-        try read.bind(1, memo.rawValue)
+        try read.bind(1, memo)
         return try read.step()
       }
       guard inTrash, let last = try lastLiveRevision(of: memo) else {
@@ -345,7 +346,7 @@ extension MemoStore {
   private func isHeldDelete(_ memo: MemoID) throws -> Bool {
     try sql {
       let read = try db.prepare("SELECT 1 FROM sync_held WHERE memo = ? AND payload IS NULL")
-      try read.bind(1, memo.rawValue)
+      try read.bind(1, memo)
       return try read.step()
     }
   }

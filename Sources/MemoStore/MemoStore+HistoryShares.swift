@@ -12,14 +12,14 @@ extension MemoStore {
   /// Runs inside the caller's transaction.
   func pruneRevisions(of memo: MemoID, limit: Int) throws {
     let count = try db.withCached("SELECT count(*) FROM memo_history WHERE memo = ?") { read in
-      try read.bind(1, memo.rawValue)
+      try read.bind(1, memo)
       return try read.step() ? read.int64(0) : 0
     }
     guard count > max(limit, 0) else { return }
     let entries: [HistoryRetention.Entry<String>] = try db.withCached(
       "SELECT id, revision, author FROM memo_history WHERE memo = ?"
     ) { read in
-      try read.bind(1, memo.rawValue)
+      try read.bind(1, memo)
       var rows: [HistoryRetention.Entry<String>] = []
       while try read.step() {
         rows.append(.init(id: read.int64(0), revision: read.int64(1), author: read.isNull(2) ? nil : read.text(2)))

@@ -16,10 +16,40 @@ extension MemoStore {
   }
 }
 
-/// Device IDs are compact base32 text in the database: converted here, at the SQL, and
-/// nowhere else.
+/// An id as the database holds it: one text form per kind of id, converted here, at the
+/// SQL, and nowhere else. A statement binds the id itself (`bind(_:_:)`, `SQLiteValue.id`),
+/// never a string the caller made of it, so a device ID cannot reach a column in its
+/// grouped or short form, nor a replica id where a device ID belongs by mistake of text.
+protocol SQLiteID {
+  /// The column's text for this id.
+  var sqliteText: String { get }
+}
+
+/// Device IDs are compact base32 text in the database.
+extension DeviceID: SQLiteID {
+  var sqliteText: String { compact }
+}
+
+/// Replica, memo and notebook ids are their canonical lowercase text.
+extension ReplicaID: SQLiteID {
+  var sqliteText: String { rawValue }
+}
+
+extension MemoID: SQLiteID {
+  var sqliteText: String { rawValue }
+}
+
+extension NotebookID: SQLiteID {
+  var sqliteText: String { rawValue }
+}
+
+/// A memo's origin is a replica id or a compact device ID (`MemoOrigin.text`).
+extension MemoOrigin: SQLiteID {
+  var sqliteText: String { text }
+}
+
 extension SQLiteStatement {
-  func bind(_ index: Int32, _ device: DeviceID) throws(SQLiteError) { try bind(index, device.compact) }
+  func bind(_ index: Int32, _ id: some SQLiteID) throws(SQLiteError) { try bind(index, id.sqliteText) }
 
   /// The device ID in column `column`; nil for text that is not one (a row written by
   /// hand, or damaged): the caller skips such a row.
@@ -27,14 +57,22 @@ extension SQLiteStatement {
 }
 
 extension SQLiteValue {
-  static func device(_ id: DeviceID) -> SQLiteValue { .text(id.compact) }
-  static func replica(_ id: ReplicaID) -> SQLiteValue { .text(id.rawValue) }
+  /// Any id, in its column's text form.
+  static func id(_ id: some SQLiteID) -> SQLiteValue { .text(id.sqliteText) }
+  static func device(_ id: DeviceID) -> SQLiteValue { .id(id) }
+  static func replica(_ id: ReplicaID) -> SQLiteValue { .id(id) }
 }
 
-/// Replica ids are their hex text in the database, converted here.
+/// Ids read back from their columns, parsed here.
 extension SQLiteStatement {
   /// The replica id in `column`; nil for text that is not one (a damaged row).
   func replica(_ column: Int32) -> ReplicaID? { ReplicaID(text(column)) }
+
+  /// The notebook id in `column`; nil for text that is not one (a damaged row).
+  func notebook(_ column: Int32) -> NotebookID? { NotebookID(text(column)) }
+
+  /// The memo id in `column`, in the canonical form this store writes; nil for any other.
+  func memo(_ column: Int32) -> MemoID? { MemoID(canonical: text(column)) }
 
   /// The dot in `originColumn` and `seqColumn`; nil when the origin is not a replica id.
   func dot(_ originColumn: Int32, _ seqColumn: Int32) -> Dot? {
@@ -52,6 +90,18 @@ extension MemoStore {
         hint: "restore it from a backup if it is damaged", remedy: .checkStore)
     }
     return dot
+  }
+
+  /// The memo origin in `column` of a row this store wrote: one that is neither a replica
+  /// id nor a compact device ID means a damaged database (or a row written by hand).
+  func storedOrigin(_ statement: SQLiteStatement, _ column: Int32) throws -> MemoOrigin {
+    guard let origin = MemoOrigin(statement.text(column)) else {
+      throw MemoPeerError(
+        .integrity,
+        "a memo of \(paths.databasePath) names an origin that is neither a replica nor a device (the database is damaged)",
+        hint: "`memo-peer doctor` checks the store; restore it from a backup if it is damaged")
+    }
+    return origin
   }
 }
 

@@ -54,7 +54,7 @@ extension MemoStore {
     case .pending?:
       try sql {
         let update = try db.prepare("UPDATE invitations SET role = ?, inviter = ? WHERE notebook = ?")
-        try update.bind([.text(roleText), inviter.map { .device($0) } ?? .null, .text(notebook.rawValue)])
+        try update.bind([.text(roleText), inviter.map { .device($0) } ?? .null, .id(notebook)])
         _ = try update.step()
       }
       return .keep(isNew: false)
@@ -81,7 +81,7 @@ extension MemoStore {
           shares = NULL
         """)
       try upsert.bind([
-        .text(notebook.rawValue), .device(peer), inviter.map { .device($0) } ?? .null, .text(roleText),
+        .id(notebook), .device(peer), inviter.map { .device($0) } ?? .null, .text(roleText),
         .integer(now),
       ])
       _ = try upsert.step()
@@ -117,7 +117,7 @@ extension MemoStore {
       if let value { try read.bind(1, value) }
       var rows: [InvitationRow] = []
       while try read.step() {
-        guard let notebook = NotebookID(read.text(0)), let peer = read.device(1),
+        guard let notebook = read.notebook(0), let peer = read.device(1),
           let role = NotebookRole(rawValue: read.text(3)), let state = NotebookInvitation.State(rawValue: read.text(4))
         else { continue }
         let bytes = read.isNull(6) ? [] : read.blob(6)
@@ -204,7 +204,7 @@ extension MemoStore {
       }
       try sql {
         let drop = try db.prepare("DELETE FROM invitations WHERE notebook = ?")
-        try drop.bind(1, invitation.notebook.rawValue)
+        try drop.bind(1, invitation.notebook)
         _ = try drop.step()
       }
       try materialize(invitation.notebook, now: now)
@@ -232,7 +232,7 @@ extension MemoStore {
       let seen = try membershipLog(invitation.notebook).map { Self.shares(of: try thisDevice(), in: $0) } ?? []
       try sql {
         let update = try db.prepare("UPDATE invitations SET state = 'declined', shares = ? WHERE notebook = ?")
-        try update.bind([.blob(seen.flatMap(\.id.bytes)), .text(invitation.notebook.rawValue)])
+        try update.bind([.blob(seen.flatMap(\.id.bytes)), .id(invitation.notebook)])
         _ = try update.step()
       }
       invitation.state = .declined

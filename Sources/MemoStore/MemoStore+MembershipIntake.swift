@@ -157,7 +157,7 @@ extension MemoStore {
   func legacyMembers(of notebook: NotebookID) throws -> Set<DeviceID> {
     try sql {
       try db.withCached("SELECT device FROM legacy_members WHERE notebook = ?") { read in
-        try read.bind(1, notebook.rawValue)
+        try read.bind(1, notebook)
         var devices: Set<DeviceID> = []
         while try read.step() { if let device = read.device(0) { devices.insert(device) } }
         return devices
@@ -262,7 +262,7 @@ extension MemoStore {
     let free = try freeName(name, except: notebook)
     try sql {
       let update = try db.prepare("UPDATE notebooks SET name = ?, name_op = ? WHERE id = ?")
-      try update.bind([.text(free), .blob(rename.op.bytes), .text(notebook.rawValue)])
+      try update.bind([.text(free), .blob(rename.op.bytes), .id(notebook)])
       _ = try update.step()
     }
   }
@@ -272,7 +272,7 @@ extension MemoStore {
   func setNotebookColumn(_ notebook: NotebookID, _ column: String, _ value: SQLiteValue) throws {
     try sql {
       let update = try db.prepare("UPDATE notebooks SET \(column) = ? WHERE id = ?")
-      try update.bind([value, .text(notebook.rawValue)])
+      try update.bind([value, .id(notebook)])
       _ = try update.step()
     }
     notebookKeys.rings[notebook] = nil
@@ -281,7 +281,7 @@ extension MemoStore {
   func notebookColumnBlob(_ notebook: NotebookID, _ column: String) throws -> [UInt8]? {
     try sql {
       let read = try db.prepare("SELECT \(column) FROM notebooks WHERE id = ?")
-      try read.bind(1, notebook.rawValue)
+      try read.bind(1, notebook)
       guard try read.step(), !read.isNull(0) else { return nil }
       return read.blob(0)
     }

@@ -22,7 +22,7 @@ extension MemoStore {
         """)
       var rows: [(NotebookID, [UInt8]?, String?)] = []
       while try read.step() {
-        guard let id = NotebookID(read.text(0)) else { continue }
+        guard let id = read.notebook(0) else { continue }
         rows.append((id, read.isNull(1) ? nil : read.blob(1), read.isNull(2) ? nil : read.text(2)))
       }
       return rows

@@ -42,7 +42,7 @@ extension MemoStore {
       let valid = try MemoRules.validated(draft)
       return Memo(
         id: MemoID(), title: valid.title, body: valid.body, tags: valid.tags, created: now, updated: now,
-        isPrivate: valid.isPrivate, revision: 1, origin: replicaID.rawValue, notebook: target)
+        isPrivate: valid.isPrivate, revision: 1, origin: .replica(replicaID), notebook: target)
     }
     try sql {
       try db.transaction {
@@ -107,7 +107,7 @@ extension MemoStore {
     defer { reader.wipe() }
     try sql {
       let query = try db.prepare(notebook == nil ? Self.listingQuery : Self.notebookListingQuery)
-      if let notebook { try query.bind(1, notebook.rawValue) }
+      if let notebook { try query.bind(1, notebook) }
       while try query.step() {
         var memo = try listed(query, &reader)
         if !conflicted.isEmpty { memo.hasConflict = conflicted.contains(memo.id) }
@@ -133,7 +133,7 @@ extension MemoStore {
     try sql {
       try db.transaction {
         let update = try db.prepare("UPDATE memos SET pinned = ? WHERE id = ? AND deleted = 0")
-        try update.bind([.integer(pinned ? 1 : 0), .text(id.rawValue)])
+        try update.bind([.integer(pinned ? 1 : 0), .id(id)])
         try update.step()
       }
     }
@@ -167,7 +167,7 @@ extension MemoStore {
     return MemoListing(
       id: id, title: title, tags: tags, created: query.int64(4), updated: query.int64(5), isPrivate: isPrivate,
       isPinned: query.int64(8) != 0, revision: revision,
-      conflictOf: query.isNull(9) ? nil : MemoID(canonical: query.text(9)),
+      conflictOf: query.isNull(9) ? nil : query.memo(9),
       notebook: reader.notebook(query, 10), author: reader.device(query, 11))
   }
 
@@ -243,7 +243,7 @@ extension MemoStore {
       let tombstone = Memo(
         id: id, title: "", body: "", tags: [], created: current.created, updated: max(now, current.updated),
         isPrivate: current.isPrivate, revision: try MemoRules.nextRevision(after: current.revision),
-        origin: replicaID.rawValue,
+        origin: .replica(replicaID),
         isDeleted: true, notebook: current.notebook)
       _ = try storeLocalRevision(tombstone, resolvingAll: true)
     }
@@ -319,7 +319,7 @@ extension MemoStore {
     var created: Timestamp
     var updated: Timestamp
     var isPrivate: Bool
-    var origin: String
+    var origin: MemoOrigin
     var isDeleted: Bool
     var dot: Dot?
     var clock: VersionVector
@@ -336,13 +336,13 @@ extension MemoStore {
       memo.isPrivate || memo.isDeleted ? .null : .blob(try sealListingTitle(of: memo))
     let sealed = try sealedFields(of: memo)
     return [
-      .text(memo.id.rawValue), .blob(sealed.title), .blob(sealed.body), .blob(sealed.tags),
+      .id(memo.id), .blob(sealed.title), .blob(sealed.body), .blob(sealed.tags),
       .integer(memo.created), .integer(memo.updated), .integer(memo.isPrivate ? 1 : 0),
-      .integer(memo.revision), .text(memo.origin), .integer(memo.isDeleted ? 1 : 0),
-      memo.dot.map { .text($0.origin.rawValue) } ?? .null,
+      .integer(memo.revision), .id(memo.origin), .integer(memo.isDeleted ? 1 : 0),
+      memo.dot.map { .replica($0.origin) } ?? .null,
       memo.dot.map { .integer(Int64(bitPattern: $0.seq)) } ?? .null,
       .blob(memo.clock.encoded()), .integer(Int64(bitPattern: feed)),
-      memo.conflictOf.map { .text($0.rawValue) } ?? .null, .text(try notebookOfRow(memo).rawValue),
+      memo.conflictOf.map { .id($0) } ?? .null, .id(try notebookOfRow(memo)),
       memo.record.map { .text($0.keyID) } ?? .null, memo.record.map { .blob($0.sealed) } ?? .null,
       memo.record?.signature.map { .blob($0) } ?? .null, memo.record?.author.map { .device($0) } ?? .null,
       listingTitle,
@@ -361,9 +361,9 @@ extension MemoStore {
   func loadRow(_ id: MemoID) throws -> Memo? {
     try sql {
       let query = try db.prepare("SELECT \(Self.memoColumns) FROM memos WHERE id = ?")
-      try query.bind(1, id.rawValue)
+      try query.bind(1, id)
       guard try query.step() else { return nil }
-      return try decrypt(id: id, revision: query.int64(7), columns(of: query))
+      return try decrypt(id: id, revision: query.int64(7), try columns(of: query))
     }
   }
 
@@ -374,20 +374,21 @@ extension MemoStore {
       let query = try db.prepare(
         "SELECT \(Self.memoColumns) FROM memos \(includeDeleted ? "" : "WHERE deleted = 0") ORDER BY id")
       while try query.step() {
-        try body(try memoID(query.text(0)), query.int64(7), columns(of: query))
+        try body(try memoID(query.text(0)), query.int64(7), try columns(of: query))
       }
     }
   }
 
   /// The sealed columns of a row read with `memoColumns`.
-  func columns(of query: SQLiteStatement) -> SealedColumns {
+  func columns(of query: SQLiteStatement) throws -> SealedColumns {
     SealedColumns(
       title: query.blob(1), body: query.blob(2), tags: query.blob(3), created: query.int64(4),
-      updated: query.int64(5), isPrivate: query.int64(6) != 0, origin: query.text(8), isDeleted: query.int64(9) != 0,
+      updated: query.int64(5), isPrivate: query.int64(6) != 0, origin: try storedOrigin(query, 8),
+      isDeleted: query.int64(9) != 0,
       dot: query.isNull(10) ? nil : query.dot(10, 11),
       clock: VersionVector(encoded: query.blob(12)) ?? VersionVector(),
-      conflictOf: query.isNull(14) ? nil : MemoID(canonical: query.text(14)),
-      notebook: query.isNull(15) ? nil : NotebookID(query.text(15)),
+      conflictOf: query.isNull(14) ? nil : query.memo(14),
+      notebook: query.isNull(15) ? nil : query.notebook(15),
       record: query.isNull(16) || query.isNull(17)
         ? nil
         : SealedRecord(
@@ -413,8 +414,8 @@ extension MemoStore {
     let original = memo.conflictOf ?? memo.id
     let existing = try sql {
       try db.withCached("SELECT notebook FROM memos WHERE id = ?") { read in
-        try read.bind(1, original.rawValue)
-        return try read.step() && !read.isNull(0) ? NotebookID(read.text(0)) : nil
+        try read.bind(1, original)
+        return try read.step() && !read.isNull(0) ? read.notebook(0) : nil
       }
     }
     if let existing { return existing }

@@ -11,7 +11,7 @@ extension MemoStore {
     let own = try knowledge()[replicaID]
     return try sql {
       try db.withCached("SELECT origin, seq FROM notebook_knowledge WHERE notebook = ?") { read in
-        try read.bind(1, notebook.rawValue)
+        try read.bind(1, notebook)
         var entries: [ReplicaID: UInt64] = own > 0 ? [replicaID: own] : [:]
         // Entries a peer could plant before knowledge was checked (beyond 2^53, or past
         // 4,096 replicas) are left out, as in `knowledge()`: claiming less is always safe.
@@ -39,7 +39,7 @@ extension MemoStore {
           "INSERT INTO notebook_knowledge (notebook, origin, seq) VALUES (?1, ?2, ?3) "
             + "ON CONFLICT(notebook, origin) DO UPDATE SET seq = max(seq, ?3)"
         ) { upsert in
-          try upsert.bind([.text(notebook.rawValue), .replica(origin), .integer(Int64(bitPattern: seq))])
+          try upsert.bind([.id(notebook), .replica(origin), .integer(Int64(bitPattern: seq))])
           _ = try upsert.step()
         }
       }
@@ -51,7 +51,7 @@ extension MemoStore {
   public func syncCursor(for peer: DeviceID, in notebook: NotebookID) throws -> FeedPosition? {
     try sql {
       try db.withCached("SELECT replica, position FROM sync_cursors WHERE device = ? AND notebook = ?") { read in
-        try read.bind([.device(peer), .text(notebook.rawValue)])
+        try read.bind([.device(peer), .id(notebook)])
         // A cursor in a replica that is not one is no cursor: the peer sends from the start.
         guard try read.step(), let replica = read.replica(0) else { return nil }
         return FeedPosition(replica: replica, position: UInt64(bitPattern: read.int64(1)))
@@ -66,7 +66,7 @@ extension MemoStore {
           + "ON CONFLICT(device, notebook) DO UPDATE SET replica = ?3, position = ?4"
       ) { upsert in
         try upsert.bind([
-          .device(peer), .text(notebook.rawValue), .text(cursor.replica.rawValue),
+          .device(peer), .id(notebook), .id(cursor.replica),
           .integer(Int64(bitPattern: cursor.position)),
         ])
         _ = try upsert.step()
@@ -81,7 +81,7 @@ extension MemoStore {
         "INSERT INTO sync_peer_knowledge (device, notebook, knowledge) VALUES (?1, ?2, ?3) "
           + "ON CONFLICT(device, notebook) DO UPDATE SET knowledge = ?3"
       ) { upsert in
-        try upsert.bind([.device(peer), .text(notebook.rawValue), .blob(knowledge.encoded())])
+        try upsert.bind([.device(peer), .id(notebook), .blob(knowledge.encoded())])
         _ = try upsert.step()
       }
     }
@@ -100,7 +100,7 @@ extension MemoStore {
         "SELECT clock, notebook, feed_seq FROM memos UNION ALL SELECT clock, notebook, feed_seq FROM relayed")
       var count = 0
       while try read.step() {
-        guard !read.isNull(1), let notebook = NotebookID(read.text(1)), shared.contains(notebook) else { continue }
+        guard !read.isNull(1), let notebook = read.notebook(1), shared.contains(notebook) else { continue }
         if let knowledge = known[notebook] {
           guard UInt64(bitPattern: read.int64(2)) > acked else { continue }
           if knowledge.covers(VersionVector(encoded: read.blob(0)) ?? VersionVector()) { continue }
@@ -118,7 +118,7 @@ extension MemoStore {
       try read.bind(1, peer)
       var result: [NotebookID: VersionVector] = [:]
       while try read.step() {
-        if let id = NotebookID(read.text(0)), let vector = VersionVector(encoded: read.blob(1)) { result[id] = vector }
+        if let id = read.notebook(0), let vector = VersionVector(encoded: read.blob(1)) { result[id] = vector }
       }
       return result
     }

@@ -42,7 +42,7 @@ extension MemoStore {
   }
 
   private func notebookRow(_ query: SQLiteStatement, defaultID: NotebookID?) throws -> Notebook? {
-    guard let id = NotebookID(query.text(0)), let role = NotebookRole(rawValue: query.text(2)) else {
+    guard let id = query.notebook(0), let role = NotebookRole(rawValue: query.text(2)) else {
       throw MemoPeerError(
         .corruptDatabase, "the memo database holds a notebook row that is not valid",
         hint: "restore from an export; the file was left untouched")
@@ -57,7 +57,7 @@ extension MemoStore {
     let defaultID = try defaultNotebookID()
     return try sql {
       let query = try db.prepare("SELECT \(Self.notebookColumns) FROM notebooks WHERE id = ?")
-      try query.bind(1, id.rawValue)
+      try query.bind(1, id)
       guard try query.step(), let notebook = try notebookRow(query, defaultID: defaultID) else { return nil }
       return (notebook, query.int64(4) != 0)
     }
@@ -176,7 +176,7 @@ extension MemoStore {
       let insert = try db.prepare(
         "INSERT INTO notebooks (id, name, role, created, deleted) VALUES (?, ?, ?, ?, 0) "
           + "ON CONFLICT(id) DO UPDATE SET name = excluded.name, role = excluded.role, deleted = 0")
-      try insert.bind([.text(id.rawValue), name.map { .text($0) } ?? .null, .text(role.rawValue), .integer(now)])
+      try insert.bind([.id(id), name.map { .text($0) } ?? .null, .text(role.rawValue), .integer(now)])
       _ = try insert.step()
     }
   }
@@ -206,7 +206,7 @@ extension MemoStore {
           hint: "rename it on a member of the notebook")
       }
       let update = try db.prepare("UPDATE notebooks SET name = ? WHERE id = ?")
-      try update.bind([.text(name), .text(notebook.id.rawValue)])
+      try update.bind([.text(name), .id(notebook.id)])
       _ = try update.step()
       if try membershipState(notebook.id)?.members[try thisDevice()] == .member {
         try signRename(notebook.id, to: name, now: now)
@@ -258,7 +258,7 @@ extension MemoStore {
         "DELETE FROM sync_peer_knowledge WHERE notebook = ?1", "DELETE FROM notebook_ops WHERE notebook = ?1",
       ] {
         let change = try db.prepare(statement)
-        try change.bind(1, notebook.id.rawValue)
+        try change.bind(1, notebook.id)
         _ = try change.step()
       }
       notebookKeys.rings[notebook.id] = nil
@@ -272,7 +272,7 @@ extension MemoStore {
     try sql {
       let query = try db.prepare(
         "SELECT id FROM memos WHERE deleted = 0 AND notebook = ? AND conflict_of IS NULL ORDER BY id")
-      try query.bind(1, notebook.rawValue)
+      try query.bind(1, notebook)
       var ids: [MemoID] = []
       while try query.step() { ids.append(try memoID(query.text(0))) }
       return ids
@@ -338,22 +338,22 @@ extension MemoStore {
 
   /// The devices `notebook` is shared with (`includingRemoved`: also those unshared).
   public func members(of notebook: NotebookID, includingRemoved: Bool = false) throws -> [NotebookMember] {
-    try memberRows("WHERE notebook = ?", notebook.rawValue).filter { includingRemoved || $0.role != .removed }
+    try memberRows("WHERE notebook = ?", notebook).filter { includingRemoved || $0.role != .removed }
   }
 
   /// What this device shares with `device`, notebook by notebook (removed ones included).
   public func memberships(of device: DeviceID) throws -> [NotebookMember] {
-    try memberRows("WHERE device = ?", device.compact)
+    try memberRows("WHERE device = ?", device)
   }
 
-  private func memberRows(_ condition: String, _ value: String) throws -> [NotebookMember] {
+  private func memberRows(_ condition: String, _ value: some SQLiteID) throws -> [NotebookMember] {
     try sql {
       let query = try db.prepare(
         "SELECT notebook, device, role, added FROM notebook_members \(condition) ORDER BY notebook, device")
       try query.bind(1, value)
       var result: [NotebookMember] = []
       while try query.step() {
-        guard let id = NotebookID(query.text(0)), let device = query.device(1),
+        guard let id = query.notebook(0), let device = query.device(1),
           let role = NotebookMember.Role(rawValue: query.text(2))
         else { continue }
         result.append(NotebookMember(notebook: id, device: device, role: role, added: query.int64(3)))
@@ -368,7 +368,7 @@ extension MemoStore {
         "INSERT INTO notebook_members (notebook, device, role, added) VALUES (?1, ?2, ?3, ?4) "
           + "ON CONFLICT(notebook, device) DO UPDATE SET role = ?3, added = ?4"
       ) { upsert in
-        try upsert.bind([.text(notebook.rawValue), .device(device), .text(role.rawValue), .integer(now)])
+        try upsert.bind([.id(notebook), .device(device), .text(role.rawValue), .integer(now)])
         _ = try upsert.step()
       }
     }
@@ -471,12 +471,12 @@ extension MemoStore {
     for (statement, values) in [
       (
         "UPDATE notebooks SET id = ?, nonce = ?, current_key = ? WHERE id = ?",
-        [SQLiteValue.text(id.rawValue), .blob(nonce), .text(keyID), .text(old.rawValue)]
+        [SQLiteValue.id(id), .blob(nonce), .text(keyID), .id(old)]
       ),
-      ("DELETE FROM notebook_keys WHERE notebook = ?", [.text(old.rawValue)]),
+      ("DELETE FROM notebook_keys WHERE notebook = ?", [.id(old)]),
       (
         "INSERT INTO notebook_keys (notebook, key_id, generation, key, created) VALUES (?, ?, 1, ?, ?)",
-        [.text(id.rawValue), .text(keyID), .blob(sealed), .integer(now)]
+        [.id(id), .text(keyID), .blob(sealed), .integer(now)]
       ),
       ("UPDATE meta SET value = ? WHERE key = 'default_notebook'", [.blob(Array(id.rawValue.utf8))]),
     ] {
@@ -498,7 +498,7 @@ extension MemoStore {
     let now = Self.wallClock()
     let notebook = migrated ? NotebookID.migrated : try NotebookID(Hex.encode(SystemRandom.bytes(16))).unwrapOrThrow()
     let insert = try db.prepare("INSERT INTO notebooks (id, name, role, created) VALUES (?, 'personal', 'member', ?)")
-    try insert.bind([.text(notebook.rawValue), .integer(now)])
+    try insert.bind([.id(notebook), .integer(now)])
     _ = try insert.step()
     var key = try SystemRandom.bytes(AES256GCMKey.keySize)
     defer { SecureBytes.wipe(&key) }
@@ -507,7 +507,7 @@ extension MemoStore {
       key, associatedData: SealingContext.notebookKey(notebook: notebook, keyID: keyID, generation: 1))
     let storeKey = try db.prepare(
       "INSERT INTO notebook_keys (notebook, key_id, generation, key, created) VALUES (?, ?, 1, ?, ?)")
-    try storeKey.bind([.text(notebook.rawValue), .text(keyID), .blob(sealed), .integer(now)])
+    try storeKey.bind([.id(notebook), .text(keyID), .blob(sealed), .integer(now)])
     _ = try storeKey.step()
     let meta = try db.prepare("INSERT INTO meta (key, value) VALUES ('default_notebook', ?)")
     try meta.bind(1, Array(notebook.rawValue.utf8))
@@ -515,7 +515,7 @@ extension MemoStore {
     let member = try db.prepare(
       "INSERT OR IGNORE INTO notebook_members (notebook, device, role, added) VALUES (?, ?, 'member', ?)")
     for device in trusted {
-      try member.bind([.text(notebook.rawValue), .device(device), .integer(now)])
+      try member.bind([.id(notebook), .device(device), .integer(now)])
       _ = try member.step()
       member.reset()
     }
@@ -530,7 +530,7 @@ extension MemoStore {
         + "SELECT device, ?1, knowledge FROM sync_peers WHERE knowledge IS NOT NULL",
     ] {
       let copy = try db.prepare(statement)
-      try copy.bind(1, notebook.rawValue)
+      try copy.bind(1, notebook)
       if statement.contains("?2") { try copy.bind(2, own) }
       _ = try copy.step()
     }

@@ -18,8 +18,8 @@ extension MemoStore {
     let notebook = try batch { () throws -> NotebookID? in
       let notebook: NotebookID? = try sql {
         try db.withCached("SELECT notebook FROM memos WHERE id = ?") { read in
-          try read.bind(1, memo.rawValue)
-          return try read.step() && !read.isNull(0) ? NotebookID(read.text(0)) : nil
+          try read.bind(1, memo)
+          return try read.step() && !read.isNull(0) ? read.notebook(0) : nil
         }
       }
       if let notebook {
@@ -118,7 +118,7 @@ extension MemoStore {
       let read = try db.prepare("SELECT DISTINCT notebook, memo FROM purges")
       var memos: Set<PurgedMemo> = []
       while try read.step() {
-        if let notebook = NotebookID(read.text(0)), let memo = MemoID(canonical: read.text(1)) {
+        if let notebook = read.notebook(0), let memo = read.memo(1) {
           memos.insert(PurgedMemo(notebook: notebook, memo: memo))
         }
       }
@@ -138,8 +138,8 @@ extension MemoStore {
       try db.withCached(
         "SELECT notebook FROM memos WHERE id = ?1 UNION ALL SELECT notebook FROM relayed WHERE memo = ?1 LIMIT 1"
       ) { read in
-        try read.bind(1, memo.rawValue)
-        return try read.step() && !read.isNull(0) ? NotebookID(read.text(0)) : nil
+        try read.bind(1, memo)
+        return try read.step() && !read.isNull(0) ? read.notebook(0) : nil
       }
     }
   }
@@ -161,7 +161,7 @@ extension MemoStore {
         "INSERT OR IGNORE INTO purges (id, notebook, memo, author, made, bytes, received, via) "
           + "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
       try insert.bind([
-        .text(id), .text(purge.notebook.rawValue), .text(purge.memo.rawValue), .device(author), .integer(purge.made),
+        .text(id), .id(purge.notebook), .id(purge.memo), .device(author), .integer(purge.made),
         .blob(bytes), .integer(now), via.map { .device($0) } ?? .null,
       ])
       _ = try insert.step()
@@ -173,7 +173,7 @@ extension MemoStore {
   /// held removals, and the sealed records a relay keeps. Rows of the same id in another
   /// notebook stay. Runs inside the caller's transaction.
   private func dropPurged(_ memo: MemoID, in notebook: NotebookID?) throws {
-    let values: [SQLiteValue] = [.text(memo.rawValue), notebook.map { .text($0.rawValue) } ?? .null]
+    let values: [SQLiteValue] = [.id(memo), notebook.map { .id($0) } ?? .null]
     try sql {
       try deleteHistory("memo = ?1 AND notebook IS ?2", values)
       // The trash has no notebook: its entry goes with the memo's head row, before that row.

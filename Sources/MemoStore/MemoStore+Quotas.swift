@@ -52,7 +52,7 @@ extension MemoStore {
         WHERE r.notebook = ? AND b.device = ?
         """
       ) { read in
-        try read.bind([.text(notebook.rawValue), .device(author)])
+        try read.bind([.id(notebook), .device(author)])
         return try read.step() ? read.int64(0) : 0
       }
     }

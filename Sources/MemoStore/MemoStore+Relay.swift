@@ -23,7 +23,7 @@ extension MemoStore {
       try query.bind(1, prefix.rawValue + "*")
       var found: [RelayedMemo] = []
       while try query.step() {
-        guard let memo = MemoID(canonical: query.text(0)), let notebook = NotebookID(query.text(1)) else { continue }
+        guard let memo = query.memo(0), let notebook = query.notebook(1) else { continue }
         found.append(RelayedMemo(memo: memo, notebook: notebook, revisions: Int(query.int64(2))))
       }
       return found.count == 1 ? found[0] : nil
@@ -34,7 +34,7 @@ extension MemoStore {
   func relayedHeads(of memo: MemoID) throws -> [(dot: Dot, clock: VersionVector)] {
     try sql {
       try db.withCached("SELECT dot_origin, dot_seq, clock FROM relayed WHERE memo = ?") { query in
-        try query.bind(1, memo.rawValue)
+        try query.bind(1, memo)
         var heads: [(Dot, VersionVector)] = []
         while try query.step() {
           guard let clock = VersionVector(encoded: query.blob(2)) else {
@@ -76,14 +76,14 @@ extension MemoStore {
             + "signature, received, ?4 FROM relayed WHERE memo = ?1 AND dot_origin = ?2 AND dot_seq = ?3"
         ) { keep in
           try keep.bind([
-            .text(record.memo.rawValue), .text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq)),
+            .id(record.memo), .id(dot.origin), .integer(Int64(bitPattern: dot.seq)),
             .integer(Self.wallClock()),
           ])
           _ = try keep.step()
         }
         try db.withCached("DELETE FROM relayed WHERE memo = ? AND dot_origin = ? AND dot_seq = ?") { delete in
           try delete.bind([
-            .text(record.memo.rawValue), .text(dot.origin.rawValue), .integer(Int64(bitPattern: dot.seq)),
+            .id(record.memo), .id(dot.origin), .integer(Int64(bitPattern: dot.seq)),
           ])
           _ = try delete.step()
         }
@@ -96,8 +96,8 @@ extension MemoStore {
           + "signature) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
       ) { insert in
         try insert.bind([
-          .text(record.memo.rawValue), .text(record.dot.origin.rawValue), .integer(Int64(bitPattern: record.dot.seq)),
-          .text(record.notebook.rawValue), .blob(record.clock.encoded()), .text(record.keyID), .blob(record.sealed),
+          .id(record.memo), .id(record.dot.origin), .integer(Int64(bitPattern: record.dot.seq)),
+          .id(record.notebook), .blob(record.clock.encoded()), .text(record.keyID), .blob(record.sealed),
           .integer(Int64(bitPattern: feed)), .integer(now), record.signature.map { .blob($0) } ?? .null,
         ])
         _ = try insert.step()
@@ -113,7 +113,7 @@ extension MemoStore {
     try sql {
       let read = try db.prepare(
         "SELECT dot_origin, dot_seq, superseded FROM relayed_history WHERE memo = ? ORDER BY id")
-      try read.bind(1, memo.rawValue)
+      try read.bind(1, memo)
       var rows: [(Dot, Timestamp)] = []
       while try read.step() { rows.append((try storedDot(read, 0, 1), read.int64(2))) }
       return rows
@@ -129,7 +129,7 @@ extension MemoStore {
   /// caller's transaction.
   func pruneRelayedHistory(of memo: MemoID, now: Timestamp, limits: HistoryLimits) throws {
     try sql {
-      let entries = try relayedHistoryAuthors("h.memo = ?1", [.text(memo.rawValue)]).map { row in
+      let entries = try relayedHistoryAuthors("h.memo = ?1", [.id(memo)]).map { row in
         HistoryRetention.Entry<String>(id: row.id, revision: row.id, author: row.author)
       }
       for id in HistoryRetention.dropped(entries, limit: limits.revisions, own: nil) {

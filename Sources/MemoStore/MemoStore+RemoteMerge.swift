@@ -44,7 +44,7 @@ extension MemoStore {
     Memo(
       id: revision.memo, title: revision.title, body: revision.body, tags: revision.tags, created: revision.created,
       updated: revision.updated, isPrivate: revision.isPrivate, revision: revision.head.revision,
-      origin: revision.head.dot.origin.rawValue, isDeleted: revision.head.isDeleted, dot: revision.head.dot,
+      origin: .replica(revision.head.dot.origin), isDeleted: revision.head.isDeleted, dot: revision.head.dot,
       clock: revision.head.clock, notebook: revision.notebook, record: revision.record)
   }
 

@@ -171,10 +171,10 @@ extension MemoStore {
     try batch {
       try sql {
         let mark = try db.prepare("UPDATE revocations SET state = 'overridden' WHERE revoked = ? AND state = 'applied'")
-        try mark.bind(1, device.compact)
+        try mark.bind(1, device)
         _ = try mark.step()
         let cut = try db.prepare("DELETE FROM revoked_cut WHERE device = ?")
-        try cut.bind(1, device.compact)
+        try cut.bind(1, device)
         _ = try cut.step()
       }
     }
@@ -189,7 +189,7 @@ extension MemoStore {
     try sql {
       let read = try db.prepare("SELECT device, replica, seq FROM revoked_cut")
       while try read.step() {
-        guard let device = read.device(0), cuts[device] != nil, let replica = ReplicaID(read.text(1)) else { continue }
+        guard let device = read.device(0), cuts[device] != nil, let replica = read.replica(1) else { continue }
         cuts[device]?[replica] = UInt64(clamping: read.int64(2))
       }
     }
@@ -215,7 +215,7 @@ extension MemoStore {
   private func revokers(of device: DeviceID) throws -> Set<DeviceID> {
     try sql {
       let read = try db.prepare("SELECT revoker FROM revocations WHERE revoked = ? AND state = 'applied'")
-      try read.bind(1, device.compact)
+      try read.bind(1, device)
       var devices: Set<DeviceID> = []
       while try read.step() { if let revoker = read.device(0) { devices.insert(revoker) } }
       return devices
@@ -232,7 +232,7 @@ extension MemoStore {
   func statementCount(in table: String, by column: String, _ device: DeviceID) throws -> Int {
     try sql {
       try db.withCached("SELECT count(*) FROM \(table) WHERE \(column) = ?") { read in
-        try read.bind(1, device.compact)
+        try read.bind(1, device)
         _ = try read.step()
         return Int(read.int64(0))
       }
@@ -279,10 +279,10 @@ extension MemoStore {
         FROM replica_bindings b LEFT JOIN horizon h ON h.origin = b.replica
         WHERE b.device = ? ORDER BY b.replica LIMIT \(Revocation.maximumCut)
         """)
-      try read.bind(1, device.compact)
+      try read.bind(1, device)
       var cut: [ReplicaID: UInt64] = [:]
       while try read.step() {
-        guard let replica = ReplicaID(read.text(0)) else { continue }
+        guard let replica = read.replica(0) else { continue }
         cut[replica] = UInt64(clamping: read.int64(1))
       }
       return cut
@@ -315,11 +315,11 @@ extension MemoStore {
     }
     try sql {
       let clear = try db.prepare("DELETE FROM revoked_cut WHERE device = ?")
-      try clear.bind(1, device.compact)
+      try clear.bind(1, device)
       _ = try clear.step()
       let insert = try db.prepare("INSERT INTO revoked_cut (device, replica, seq) VALUES (?, ?, ?)")
       for (replica, seq) in lowered {
-        try insert.bind([.device(device), .text(replica.rawValue), .integer(Int64(seq))])
+        try insert.bind([.device(device), .id(replica), .integer(Int64(seq))])
         _ = try insert.step()
         insert.reset()
       }

@@ -33,7 +33,7 @@ extension MemoStore {
         SearchWorker(sealer: index == 0 ? sealer : try sealer.duplicate(), matcher: matcher)
       }
       let rows = try db.prepare(notebook == nil ? Self.searchQuery : Self.notebookSearchQuery)
-      if let notebook { try rows.bind(1, notebook.rawValue) }
+      if let notebook { try rows.bind(1, notebook) }
       var pending: SearchBatch?
       var readFailure: (any Error)?
       var next = 0

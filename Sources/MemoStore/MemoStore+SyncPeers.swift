@@ -51,7 +51,7 @@ extension MemoStore {
         "INSERT INTO sync_peers (device, replica, cursor, last_seen) VALUES (?1, ?2, ?3, ?4) "
           + "ON CONFLICT(device) DO UPDATE SET replica = ?2, cursor = ?3, last_seen = ?4")
       try upsert.bind([
-        .device(peer), .text(cursor.replica.rawValue), .integer(Int64(bitPattern: cursor.position)), .integer(now),
+        .device(peer), .id(cursor.replica), .integer(Int64(bitPattern: cursor.position)), .integer(now),
       ])
       _ = try upsert.step()
     }

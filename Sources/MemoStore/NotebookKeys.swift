@@ -75,12 +75,12 @@ extension MemoStore {
     let ring = try sql {
       let state = try db.prepare(
         "SELECT current_key, EXISTS (SELECT 1 FROM notebook_ops WHERE notebook = ?1) FROM notebooks WHERE id = ?1")
-      try state.bind(1, notebook.rawValue)
+      try state.bind(1, notebook)
       let hasRow = try state.step()
       let preferred = hasRow && !state.isNull(0) ? state.text(0) : nil
       let logged = hasRow && state.int64(1) != 0
       let read = try db.prepare("SELECT key_id, generation, key FROM notebook_keys WHERE notebook = ?")
-      try read.bind(1, notebook.rawValue)
+      try read.bind(1, notebook)
       var keys: [NotebookKey] = []
       while try read.step() {
         let id = read.text(0)
@@ -132,7 +132,7 @@ extension MemoStore {
       let insert = try db.prepare(
         "INSERT OR IGNORE INTO notebook_keys (notebook, key_id, generation, key, created) VALUES (?, ?, ?, ?, ?)")
       try insert.bind([
-        .text(notebook.rawValue), .text(id), .integer(generation), .blob(sealed), .integer(now),
+        .id(notebook), .text(id), .integer(generation), .blob(sealed), .integer(now),
       ])
       _ = try insert.step()
     }

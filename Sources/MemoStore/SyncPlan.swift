@@ -214,10 +214,10 @@ extension MemoStore {
     let records = try sql {
       let query = try db.prepare(
         "SELECT memo, dot_origin, dot_seq, clock, key_id, sealed FROM relayed WHERE notebook = ? ORDER BY feed_seq")
-      try query.bind(1, notebook.rawValue)
+      try query.bind(1, notebook)
       var records: [SyncRecord] = []
       while try query.step() {
-        guard let memo = MemoID(canonical: query.text(0)), let clock = VersionVector(encoded: query.blob(3)) else {
+        guard let memo = query.memo(0), let clock = VersionVector(encoded: query.blob(3)) else {
           continue
         }
         records.append(
@@ -241,7 +241,7 @@ extension MemoStore {
       "DELETE FROM sync_cursors WHERE notebook = ?",
     ] {
       let change = try db.prepare(statement)
-      try change.bind(1, notebook.rawValue)
+      try change.bind(1, notebook)
       _ = try change.step()
     }
   }

@@ -152,7 +152,7 @@ extension MemoStore {
       !statement.isNull(5)
     else { return nil }
     let rowID = try memoID(statement.text(0))
-    let memo = statement.isNull(1) ? rowID : MemoID(canonical: statement.text(1)) ?? rowID
+    let memo = statement.isNull(1) ? rowID : statement.memo(1) ?? rowID
     return SyncRecord(
       notebook: notebook, memo: memo, dot: dot, clock: clock, keyID: statement.text(4),
       sealed: statement.blob(5), signature: statement.isNull(6) ? nil : statement.blob(6))
@@ -164,7 +164,7 @@ extension MemoStore {
     defer { statement.reset() }
     guard try statement.step() else { return nil }
     let rowID = try memoID(statement.text(0))
-    let columns = columns(of: statement)
+    let columns = try columns(of: statement)
     guard let dot = columns.dot else { return nil }
     // A head from sync version 3 travels as its author sealed and signed it: nothing to open.
     if let stored = columns.record, let notebook = columns.notebook {
@@ -194,8 +194,8 @@ extension MemoStore {
   private func relayedRecord(_ statement: SQLiteStatement, rowid: Int64) throws -> SyncRecord? {
     try statement.bind(1, rowid)
     defer { statement.reset() }
-    guard try statement.step(), let memo = MemoID(canonical: statement.text(0)),
-      let notebook = NotebookID(statement.text(3)), let clock = VersionVector(encoded: statement.blob(4))
+    guard try statement.step(), let memo = statement.memo(0),
+      let notebook = statement.notebook(3), let clock = VersionVector(encoded: statement.blob(4))
     else { return nil }
     return SyncRecord(
       notebook: notebook, memo: memo, dot: try storedDot(statement, 1, 2),

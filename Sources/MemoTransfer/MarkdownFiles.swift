@@ -183,7 +183,7 @@ extension MemoStore {
         let memo = Memo(
           id: file.id ?? MemoID(), title: file.title ?? "", body: file.body, tags: file.tags,
           created: file.created ?? now, updated: file.updated ?? file.created ?? now, isPrivate: file.isPrivate,
-          revision: file.revision ?? 1, origin: replicaID.rawValue)
+          revision: file.revision ?? 1, origin: .replica(replicaID))
         do {
           switch try importMemo(memo) {
           case .added: summary.added += 1

@@ -82,7 +82,7 @@ public final class MemoArchiveWriter {
   public func append(_ memo: Memo) throws {
     let record = MemoArchive.Record(
       id: memo.id.rawValue, title: memo.title, body: memo.body, tags: memo.tags, created: memo.created,
-      updated: memo.updated, private: memo.isPrivate, revision: memo.revision, origin: memo.origin)
+      updated: memo.updated, private: memo.isPrivate, revision: memo.revision, origin: memo.origin.text)
     buffered.append(contentsOf: try encoder.encode(record))
     buffered.append(0x0A)
     count += 1
@@ -203,12 +203,12 @@ public final class MemoArchiveReader {
         guard let record = try? decoder.decode(MemoArchive.Record.self, from: Data(line)),
           let id = MemoID(record.id), record.revision >= 1, record.revision <= SyncLimits.maximumRevision,
           SyncLimits.timestamps.contains(record.created), SyncLimits.timestamps.contains(record.updated),
-          record.origin.utf8.count <= 64
+          let origin = MemoOrigin(record.origin)
         else { throw damaged() }
         try body(
           Memo(
             id: id, title: record.title, body: record.body, tags: record.tags, created: record.created,
-            updated: record.updated, isPrivate: record.private, revision: record.revision, origin: record.origin))
+            updated: record.updated, isPrivate: record.private, revision: record.revision, origin: origin))
       }
       index += 1
       if isLast { return }

@@ -11,7 +11,7 @@ import XCTest
 /// `serve.json` names the file's fingerprint and no live link with the device), bounded:
 /// a daemon that does not answer leaves the removal done and says so.
 final class TrustRemovalDaemonTests: XCTestCase {
-  func daemonStatus(_ app: App, trustStore: String?, livePeers: [String]) throws {
+  func daemonStatus(_ app: App, trustStore: String?, livePeers: [DeviceID]) throws {
     var status = ServeStatus(
       pid: getpid(), state: .advertising, waitingFor: nil, instance: "memo-peer-test", port: 7410, interfaces: [],
       updated: 1)
@@ -33,7 +33,7 @@ final class TrustRemovalDaemonTests: XCTestCase {
     let app = node.app()
     let desk = try app.trust.add(SyncUseCaseTests.desk.deviceID.description, name: "desk")
     let before = app.trustStore.fingerprint()
-    try daemonStatus(app, trustStore: before, livePeers: [desk.deviceID.compact])
+    try daemonStatus(app, trustStore: before, livePeers: [desk.deviceID])
     let (paths, trust) = (app.paths, app.trustStore)
     // The removal polls the status file on the shared clock: once it waits (the trust file
     // is written by then), the daemon applies it and time moves on to the next look.
@@ -59,7 +59,7 @@ final class TrustRemovalDaemonTests: XCTestCase {
     let node = try AppFixture()
     let app = node.app()
     let desk = try app.trust.add(SyncUseCaseTests.desk.deviceID.description, name: "desk")
-    try daemonStatus(app, trustStore: app.trustStore.fingerprint(), livePeers: [desk.deviceID.compact])
+    try daemonStatus(app, trustStore: app.trustStore.fingerprint(), livePeers: [desk.deviceID])
     let removal = try app.trust.remove("desk", hereOnly: true, daemonWait: 0.1)
     XCTAssertEqual(removal.daemon, .unconfirmed)
     XCTAssertTrue(try app.trust.list().peers.isEmpty, "removed all the same")
@@ -71,7 +71,7 @@ final class TrustRemovalDaemonTests: XCTestCase {
     var status = ServeStatus(
       pid: 1, state: .advertising, waitingFor: nil, instance: nil, port: 1, interfaces: [], updated: 1)
     status.trustStore = "new"
-    status.livePeers = [device.compact]
+    status.livePeers = [device]
     XCTAssertFalse(status.hasApplied(trustFile: "new", removed: device), "its link is still up")
     status.livePeers = []
     XCTAssertTrue(status.hasApplied(trustFile: "new", removed: device))

@@ -67,7 +67,7 @@ final class MemoRulesTests: XCTestCase {
   func testChangesApplyWithTheSameRules() throws {
     let memo = Memo(
       id: MemoID(), title: "Old", body: "body", tags: ["a"], created: 1, updated: 1, isPrivate: false, revision: 1,
-      origin: "r")
+      origin: .replica("r"))
     let changed = try MemoRules.applying(MemoChange(title: "", body: "New first line\nrest", tags: ["B"]), to: memo)
     XCTAssertEqual(changed.title, "New first line")
     XCTAssertEqual(changed.tags, ["b"])

@@ -162,7 +162,7 @@ final class SyncLimitsTests: XCTestCase {
   func testADeliveryIsCheckedLikeASyncRevision() throws {
     let stored = Memo(
       id: memo, title: "t", body: "text", tags: [], created: 1, updated: 2, isPrivate: false, revision: 1,
-      origin: theirs.rawValue, dot: Dot(origin: theirs, seq: 4), clock: VersionVector([theirs: 4]))
+      origin: .replica(theirs), dot: Dot(origin: theirs, seq: 4), clock: VersionVector([theirs: 4]))
     var content = DeliveryMessage.Content(
       title: "t", body: "text", tags: [], isPrivate: false, sent: 5,
       revision: DeliveryMessage.SentRevision(memo: stored))

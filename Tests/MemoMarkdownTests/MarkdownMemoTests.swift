@@ -7,11 +7,14 @@ import XCTest
 /// programs wrote give titles, tags and times; hostile front matter gets a clear refusal
 /// that never repeats the file's text.
 final class MarkdownMemoTests: XCTestCase {
+  /// Whose revisions the memos are: a Markdown file never names one.
+  static let replica = ReplicaID(String(repeating: "a", count: 32))!
+
   func testRenderedMemoReadsBackTheSame() throws {
     let memo = Memo(
       id: MemoID(), title: "Groceries: \"weekly\" — list \\ #x", body: "---\nnot front matter\n#nottag\n\n",
       tags: ["home", "a/b.c"], created: 1_764_547_200_123, updated: 1_764_547_299_001, isPrivate: true, revision: 7,
-      origin: "r")
+      origin: .replica(MarkdownMemoTests.replica))
     let text = MarkdownMemo.render(memo)
     let read = try MarkdownMemo.parse(text, source: "f.md", modified: 0)
     XCTAssertEqual(
@@ -159,7 +162,7 @@ final class MarkdownMemoTests: XCTestCase {
   func testFileNamesAreSlugsWithTheShortID() {
     let memo = Memo(
       id: MemoID("3f2a9c1d-0000-4000-8000-000000000000")!, title: "Grocéries / Week 12!", body: "x", tags: [],
-      created: 0, updated: 0, isPrivate: false, revision: 1, origin: "r")
+      created: 0, updated: 0, isPrivate: false, revision: 1, origin: .replica(MarkdownMemoTests.replica))
     XCTAssertEqual(MarkdownMemo.fileName(for: memo), "groc-ries-week-12-3f2a9c1d.md")
     var dots = memo
     dots.title = "../.."

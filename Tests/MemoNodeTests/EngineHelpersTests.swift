@@ -108,12 +108,12 @@ final class EngineHelpersTests: XCTestCase {
     contacts.record(TestDevices.id(1))
     contacts.record(TestDevices.id(1))
     let first = contacts.takeChanges(clock: { 5 })
-    XCTAssertEqual(first?.all, [TestDevices.id(1).compact: 5])
+    XCTAssertEqual(first?.all, [TestDevices.id(1): 5])
     XCTAssertEqual(first?.fresh, [TestDevices.id(1)], "who called since the last look: dialled back at once")
     XCTAssertNil(contacts.takeChanges(clock: { 6 }), "nothing new")
     contacts.record(TestDevices.id(2))
     let second = contacts.takeChanges(clock: { 9 })
-    XCTAssertEqual(second?.all, [TestDevices.id(1).compact: 5, TestDevices.id(2).compact: 9])
+    XCTAssertEqual(second?.all, [TestDevices.id(1): 5, TestDevices.id(2): 9])
     XCTAssertEqual(second?.fresh, [TestDevices.id(2)])
   }
 }

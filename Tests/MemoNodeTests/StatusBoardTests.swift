@@ -2,6 +2,7 @@ import Foundation
 import MemoCore
 import MemoStore
 import MemoSystem
+import MemoTestSupport
 import MemoVault
 import XCTest
 
@@ -12,6 +13,7 @@ import XCTest
 /// stays true while avahi-daemon restarts and the daemon waits for it.
 final class StatusBoardTests: XCTestCase {
   let none = StatusBoard.Links(any: false, up: [])
+  let (a, b) = (TestDevices.id(1), TestDevices.id(2))
 
   func board() -> StatusBoard {
     StatusBoard(
@@ -36,7 +38,7 @@ final class StatusBoardTests: XCTestCase {
       board.publish(
         .waiting, waitingFor: "local-network consent", instance: nil, port: 0, force: false, links: none, now: 6),
       "nothing changed, nothing written")
-    board.status.trustedContacts = ["abc": 6]
+    board.status.trustedContacts = [a: 6]
     XCTAssertNotNil(board.republish(links: none, now: 6), "a new contact is written")
     XCTAssertEqual(board.written(), [], "but nothing said: no text changed")
     _ = board.publish(
@@ -53,21 +55,42 @@ final class StatusBoardTests: XCTestCase {
     var board = board()
     _ = board.publish(
       .advertising, waitingFor: nil, instance: "memo-peer-1", port: 7410, force: false, links: none, now: 1)
-    XCTAssertTrue(board.showLiveSync("on", peers: ["aaaa", "bbbb"], anyLink: true))
-    XCTAssertFalse(board.showLiveSync("on", peers: ["aaaa", "bbbb"], anyLink: true), "unchanged")
-    let links = StatusBoard.Links(any: true, up: ["aaaa"])
+    XCTAssertTrue(board.showLiveSync("on", peers: [a, b], anyLink: true))
+    XCTAssertFalse(board.showLiveSync("on", peers: [a, b], anyLink: true), "unchanged")
+    let links = StatusBoard.Links(any: true, up: [a])
     let restarting = board.publish(
       .waiting, waitingFor: "the mDNS daemon (avahi-daemon) to be reachable", instance: nil, port: 0, force: false,
       links: links, now: 2)
     XCTAssertEqual(restarting?.liveSync, "on", "the links outlive avahi")
-    XCTAssertEqual(restarting?.livePeers, ["aaaa"], "the links' own state says who is connected")
+    XCTAssertEqual(restarting?.livePeers, [a], "the links' own state says who is connected")
     let closed = board.publish(
       .waiting, waitingFor: "local-network consent", instance: nil, port: 0, force: false, links: none, now: 3)
     XCTAssertNil(closed?.liveSync, "no link and not advertising: nothing of live sync")
     XCTAssertNil(closed?.livePeers)
     XCTAssertFalse(board.showLiveSync("on", peers: [], anyLink: false), "nothing shown while waiting without links")
-    XCTAssertTrue(board.showLiveSync("on", peers: ["aaaa"], anyLink: true), "a link up is shown again")
-    XCTAssertEqual(board.status.livePeers, ["aaaa"])
+    XCTAssertTrue(board.showLiveSync("on", peers: [a], anyLink: true), "a link up is shown again")
+    XCTAssertEqual(board.status.livePeers, [a])
+  }
+
+  /// `serve.json` names devices by their compact ID, as a list and as an object's keys,
+  /// though the status holds them typed: the file reads back the same, and a key that is
+  /// not a device ID is not taken for one.
+  func testTheFileNamesDevicesByTheirCompactID() throws {
+    // 0x00… and 0xF8…: compact "AAAA…" and "7AAA…", whose text order is not their bytes'.
+    let (low, high) = (TestDevices.id(0), DeviceID(bytes: [0xF8] + [UInt8](repeating: 0, count: 31))!)
+    var status = ServeStatus(
+      pid: 1, state: .advertising, waitingFor: nil, instance: nil, port: 1, interfaces: [], updated: 1)
+    status.trustedContacts = [low: 5]
+    status.livePeers = [high, low]
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    let text = String(decoding: try encoder.encode(status), as: UTF8.self)
+    XCTAssertTrue(text.contains(#""trusted_contacts":{"\#(low.compact)":5}"#), text)
+    XCTAssertTrue(text.contains(#""live_peers":["\#(high.compact)","\#(low.compact)"]"#), text)
+    XCTAssertEqual(try JSONDecoder().decode(ServeStatus.self, from: Data(text.utf8)), status)
+    XCTAssertEqual(ServeStatus.listed([low, high]), [high, low], "the file's order is the text's")
+    let damaged = text.replacingOccurrences(of: low.compact + "\":5", with: "desk\":5")
+    XCTAssertThrowsError(try JSONDecoder().decode(ServeStatus.self, from: Data(damaged.utf8)))
   }
 }
 

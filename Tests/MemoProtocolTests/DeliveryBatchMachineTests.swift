@@ -102,7 +102,7 @@ final class DeliveryBatchMachineTests: XCTestCase {
     badRevision.revision = DeliveryMessage.SentRevision(
       memo: Memo(
         id: MemoID(), title: "t", body: "b", tags: [], created: 1, updated: 1, isPrivate: false, revision: 1,
-        origin: "x"))
+        origin: .replica("x")))
     badRevision.revision?.memo = "not-a-memo-id"
     badRevision.revision?.dotSeq = 1
     let longID = String(repeating: "x", count: 65)

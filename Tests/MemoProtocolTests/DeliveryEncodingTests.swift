@@ -32,7 +32,7 @@ final class DeliveryEncodingTests: XCTestCase {
   func testASentRevisionWithItsRecordIsWrittenAsJSONEncoderWritesIt() {
     var memo = Memo(
       id: MemoID(), title: "t", body: "b", tags: ["a"], created: 5, updated: 6, isPrivate: false, revision: 3,
-      origin: "o")
+      origin: .replica("o"))
     memo.clock = VersionVector()
     var content = DeliveryMessage.Content(
       title: "t/1", body: "b", tags: ["a", "b"], isPrivate: false, sent: 9,

@@ -5,7 +5,7 @@ import MemoSystem
 import XCTest
 
 @testable import MemoStore
-@testable import MemoTransfer
+@_spi(Fuzzing) @testable import MemoTransfer
 
 final class ArchiveTests: XCTestCase {
   let passphrase = SecureBytes(copying: Array("correct horse battery".utf8))
@@ -99,6 +99,36 @@ final class ArchiveTests: XCTestCase {
     assertMemoError(.archive, try read(costly, passphrase: passphrase)) {
       XCTAssertTrue($0.message.contains("asks scrypt for 4096 MiB"), $0.message)
       XCTAssertTrue($0.message.contains("memo-peer allows at most 256 MiB"), $0.message)
+    }
+  }
+
+  /// An archive of one chunk holding `lines` (JSON Lines), sealed as the writer seals.
+  func archive(of lines: [String], passphrase: SecureBytes) throws -> [UInt8] {
+    let header = MemoArchive.header(salt: Array(repeating: 7, count: 16), parameters: fast)
+    let key = try MemoArchive.deriveKey(passphrase, salt: Array(repeating: 7, count: 16), parameters: fast)
+    let plaintext = Array(lines.map { $0 + "\n" }.joined().utf8)
+    let sealed = try key.seal(
+      plaintext, associatedData: MemoArchive.associatedData(header: header, index: 0, final: true))
+    return header + withUnsafeBytes(of: UInt32(sealed.count).bigEndian, Array.init) + sealed
+  }
+
+  func testAnOriginThatIsNeitherAReplicaNorADeviceIsDamage() throws {
+    let device = DeviceID(bytes: Array(repeating: 9, count: 32))!
+    func line(_ origin: String) -> String {
+      #"{"body":"b","created":1,"id":"3f2a9c1d-0000-4000-8000-000000000000","origin":"\#(origin)","#
+        + #""private":false,"revision":1,"tags":[],"title":"t","updated":2}"#
+    }
+    let replica = "0123456789abcdef0123456789abcdef"
+    XCTAssertEqual(
+      try read(archive(of: [line(replica)], passphrase: passphrase), passphrase: passphrase).map(\.origin),
+      [.replica(ReplicaID(replica)!)])
+    XCTAssertEqual(
+      try read(archive(of: [line(device.compact)], passphrase: passphrase), passphrase: passphrase).map(\.origin),
+      [.device(device)])
+    for origin in ["r", device.description, replica.uppercased()] {
+      assertMemoError(.archive, try read(archive(of: [line(origin)], passphrase: passphrase), passphrase: passphrase)) {
+        XCTAssertTrue($0.message.contains("damaged"), "\(origin): \($0.message)")
+      }
     }
   }
 }

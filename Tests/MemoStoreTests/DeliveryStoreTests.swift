@@ -45,7 +45,7 @@ final class DeliveryStoreTests: XCTestCase {
     }
     XCTAssertEqual(try receiver.inboxEntries().count, 1)
     let memo = try receiver.acceptInboxEntry(String(ids[0].prefix(8)))
-    XCTAssertEqual(memo.origin, TestDevices.id(named: "DEVICEA").compact, "accept keeps the sender")
+    XCTAssertEqual(memo.origin, .device(TestDevices.id(named: "DEVICEA")), "accept keeps the sender")
     XCTAssertEqual(memo.created, Self.content.sent, "and the time it was sent")
     XCTAssertEqual(memo.id.rawValue, ids[0])
     XCTAssertEqual(try receiver.inboxEntries(), [])

@@ -9,6 +9,22 @@ import XCTest
 @testable import MemoStore
 
 final class MemoStoreTests: XCTestCase {
+  /// `memos.origin` is read as a typed origin: a row that names neither a replica nor a
+  /// device is reported as damage, never taken for one (nor a crash).
+  func testAStoredOriginThatIsNeitherIsDamage() throws {
+    let node = try TemporaryNode()
+    let store = try node.open()
+    let memo = try store.create(MemoDraft(title: "t", body: "b"), now: 1_000)
+    for bad in ["r", TestDevices.id(named: "B").description, store.replicaID.rawValue.uppercased()] {
+      try store.db.execute("UPDATE memos SET origin = '\(bad)' WHERE id = '\(memo.id)'")
+      assertMemoError(.integrity, try store.memo(memo.id)) {
+        XCTAssertTrue($0.message.contains("neither a replica nor a device"), $0.message)
+      }
+    }
+    try store.db.execute("UPDATE memos SET origin = '\(TestDevices.id(named: "B").compact)' WHERE id = '\(memo.id)'")
+    XCTAssertEqual(try store.memo(memo.id).origin, .device(TestDevices.id(named: "B")))
+  }
+
   func testCreateListShowUpdateDeleteRoundTrip() throws {
     let node = try TemporaryNode()
     let store = try node.open()
@@ -18,7 +34,7 @@ final class MemoStoreTests: XCTestCase {
     XCTAssertEqual(try store.summaries(tag: "HOME").map(\.id), [first.id])
     XCTAssertEqual(try store.memo(first.id).body, "Buy milk\nand eggs")
     XCTAssertEqual(try store.memo(first.id).title, "Buy milk")
-    XCTAssertEqual(try store.memo(first.id).origin, store.replicaID.rawValue)
+    XCTAssertEqual(try store.memo(first.id).origin, .replica(store.replicaID))
 
     let edited = try store.update(first.id, MemoChange(body: "Buy oat milk"), now: 3_000)
     XCTAssertEqual(edited.revision, 2)
@@ -424,7 +440,7 @@ final class MemoStoreTests: XCTestCase {
     XCTAssertEqual(try store.inboxEntries().map(\.sender), [nil, TestDevices.id(named: "B")])
     assertMemoError(.invalidInput, try store.acceptInboxEntry("in-1"))
     XCTAssertEqual(try store.dropInboxEntry("in-1").id, "in-1")
-    XCTAssertEqual(try store.acceptInboxEntry("in-2").origin, TestDevices.id(named: "B").compact)
+    XCTAssertEqual(try store.acceptInboxEntry("in-2").origin, .device(TestDevices.id(named: "B")))
     XCTAssertEqual(try store.inboxEntries(), [])
   }
 }

@@ -395,7 +395,7 @@ final class SyncHostileStoreTests: XCTestCase {
     // Stored as an unchecked sync stored it (the checks of today would refuse it).
     let poisoned = Memo(
       id: MemoID(), title: "bad", body: "poisoned", tags: [], created: 1, updated: 1, isPrivate: false,
-      revision: .max, origin: made.rawValue, dot: Dot(origin: made, seq: 1), clock: VersionVector([made: 1]),
+      revision: .max, origin: .replica(made), dot: Dot(origin: made, seq: 1), clock: VersionVector([made: 1]),
       notebook: notebook)
     try a.batch { try a.storeHead(poisoned, existing: [], removing: []) }
     let node = nodes[0]

@@ -56,7 +56,7 @@ public enum DeliveryMessage {
 
     public init(memo: Memo, binding: ReplicaBinding? = nil) {
       self.memo = (memo.conflictOf ?? memo.id).rawValue
-      dotOrigin = memo.dot?.origin.rawValue ?? memo.origin
+      dotOrigin = memo.dot?.origin.rawValue ?? memo.origin.text
       dotSeq = memo.dot?.seq ?? 0
       clock = memo.clock.textEntries
       revision = memo.revision

@@ -19,7 +19,7 @@ extension FuzzTargets {
     let memo = MemoID("8e0f3d4a-1b2c-4d5e-8f90-123456789abc")!
     let stored = Memo(
       id: memo, title: "groceries", body: "milk\n", tags: ["home"], created: 1_700_000_000_000,
-      updated: 1_700_000_000_500, isPrivate: false, revision: 2, origin: replica.rawValue,
+      updated: 1_700_000_000_500, isPrivate: false, revision: 2, origin: .replica(replica),
       dot: Dot(origin: replica, seq: 4),
       clock: VersionVector([replica: 4, other: 2]))
     let content = DeliveryMessage.Content(
