@@ -99,7 +99,7 @@ extension MemoStore {
       throw MemoPeerError(
         .integrity,
         "a memo of \(paths.databasePath) names an origin that is neither a replica nor a device (the database is damaged)",
-        hint: "`memo-peer doctor` checks the store; restore it from a backup if it is damaged")
+        hint: "restore it from a backup if it is damaged", remedy: .checkStore)
     }
     return origin
   }

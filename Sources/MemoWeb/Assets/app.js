@@ -329,6 +329,8 @@ function renderHeader() {
 
 function render() {
   if (state.hidden || state.signedOut) return;
+  // What was typed since the editor was drawn is kept when it is drawn again.
+  captureDraft();
   renderHeader();
   const content = $('content');
   if (state.sessionLocked) {
@@ -353,7 +355,10 @@ async function go(view, load) {
   } catch (error) {
     fail(error);
   }
-  render();
+  // Another view opened while this one loaded (a slow list, then a click on a memo and
+  // Edit): that view drew itself, and drawing it again would replace the editor under the
+  // person's hands.
+  if (state.view === view) render();
 }
 
 /// Who signed a revision (AUTHOR of the JSON shapes): this device, a trusted device's name,
@@ -515,7 +520,8 @@ function lockWarning() {
 
 /// Reads the editor's fields back into the draft (before hiding, before saving).
 function captureDraft() {
-  if (state.view !== 'edit' || !state.draft || !$('editor-body')) return;
+  // Only from the editor drawn for this draft: one drawn for another memo is not its text.
+  if (state.view !== 'edit' || !state.draft || $('editor')?.draft !== state.draft) return;
   state.draft.title = $('editor-title').value;
   state.draft.body = $('editor-body').value;
   state.draft.tags = $('editor-tags').value;
@@ -525,7 +531,7 @@ function captureDraft() {
 function renderEditor() {
   const draft = state.draft;
   if (!draft) return renderMemos();
-  return [el('form', { className: 'editor', id: 'editor', autocomplete: 'off', onsubmit: saveDraft },
+  const form = el('form', { className: 'editor', id: 'editor', autocomplete: 'off', onsubmit: saveDraft },
     lockWarning(),
     el('label', {}, 'Title',
       el('input', { id: 'editor-title', type: 'text', dir: 'auto', value: draft.title, maxlength: 512,
@@ -538,7 +544,9 @@ function renderEditor() {
     el('label', {}, 'Text', el('textarea', { id: 'editor-body', dir: 'auto', value: draft.body, spellcheck: 'true' })),
     el('div', { className: 'buttons' },
       el('button', { type: 'submit', className: 'primary', id: 'save-button' }, 'Save'),
-      el('button', { type: 'button', onclick: cancelEdit }, 'Cancel')))];
+      el('button', { type: 'button', onclick: cancelEdit }, 'Cancel')));
+  form.draft = draft;
+  return [form];
 }
 
 function cancelEdit() {
