@@ -19,14 +19,30 @@ fi
 export SOURCE_DATE_EPOCH TZ=UTC LC_ALL=C.UTF-8
 umask 022
 
-# The release build of `make build` (static Swift runtime, lld), in its own build folder,
-# with every source path rewritten so the binary does not depend on where it was built.
+# The release build of `make build` (static Swift runtime, lld), from a clean copy of the
+# tree in one fixed folder, with every source path rewritten as well. The fixed folder: the
+# Swift compiler puts a hash of each module's compile into the object (.swift_modhash), and
+# that hash follows the folder the sources are in, which no prefix map rewrites; two
+# checkouts at two paths made two binaries. The copy holds the tracked and the new (not
+# ignored) files, as scripts/deb-repro.sh's do; one build at a time takes the folder.
 map=/usr/src/memo-peer
-build=.build-deb
-"$swift" build -c release --static-swift-stdlib -Xswiftc -use-ld=lld --build-path "$build" \
-  -Xswiftc -file-prefix-map -Xswiftc "$src=$map" -Xswiftc -debug-prefix-map -Xswiftc "$src=$map" \
-  -Xcc "-ffile-prefix-map=$src=$map" -Xcc -D_FORTIFY_SOURCE=2 \
-  -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker --build-id=sha1 --product memo-peer >&2
+fixed=${TMPDIR:-/tmp}/memo-peer-deb-build
+exec 9>"$fixed.lock"
+flock 9
+rm -rf "$fixed"
+mkdir -p "$fixed/memo-peer"
+if [[ $(git rev-parse --show-toplevel 2>/dev/null) == "$src" ]]; then
+  git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -
+else
+  # Not a checkout (deb-repro's copies): everything but build output.
+  tar --exclude=./.git --exclude=./.build --exclude=./.build-deb --exclude=./dist -cf - .
+fi | tar -xf - -C "$fixed/memo-peer"
+build=$fixed/memo-peer/.build-deb
+(cd "$fixed/memo-peer" && "$swift" build -c release --static-swift-stdlib -Xswiftc -use-ld=lld \
+  --build-path "$build" -Xswiftc -file-prefix-map -Xswiftc "$fixed/memo-peer=$map" \
+  -Xswiftc -debug-prefix-map -Xswiftc "$fixed/memo-peer=$map" -Xcc "-ffile-prefix-map=$fixed/memo-peer=$map" \
+  -Xcc -D_FORTIFY_SOURCE=2 -Xlinker -z -Xlinker relro -Xlinker -z -Xlinker now -Xlinker --build-id=sha1 \
+  --product memo-peer >&2)
 binary=$build/release/memo-peer
 
 stage=$(mktemp -d)
