@@ -31,6 +31,8 @@ exec 9>"$fixed.lock"
 flock 9
 rm -rf "$fixed"
 mkdir -p "$fixed/memo-peer"
+# The copy and its build (about a gigabyte) go when this script ends, however it ends.
+trap 'rm -rf "$fixed"' EXIT
 if [[ $(git rev-parse --show-toplevel 2>/dev/null) == "$src" ]]; then
   git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -
 else
@@ -46,7 +48,7 @@ build=$fixed/memo-peer/.build-deb
 binary=$build/release/memo-peer
 
 stage=$(mktemp -d)
-trap 'rm -rf "$stage"' EXIT
+trap 'rm -rf "$stage" "$fixed"' EXIT
 root=$stage/root
 install -d "$root/DEBIAN" "$root/usr/bin" "$root/lib/systemd/system" "$root/usr/lib/systemd/user" \
   "$root/usr/lib/sysusers.d" "$root/usr/lib/tmpfiles.d" "$root/usr/share/man/man1" \
