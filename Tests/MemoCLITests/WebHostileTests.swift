@@ -96,7 +96,7 @@ final class WebHostileTests: XCTestCase {
     }
     for mode in modes {
       // The second user holds 300 connections that never finish their heads, reconnecting
-      // each one the server closes, for 16 seconds; with `ipv6`, on ::1, where the signed-in
+      // each one the server closes, for 9 seconds; with `ipv6`, on ::1, where the signed-in
       // person's requests go too.
       let base = mode == "ipv6" ? "http://[::1]:\(server.port)" : server.base
       // On ::1 the session cookie goes by hand: curl's jar holds it for 127.0.0.1 only.
@@ -104,18 +104,18 @@ final class WebHostileTests: XCTestCase {
       let attacker = Process()
       attacker.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
       attacker.arguments =
-        ["-u", user, "--", "/usr/bin/python3", client, String(server.port), "300", "16"]
+        ["-u", user, "--", "/usr/bin/python3", client, String(server.port), "300", "9"]
         + [mode]
         .filter { !$0.isEmpty }
       let report = Pipe()
       attacker.standardOutput = report
       attacker.standardError = FileHandle.nullDevice
       try attacker.run()
-      Thread.sleep(forTimeInterval: 3)
+      Thread.sleep(forTimeInterval: 2)
       var times: [Double] = []
       var statuses: [Int] = []
       var held: [Int] = []
-      let deadline = Date().addingTimeInterval(10)
+      let deadline = Date().addingTimeInterval(6)
       while Date() < deadline {
         held.append(try connectionsHeld(by: uid, port: server.port))
         let timed = try cli.run(

@@ -26,7 +26,7 @@ import XCTest
 /// `MEMO_PEER_MODEL_RUNS=small` (`make check`).
 final class NotebookModelTests: XCTestCase {
   func testMembersConvergeOnExactlyTheirNotebooksAndTheRelayNeverHoldsAKey() throws {
-    let seeds = try ModelSeeds.seeds("MEMO_PEER_NOTEBOOK_MODEL", full: 300, small: 30)
+    let seeds = try ModelSeeds.seeds("MEMO_PEER_NOTEBOOK_MODEL", full: 300, small: 12)
     var totals = NotebookRun.Totals()
     for seed in seeds {
       var run = try NotebookRun(seed: seed)

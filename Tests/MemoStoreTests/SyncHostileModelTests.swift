@@ -35,7 +35,7 @@ import XCTest
 /// run, `MEMO_PEER_HOSTILE_MODEL_RUNS` changes the count.
 final class SyncHostileModelTests: XCTestCase {
   func testTheHonestReplicasConvergeWhateverTheFourthSends() throws {
-    let seeds = try ModelSeeds.seeds("MEMO_PEER_HOSTILE_MODEL", full: 60, small: 20)
+    let seeds = try ModelSeeds.seeds("MEMO_PEER_HOSTILE_MODEL", full: 60, small: 10)
     let honest = try (0..<3).map { _ in try ModelReplica() }
     let hostile = try ModelReplica()
     // One notebook among the four: the hostile replica is a member (it holds the key, so

@@ -19,7 +19,7 @@ import XCTest
 /// `MEMO_PEER_MODEL_RUNS=small` (`make check`), enough to reach a resolution (20 do not).
 final class SyncModelTests: XCTestCase {
   func testRandomHistoriesConvergeAndLoseNoEdit() throws {
-    let seeds = try ModelSeeds.seeds("MEMO_PEER_SYNC_MODEL", full: 2000, small: 100)
+    let seeds = try ModelSeeds.seeds("MEMO_PEER_SYNC_MODEL", full: 2000, small: 50)
     let replicas = try (0..<3).map { _ in try ModelReplica() }
     // One notebook among the three, as devices that synced everything before notebooks.
     try shareNotebook(try replicas[0].store.defaultNotebook().id, among: replicas.map { ($0.store, $0.device) })
