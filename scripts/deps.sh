@@ -24,6 +24,7 @@ packages=(
   keyutils               # keyctl: new keyring sessions stand for a reboot in the protection tests
   tmux                   # a real terminal for the privacy-screen tests (capture-pane)
   tcpdump                # the canary audit captures the lab's traffic
+  nftables               # `scripts/lab multicast off`: the lab's switch filters mDNS, as many homes do
   syncthing              # bench/syncthing/baseline.sh: the file-sync baseline (lab hosts only)
   groff                  # the man page test: `groff -man -ww -z` must find no warning
   bash-completion        # the bash completion test drives the real completion framework

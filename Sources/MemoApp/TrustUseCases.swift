@@ -19,18 +19,69 @@ public struct TrustUseCases {
 
   /// Trusts a device by its ID (as `memo-peer id` prints it) without pairing. The notebooks
   /// in `sharing` are checked first: a typo in a name trusts nobody.
-  public func add(_ text: String, name: String, sharing notebooks: [String] = []) throws -> TrustedPeer {
+  public func add(_ text: String, name: String, sharing notebooks: [String] = [], addresses: [String] = [])
+    throws -> TrustedPeer
+  {
     guard let id = DeviceID(text) else {
       throw MemoPeerError(
         .invalidInput, "that is not a device ID (52 base32 characters, as `memo-peer id` prints)",
         hint: "copy the whole ID from `memo-peer id` on the other device")
     }
-    let peer = TrustedPeer(deviceID: id, name: name, discoveryKey: nil, source: .command, added: app.now)
+    var peer = TrustedPeer(deviceID: id, name: name, discoveryKey: nil, source: .command, added: app.now)
+    let given = try addresses.map(address)
+    guard given.count <= TrustList.maximumGivenAddresses else {
+      throw MemoPeerError(.tooLarge, "at most \(TrustList.maximumGivenAddresses) addresses per device")
+    }
+    peer.addresses = given.isEmpty ? nil : given
     for notebook in notebooks { _ = try app.notebooks.find(notebook) }
     // A device revoked here is trusted again only by a person: what revoked it stops counting.
     try app.store().forgiveRevocations(of: id)
-    try app.trustStore.update { try $0.trust(peer) }
+    try app.trustStore.update {
+      try $0.trust(peer)
+      for address in given { _ = try $0.addAddress(address, for: id.compact) }
+    }
     return peer
+  }
+
+  /// An address a person typed (`HOST[:PORT]`); a name must resolve here and now, so a
+  /// typo is caught while the person is there, not at every later dial.
+  public func address(_ text: String) throws -> PeerAddress {
+    let address: PeerAddress
+    do {
+      address = try PeerAddress.parse(text)
+    } catch {
+      throw MemoPeerError(
+        .invalidInput, "not an address: \(error.reason)",
+        hint: "give HOST[:PORT]: an IPv4 address, an IPv6 address ([fe80::1%eth0]:PORT), or a DNS name")
+    }
+    if address.isName {
+      do {
+        _ = try TLSClient.addresses(of: address.hostText)
+      } catch {
+        throw MemoPeerError(
+          .invalidInput, "the name \(address.hostText) does not resolve on this machine",
+          hint: "check the name (or give its IP address), and that this machine's resolver knows it",
+          diagnostics: error.description)
+      }
+    }
+    return address
+  }
+
+  /// Gives a trusted device an address to be dialled at when DNS-SD does not show it.
+  public func addAddress(_ text: String, for reference: String) throws -> TrustedPeer {
+    let address = try address(text)
+    return try app.trustStore.update { try $0.addAddress(address, for: reference) }
+  }
+
+  /// Takes back an address given with `addAddress`.
+  public func removeAddress(_ text: String, for reference: String) throws -> TrustedPeer {
+    let address: PeerAddress
+    do {
+      address = try PeerAddress.parse(text)
+    } catch {
+      throw MemoPeerError(.invalidInput, "not an address: \(error.reason)")
+    }
+    return try app.trustStore.update { try $0.removeAddress(address, for: reference) }
   }
 
   /// Renames a trusted device (a name or device-ID prefix).

@@ -14,8 +14,11 @@ enum DoctorCommand {
     details: """
       Checks consent, the D-Bus system bus, avahi-daemon, the network interfaces, the daemon
       (`serve`) and its port, (only with consent) whether this node sees its own
-      advertisement, and how memo-peer protects what it holds in memory (not dumpable, no core
-      files, keys in locked memory). Exits 0 when every check passes, 1 otherwise.
+      advertisement and which trusted devices met before DNS-SD shows — trying the addresses
+      of those it does not (remembered, or given with `trust address`), and naming filtered
+      multicast when only an address answers — and how memo-peer protects what it holds in
+      memory (not dumpable, no core files, keys in locked memory). Exits 0 when every check
+      passes, 1 otherwise (a trusted device that answers on no path is a failure).
       """,
     options: [DoctorOptions.json],
     positionals: []

@@ -121,7 +121,8 @@ enum NetworkCommands {
 
   /// The options of `serve`.
   enum ServeOptions {
-    static let port = ValueOption("port", value: "PORT", "TCP port to listen on (default: any free port)")
+    static let port = ValueOption(
+      "port", value: "PORT", "TCP port to listen on (default: the last run's when free, else any free one)")
     static let interface = RepeatedOption(
       "interface", value: "NAME", "advertise only on this interface (repeatable)")
     static let rotation = ValueOption(

@@ -112,7 +112,9 @@ enum SyncCommands {
       daemon), when it last synced, how many changes here it has not received yet, and deletes
       from it held back by the mass-delete guard; `connected live` when this node's daemon
       (`serve`, live sync) has a link open with it now. Below a device, the last sync data
-      this device refused from it: when, what it was, and why it is impossible.
+      this device refused from it: when, what it was, and why it is impossible. Then the
+      addresses it is dialled at when DNS-SD does not show it: those given with `trust
+      address`, and where it was last reached.
       """,
     options: [PeersOptions.json],
     positionals: []
@@ -135,6 +137,11 @@ enum SyncCommands {
       if row.heldDeletes > 0 { text += "  held deletes \(row.heldDeletes)" }
       if row.live { text += "  connected live" }
       context.console.print(text)
+      let given = (row.peer.addresses ?? []).map(\.description)
+      if !given.isEmpty { context.console.print("  addresses given: \(given.joined(separator: ", "))") }
+      if let last = row.peer.reached?.first {
+        context.console.print("  last reached at \(last.address) \(OutputFormat.localTime(last.at))")
+      }
       if let refusal = row.lastRefusal {
         // The detail is this program's own words, escaped all the same: it names values a
         // peer sent.

@@ -41,6 +41,9 @@ enum TrustCommands {
     static let share = SharedOptions.share.withHelp("trust add: share this notebook with the device (repeatable)")
     static let role = SharedOptions.role.withHelp(
       "with --share: member (gets the key; default) or relay (sealed revisions only)")
+    static let address = RepeatedOption(
+      "address", value: "ADDRESS",
+      "trust add: HOST[:PORT], where to dial the device when DNS-SD does not show it (repeatable)")
     static let hereOnly = Flag(
       "here-only", "trust remove: stop trusting it on this device only (no revocation, nothing unshared)")
     static let json = SharedOptions.json.withHelp("print the trusted devices (or what remove did) as JSON")
@@ -58,18 +61,32 @@ enum TrustCommands {
         trust remove PEER --here-only     stop trusting it on this device only
         trust policy PEER ask|accept|refuse   what to do with memos PEER sends
                                           (ask, the default: into the inbox)
+        trust address PEER [list]         where PEER is dialled when DNS-SD does not
+        trust address PEER add|remove HOST[:PORT]   show it: a home server on another
+                                          subnet or VLAN (also trust add --address)
+      HOST is an IPv4 address, an IPv6 address ([fe80::1%eth0]:PORT for a link-local one)
+      or a DNS name, which must resolve when given. Without a port, the port the device
+      was last reached at. Devices that were reached are also remembered where they were
+      reached, and dialled there when DNS-SD does not show them (a network that filters
+      multicast); whoever answers must still prove the pinned key.
       Only trusted devices get past the TLS handshake; everyone else learns nothing. A
       newly trusted device gets no memo until a notebook is shared with it: `trust add
       --share NAME` (repeatable) or `memo-peer notebook share`.
       """,
-    options: [TrustOptions.name, TrustOptions.share, TrustOptions.role, TrustOptions.hereOnly, TrustOptions.json],
+    options: [
+      TrustOptions.name, TrustOptions.share, TrustOptions.role, TrustOptions.address, TrustOptions.hereOnly,
+      TrustOptions.json,
+    ],
     positionals: [
       PositionalSpec(
         name: "ACTION", optional: true, help: "list, add, rename, remove, revoke or policy",
         completion: .choices(trustActions)),
       PositionalSpec(
         name: "PEER", optional: true, help: "a device ID (add), or a name or ID prefix", completion: .dynamic(.peers)),
-      PositionalSpec(name: "NEW-NAME", optional: true, help: "the new name (rename), or the policy (policy)"),
+      PositionalSpec(
+        name: "NEW-NAME", optional: true,
+        help: "the new name (rename), the policy (policy), or add|remove|list (address)"),
+      PositionalSpec(name: "ADDRESS", optional: true, help: "HOST[:PORT] (address add|remove)"),
     ]
   ) { context in
     let trust = try context.app().trust
@@ -90,7 +107,7 @@ enum TrustCommands {
       }
       let role = try NotebookCommands.roleArgument(context, command: "trust")
       let shares = context.arguments[TrustOptions.share]
-      let peer = try trust.add(text, name: name, sharing: shares)
+      let peer = try trust.add(text, name: name, sharing: shares, addresses: context.arguments[TrustOptions.address])
       context.console.print("trusted \(name) (\(peer.deviceID.short)…); do the same on that device for this one")
       try share(shares, with: peer, as: role, context)
     case "rename":
@@ -114,6 +131,8 @@ enum TrustCommands {
       }
       let peer = try trust.setPolicy(policy, for: reference)
       context.console.print("memos from \(peer.displayName) now: \(policy.rawValue)")
+    case "address":
+      try address(try peerArgument(), context: context)
     default:
       throw ArgumentParser.usage(
         "unknown trust action \(action.prefix(20))",
@@ -122,7 +141,39 @@ enum TrustCommands {
     }
   }
 
-  static let trustActions = ["list", "add", "rename", "remove", "revoke", "policy"]
+  static let trustActions = ["list", "add", "rename", "remove", "revoke", "policy", "address"]
+
+  /// `trust address PEER [list|add|remove] [HOST[:PORT]]`.
+  static func address(_ reference: String, context: CommandContext) throws {
+    let trust = try context.app().trust
+    let verb = context.arguments.positional(2) ?? "list"
+    func addressArgument() throws -> String {
+      guard let text = context.arguments.positional(3) else {
+        throw ArgumentParser.usage("trust address \(verb) needs HOST[:PORT]", suggestion: nil, command: "trust")
+      }
+      return text
+    }
+    let peer: TrustedPeer
+    switch verb {
+    case "list": peer = try trust.list().find(reference)
+    case "add": peer = try trust.addAddress(try addressArgument(), for: reference)
+    case "remove": peer = try trust.removeAddress(try addressArgument(), for: reference)
+    default:
+      throw ArgumentParser.usage(
+        "trust address takes add, remove or list, not \(String(verb.prefix(20)).terminalSafe)",
+        suggestion: ArgumentParser.closest(to: verb, among: ["add", "remove", "list"]), command: "trust")
+    }
+    if context.wantsJSON {
+      context.printJSON(TrustAddressesJSON(peer))
+      return
+    }
+    let given = (peer.addresses ?? []).map(\.description)
+    context.console.print(
+      "\(peer.displayName): given \(given.isEmpty ? "none" : given.joined(separator: ", "))")
+    for place in peer.reached ?? [] {
+      context.console.print("  reached at \(place.address) \(OutputFormat.localTime(place.at))")
+    }
+  }
 
   static func printRemoval(_ removal: TrustUseCases.Removal, context: CommandContext) {
     if context.wantsJSON {

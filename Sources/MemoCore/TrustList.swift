@@ -26,6 +26,12 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
   /// advertisement this node does not recognise is tried (the pinned key picks the right
   /// one). Nil or false: the key is current.
   public var discoveryKeyStale: Bool?
+  /// Addresses a person gave (`trust address PEER add`), tried when DNS-SD does not show
+  /// the peer: a home server on another subnet or VLAN. Nil: none.
+  public var addresses: [PeerAddress]?
+  /// Where the peer was reached, newest first, at most `ReachedAddress.maximumKept`: tried
+  /// when DNS-SD does not show it (a home network that filters multicast). Nil: never.
+  public var reached: [ReachedAddress]?
 
   public init(
     deviceID: DeviceID, name: String, discoveryKey: String?, rotationSeconds: Int64? = nil, source: Source,
@@ -52,6 +58,8 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
     case added
     case receive
     case discoveryKeyStale = "discovery_key_stale"
+    case addresses
+    case reached
   }
 }
 
@@ -61,7 +69,7 @@ public struct TrustList: Codable, Sendable, Equatable {
   public static let maximumNameLength = 64
 
   public var version: Int
-  public private(set) var peers: [TrustedPeer]
+  public internal(set) var peers: [TrustedPeer]
 
   public init(peers: [TrustedPeer] = []) {
     version = Self.currentVersion

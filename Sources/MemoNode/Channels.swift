@@ -36,6 +36,8 @@ public struct TLSChannels: ChannelFactory {
   public let gate: ConsentGate
   public let limits: ConnectionLimits
   let clock: @Sendable () -> Timestamp
+  /// One back-off for every address the daemon dials without DNS-SD.
+  let addressBackoff = AddressBackoffs()
 
   public init(
     gate: ConsentGate, limits: ConnectionLimits = ConnectionLimits(), clock: @escaping @Sendable () -> Timestamp
@@ -55,7 +57,9 @@ public struct TLSChannels: ChannelFactory {
   }
 
   public func dialer(identity: NodeIdentity, trust: TrustStore, sessions: LiveSessions) -> any PeerDialer {
-    PeerConnector(gate: gate, identity: identity, trust: trust, limits: limits, sessions: sessions, clock: clock)
+    PeerConnector(
+      gate: gate, identity: identity, trust: trust, limits: limits, sessions: sessions, addressBackoff: addressBackoff,
+      clock: clock)
   }
 }
 

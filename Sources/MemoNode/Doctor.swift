@@ -101,6 +101,12 @@ public enum Doctor {
             : "check that avahi-daemon uses the interface (allow-interfaces in avahi-daemon.conf) and that no firewall drops UDP port 5353"
         ))
     }
+    // The devices met before: shown by DNS-SD here, or only at an address, or not at all.
+    if consent.isGranted, avahi.version != nil, let gate,
+      let peers = await DoctorPeerPaths.check(paths: paths, gate: gate)
+    {
+      checks.append(peers)
+    }
     return checks
   }
 

@@ -17,6 +17,9 @@ public struct NodeIdentity: Sendable {
   public let advertisement: AdvertisementIdentity
   /// The discovery key in base64, as `hello` and `pair-confirm` carry it.
   public let discoveryKeyBase64: String
+  /// The port this node's daemon listens on, given in its hellos (nil: not listening, as a
+  /// command): the device it dials remembers it at the address the dial came from.
+  public var listenPort: UInt16? = nil
 
   /// `rotationSeconds` nil: the config's period, or the default.
   public static func load(paths: NodePaths, rotationSeconds: Int64? = nil) throws -> NodeIdentity {

@@ -71,6 +71,10 @@ public struct PeerConnector: PeerDialer {
   public let limits: ConnectionLimits
   /// Where ready channels are registered, so that locking the node closes them.
   public let sessions: LiveSessions?
+  /// When each address dialled without DNS-SD may be dialled again: shared by every
+  /// connector of one daemon (`TLSChannels`), so a stale address costs one attempt per
+  /// step across live links, syncs and deliveries.
+  public let addressBackoff: AddressBackoffs
   let clock: @Sendable () -> Timestamp
   let sightings: Sightings
   let dial: Dial
@@ -78,14 +82,15 @@ public struct PeerConnector: PeerDialer {
   /// `sightings` and `dial` default to DNS-SD through the gate and TLS with the node's key.
   public init(
     gate: ConsentGate, identity: NodeIdentity, trust: TrustStore, limits: ConnectionLimits = ConnectionLimits(),
-    sessions: LiveSessions? = nil, clock: @escaping @Sendable () -> Timestamp, sightings: Sightings? = nil,
-    dial: Dial? = nil
+    sessions: LiveSessions? = nil, addressBackoff: AddressBackoffs = AddressBackoffs(),
+    clock: @escaping @Sendable () -> Timestamp, sightings: Sightings? = nil, dial: Dial? = nil
   ) {
     self.gate = gate
     self.identity = identity
     self.trust = trust
     self.limits = limits
     self.sessions = sessions
+    self.addressBackoff = addressBackoff
     self.clock = clock
     self.sightings = sightings ?? Self.browse(gate: gate, identity: identity, clock: clock)
     self.dial = dial ?? Self.tls(identity: identity, limits: limits)
@@ -125,6 +130,9 @@ public struct PeerConnector: PeerDialer {
     let tracker = StateTracker(onState)
     tracker.move(.setup)
     var triedUnrecognized = false
+    // A peer with addresses to dial without DNS-SD gets them tried between short browses.
+    let current = (try? trust.load())?.peer(for: peer.deviceID) ?? peer
+    let hasAddresses = current.addresses?.isEmpty == false || current.reached?.isEmpty == false
     while !deadline.hasPassed {
       try Task.checkCancellation()
       switch try gate.verdict(for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType)) {
@@ -147,10 +155,15 @@ public struct PeerConnector: PeerDialer {
       // heard of yet), the next ones try every advertisement no trusted device's key
       // recognises, and the pinned key picks the right one.
       let byTagOnly = !triedUnrecognized && peer.discoveryKeyStale != true && peer.discoveryKey != nil
-      let until = byTagOnly ? Deadline.after(seconds: min(deadline.secondsLeft, Self.tagOnlySeconds)) : deadline
+      let until =
+        byTagOnly || hasAddresses
+        ? Deadline.after(seconds: min(deadline.secondsLeft, Self.tagOnlySeconds)) : deadline
       if let link = try await browseAndConnect(peer, until: until, tracker: tracker, byTagOnly: byTagOnly) {
         return link
       }
+      // DNS-SD did not show it (a network that filters multicast, another subnet): where a
+      // person said it is, and where it was reached before.
+      if let link = try await dialKnownAddresses(of: peer, before: deadline, tracker: tracker) { return link }
       if byTagOnly {
         triedUnrecognized = true
         continue
@@ -215,6 +228,52 @@ public struct PeerConnector: PeerDialer {
     return found ?? nil
   }
 
+  /// Dials only the peer's given and remembered addresses, within `timeout` seconds, each
+  /// once (`doctor`: is the device reachable where DNS-SD does not show it?). Nil when none
+  /// answered with its key.
+  public func connectWithoutDNSSD(to peer: TrustedPeer, timeout: Double) async throws -> PeerLink? {
+    try await dialKnownAddresses(of: peer, before: .after(seconds: timeout), tracker: StateTracker { _ in })
+  }
+
+  /// How long one address dialled without DNS-SD may take (TCP, TLS, hellos): a stranger
+  /// that accepts and never answers costs this, not the whole deadline.
+  static let addressSeconds = 4.0
+
+  /// Dials the peer's given and remembered addresses whose back-off allows it, in order.
+  /// Whoever answers must prove the pinned key: another key is one refused handshake, and
+  /// the address waits its next back-off step.
+  private func dialKnownAddresses(of peer: TrustedPeer, before deadline: Deadline, tracker: StateTracker)
+    async throws -> PeerLink?
+  {
+    let current = (try? trust.load())?.peer(for: peer.deviceID) ?? peer
+    for address in current.dialAddresses(on: nil, defaultPort: nil) {
+      guard !deadline.hasPassed else { return nil }
+      guard addressBackoff.mayDial(address, at: deadline.clock.monotonicNow) else { continue }
+      tracker.move(.preparing)
+      let until = min(deadline, Deadline.after(seconds: Self.addressSeconds, clock: deadline.clock))
+      let outcome = try await BlockingIO.run("mp.connect") { [self] () throws -> Attempt in
+        let numeric: [String]
+        do {
+          numeric = address.isName ? try TLSClient.addresses(of: address.hostText) : [address.hostText]
+        } catch {
+          return .unreachable
+        }
+        let sighting = PeerSighting(
+          event: .added, instance: "", type: LocalNetworkManifest.memoPeerServiceType, interface: "",
+          addresses: numeric, port: address.port, own: false)
+        return try attempt(peer, sighting: sighting, port: address.port ?? 0, claimsToBe: false, deadline: until)
+      }
+      if case .ready(let link) = outcome {
+        addressBackoff.succeeded(address)
+        tracker.move(.ready)
+        return link
+      }
+      addressBackoff.failed(address, at: deadline.clock.monotonicNow)
+      tracker.move(.waiting(.peerUnreachable))
+    }
+    return nil
+  }
+
   enum Attempt: Sendable {
     case ready(PeerLink)
     case notThisOne
@@ -245,8 +304,11 @@ public struct PeerConnector: PeerDialer {
     do throws(TransportError) {
       let hello = try PeerSession.greet(channel, identity: identity, before: deadline)
       var known = peer
+      let reachedAt = Self.reachedAddress(channel: channel, interface: sighting.interface, port: port)
+      let now = clock()
       let learned = try? trust.update {
-        $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: expected)
+        if let reachedAt { _ = $0.remember(reachedAt, network: nil, at: now, for: expected) }
+        return $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: expected)
       }
       if learned == true {
         known.discoveryKey = hello.discoveryKey
@@ -263,6 +325,25 @@ public struct PeerConnector: PeerDialer {
         remedy: .pairAgain(device: peer.displayName),
         diagnostics: error.description)
     }
+  }
+
+  /// Where a channel that proved the peer's key reached it: its numeric address (a link-
+  /// local IPv6 one with the interface it was seen on) and the port dialled.
+  static func reachedAddress(channel: any FrameChannel, interface: String, port: UInt16) -> PeerAddress? {
+    guard port != 0, let host = channel.remoteHost, var address = try? PeerAddress.parse(host), !address.isName
+    else { return nil }
+    // A dual-stack listener sees an IPv4 peer as ::ffff:a.b.c.d: remembered as a.b.c.d.
+    if case .ipv6(let text, _) = address.host, text.hasPrefix("::ffff:"),
+      let v4 = try? PeerAddress.parse(String(text.dropFirst(7))), case .ipv4 = v4.host
+    {
+      address = v4
+    }
+    if case .ipv6(let text, nil) = address.host, !interface.isEmpty,
+      let scoped = try? PeerAddress.parse("\(text)%\(interface)"), case .ipv6 = scoped.host
+    {
+      address = scoped
+    }
+    return PeerAddress(host: address.host, port: port)
   }
 
   private func fail(_ tracker: StateTracker, _ error: MemoPeerError) -> MemoPeerError {
@@ -294,4 +375,22 @@ final class StateTracker: Sendable {
     }
     if changed { report(next) }
   }
+}
+
+/// The back-off of the addresses dialled without DNS-SD, shared by the connectors of one
+/// daemon or command.
+public final class AddressBackoffs: Sendable {
+  private let state = Mutex(AddressBackoff())
+
+  public init() {}
+
+  public func mayDial(_ address: PeerAddress, at now: MonotonicInstant) -> Bool {
+    state.withLock { $0.mayDial(address, at: now) }
+  }
+
+  public func failed(_ address: PeerAddress, at now: MonotonicInstant) {
+    state.withLock { $0.failed(address, at: now) }
+  }
+
+  public func succeeded(_ address: PeerAddress) { state.withLock { $0.succeeded(address) } }
 }

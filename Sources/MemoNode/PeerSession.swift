@@ -57,8 +57,15 @@ public enum PeerSession {
         case .send(let frame): try channel.send(frame)
         case .greeted(let hello):
           do {
+            // A daemon that dialled us listens too: it is remembered at the address it came
+            // from, at the port it gave, so we can dial it back without DNS-SD.
+            let reachedAt = hello.announcedPort.flatMap {
+              PeerConnector.reachedAddress(channel: channel, interface: "", port: $0)
+            }
+            let now = Clocks.shared.wallNow
             _ = try trust.update {
-              $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: peer)
+              if let reachedAt { _ = $0.remember(reachedAt, network: nil, at: now, for: peer) }
+              return $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: peer)
             }
           } catch {
             logger.error(error, while: "recording a peer's discovery key")
@@ -112,7 +119,8 @@ public enum PeerSession {
 
   static func hello(_ identity: NodeIdentity) -> PeerMessage.Hello {
     PeerMessage.Hello(
-      discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds)
+      discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds,
+      listenPort: identity.listenPort)
   }
 
   /// A `goodbye` frame with its reason.

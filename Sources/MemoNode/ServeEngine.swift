@@ -127,7 +127,9 @@ public actor ServeEngine {
       channels: collaborators.channels ?? TLSChannels(gate: gate, limits: limits, clock: collaborators.clock),
       advertiser: collaborators.advertiser ?? DNSSDAdvertiser(gate: gate),
       store: StoreAccess(paths: paths, keys: keys, use: .background, logger: logger), keys: keys,
-      receiptDelay: collaborators.receiptDelay, requestedPort: port, interfaces: interfaces, logger: logger,
+      receiptDelay: collaborators.receiptDelay, requestedPort: port,
+      previousPort: port == 0 ? ListenPortFile.read(paths) : nil,
+      interfaces: interfaces, logger: logger,
       report: report, clock: collaborators.clock, notifier: notifier, reloadRequest: reloadRequest, wakeup: wakeup)
     factsReader = ServeFactsReader(gate: gate, discoveryKey: KeyFile.discovery(paths), lockState: lockState)
     syncs = SyncSchedule(every: syncEvery)
@@ -348,7 +350,9 @@ public actor ServeEngine {
   /// channels, as its identity, under its trust store; every ready channel is closed when
   /// the node locks.
   var connector: (any PeerDialer)? {
-    guard let identity, let trusted else { return nil }
+    guard var identity, let trusted else { return nil }
+    // The hellos it sends give the listener's port: the peer can dial back where we came from.
+    identity.listenPort = served.server?.port
     return channels.dialer(identity: identity, trust: trusted.store, sessions: sessions)
   }
 
@@ -457,22 +461,27 @@ public actor ServeEngine {
     let (logger, contacts, wakeup) = (self.logger, self.contacts, self.wakeup)
     let current = CurrentIdentity(identity)
     held.served = current
+    let events: @Sendable (ServerEvent) -> Void = { event in
+      switch event {
+      case .accepted(let peer, _):
+        contacts.record(peer)
+        wakeup?.poke()
+        logger.info("trusted connection from \(peer.short, privacy: .public)")
+      case .refused(let error, _): logger.warning("connection refused: \(error.kind.rawValue, privacy: .public)")
+      }
+    }
     let responder = DaemonResponder(
       identity: identity, trust: trusted.store, store: store, receiptDelay: setup.receiptDelay, activity: activity,
       current: current, stillTrusted: PeerTrustCheck(following: trusted), clock: clock)
-    return try channels.listen(
-      identity: identity, port: setup.requestedPort,
-      accepts: { trusted.accepts($0) },
-      events: { event in
-        switch event {
-        case .accepted(let peer, _):
-          contacts.record(peer)
-          wakeup?.poke()
-          logger.info("trusted connection from \(peer.short, privacy: .public)")
-        case .refused(let error, _): logger.warning("connection refused: \(error.kind.rawValue, privacy: .public)")
-        }
-      },
-      handler: { responder.serve($0) })
+    func listen(on port: UInt16) throws -> any ChannelListener {
+      try channels.listen(
+        identity: identity, port: port, accepts: { trusted.accepts($0) }, events: events,
+        handler: { responder.serve($0) })
+    }
+    // The last run's port when it is free: where trusted devices remember reaching us.
+    let server = try setup.previousPort.flatMap { try? listen(on: $0) } ?? listen(on: setup.requestedPort)
+    ListenPortFile.write(server.port, paths)
+    return server
   }
 
   /// Notices a new discovery key (rotated after a revocation, by this process or another):

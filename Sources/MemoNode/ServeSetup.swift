@@ -29,6 +29,10 @@ struct ServeSetup: Sendable {
   let receiptDelay: Double
   /// The TCP port asked for (0: any free port).
   let requestedPort: UInt16
+  /// The port the last run listened on (`serve.json`), tried first when none was asked
+  /// for: the devices that remember where they reached this one find it there again after
+  /// a restart, without DNS-SD.
+  let previousPort: UInt16?
   /// Interfaces to advertise on; empty means all.
   let interfaces: [NetworkInterface]
   let logger: Logger

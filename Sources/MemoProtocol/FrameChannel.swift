@@ -36,9 +36,14 @@ public protocol FrameChannel: AnyObject, Sendable {
   func interrupt()
   func exportKeyingMaterial(label: String, length: Int) throws(TransportError) -> [UInt8]
   var wireBytes: (sent: UInt64, received: UInt64) { get }
+  /// The numeric address of the other end, zone included (nil: not a network channel).
+  /// What a trusted device is remembered at once it proved its key.
+  var remoteHost: String? { get }
 }
 
 extension FrameChannel {
+  public var remoteHost: String? { nil }
+
   /// The next frame within the idle limit; nil on a clean close.
   public func receive() throws(TransportError) -> Frame? { try receive(before: nil) }
 

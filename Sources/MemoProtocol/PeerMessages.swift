@@ -15,15 +15,31 @@ public enum PeerMessage {
     /// delivery"): 2 for `deliver-batch`; absent (1) from a node that knows only `deliver`,
     /// which a sender then delivers to one entry at a time.
     public var delivery: Int?
+    /// The TCP port the sender's daemon listens on (absent: it does not, as a command
+    /// does not), so that the device it dialled can dial it back at the address it came
+    /// from when DNS-SD does not show it (docs/PROTOCOL.md, "Addresses without DNS-SD").
+    /// An Int on the wire: a value out of range is ignored (`announcedPort`), not a reason
+    /// to refuse the whole hello.
+    public var listenPort: Int?
 
     /// The protocol this version speaks; a peer's hello with another is refused.
     public static let protocolVersion = 1
 
-    public init(discoveryKey: String, rotationSeconds: Int64, delivery: Int? = DeliveryMessage.batchVersion) {
+    public init(
+      discoveryKey: String, rotationSeconds: Int64, delivery: Int? = DeliveryMessage.batchVersion,
+      listenPort: UInt16? = nil
+    ) {
       protocolVersion = Self.protocolVersion
       self.discoveryKey = discoveryKey
       self.rotationSeconds = rotationSeconds
       self.delivery = delivery
+      self.listenPort = listenPort.map(Int.init)
+    }
+
+    /// The sender's listening port when it gave one from 1 to 65535; nil otherwise.
+    public var announcedPort: UInt16? {
+      guard let listenPort, (1...65535).contains(listenPort) else { return nil }
+      return UInt16(listenPort)
     }
 
     /// Whether the peer that sent this hello takes `deliver-batch` frames.
@@ -31,6 +47,7 @@ public enum PeerMessage {
 
     enum CodingKeys: String, CodingKey {
       case delivery
+      case listenPort = "listen_port"
       case protocolVersion = "protocol"
       case discoveryKey = "discovery_key"
       case rotationSeconds = "rotation_seconds"

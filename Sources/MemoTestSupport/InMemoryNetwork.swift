@@ -34,6 +34,7 @@ public final class InMemoryNetwork: Sendable {
     var nextPort: UInt16 = 7400
     var dials = 0
     var plan: FaultPlan?
+    var multicastFiltered = false
   }
   private let state = Mutex(State())
   public let limits: ConnectionLimits
@@ -75,12 +76,15 @@ public final class InMemoryNetwork: Sendable {
   /// Gives every link opened from now on the faults `plan` says (nil: each device's own).
   public func planFaults(_ plan: FaultPlan?) { state.withLock { $0.plan = plan } }
 
+  /// A network that filters multicast DNS: browses find nothing, dials still connect.
+  public func filterMulticast(_ filtered: Bool) { state.withLock { $0.multicastFiltered = filtered } }
+
   /// Connections opened so far.
   public var dials: Int { state.withLock { $0.dials } }
 
   /// What a browse would report right now: one sighting per device, tagged for `time`.
   public func sightings(at time: Timestamp) -> [PeerSighting] {
-    let devices = state.withLock { Array($0.devices.values) }.sorted { $0.port < $1.port }
+    let devices = state.withLock { $0.multicastFiltered ? [] : Array($0.devices.values) }.sorted { $0.port < $1.port }
     return devices.map { device in
       PeerSighting(
         event: .added, instance: "memo-peer-\(device.port)", type: "_memo-peer._tcp.", interface: "lo",

@@ -123,6 +123,32 @@ enum Sockets {
     return fd
   }
 
+  /// The numeric addresses a DNS name stands for (`getaddrinfo`, IPv4 first), for an
+  /// address a person gave by name. Blocking, as long as the system resolver takes.
+  static func resolve(name: String) throws(TransportError) -> [String] {
+    var hints = addrinfo()
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    var list: UnsafeMutablePointer<addrinfo>?
+    let status = getaddrinfo(name, nil, &hints, &list)
+    guard status == 0 else {
+      throw TransportError(.connectFailed, "\(name) does not resolve: \(String(cString: gai_strerror(status)))")
+    }
+    defer { freeaddrinfo(list) }
+    var found: [String] = []
+    var next = list
+    while let info = next?.pointee {
+      var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+      if let address = info.ai_addr,
+        getnameinfo(address, info.ai_addrlen, &host, socklen_t(host.count), nil, 0, NI_NUMERICHOST) == 0
+      {
+        let text = String(nulTerminated: host)
+        if !found.contains(text) { found.append(text) }
+      }
+      next = info.ai_next
+    }
+    return TLSClient.dialOrder(found)
+  }
+
   /// The numeric address of a socket's peer, for logs.
   static func peerAddress(_ fd: Int32) -> String {
     var storage = sockaddr_storage()

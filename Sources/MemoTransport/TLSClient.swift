@@ -53,6 +53,12 @@ public struct TLSClient: Sendable {
     throw lastError
   }
 
+  /// The numeric addresses a DNS name a person gave stands for, in dial order. Blocking,
+  /// as long as the system resolver takes.
+  public static func addresses(of name: String) throws(TransportError) -> [String] {
+    try Sockets.resolve(name: name)
+  }
+
   /// IPv4 addresses first (link-local IPv6 needs its scope and is tried last), each family
   /// in the order advertised.
   public static func dialOrder(_ addresses: [String]) -> [String] {

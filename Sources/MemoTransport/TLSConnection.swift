@@ -29,6 +29,7 @@ public final class TLSConnection: FrameChannel, @unchecked Sendable {
   private let accepts: @Sendable (DeviceID) -> Bool
   private let state = Mutex(State())
   public let remoteAddress: String
+  public var remoteHost: String? { remoteAddress == "?" ? nil : remoteAddress }
   /// The frame being read: only the driving thread touches it.
   private var decoder: FrameDecoder
 

@@ -130,8 +130,9 @@ public struct TrustListJSON: Encodable, Sendable {
     public let added: String
     public let recognizable: Bool
     public let receive: String
+    public let addresses: PeerAddressesJSON
     enum CodingKeys: String, CodingKey {
-      case name, source, added, recognizable, receive
+      case name, source, added, recognizable, receive, addresses
       case deviceID = "device_id"
     }
   }
@@ -143,9 +144,48 @@ public struct TrustListJSON: Encodable, Sendable {
     peers = list.peers.map {
       Peer(
         name: $0.name, deviceID: $0.deviceID.description, source: $0.source.rawValue, added: TimeText.iso($0.added),
-        recognizable: $0.discoveryKey != nil, receive: ($0.receive ?? .ask).rawValue)
+        recognizable: $0.discoveryKey != nil, receive: ($0.receive ?? .ask).rawValue,
+        addresses: PeerAddressesJSON($0))
     }
     self.revocations = revocations.map(RevocationJSON.init)
+  }
+}
+
+/// Where a trusted device may be dialled without DNS-SD (`trust list --json`, `peers
+/// --json`, `trust address PEER list --json`): the addresses a person gave, and where it was
+/// reached, newest first.
+public struct PeerAddressesJSON: Encodable, Sendable {
+  public struct Reached: Encodable, Sendable {
+    public let address: String
+    public let network: String?
+    public let at: String
+  }
+  public let given: [String]
+  public let reached: [Reached]
+
+  public init(_ peer: TrustedPeer) {
+    given = (peer.addresses ?? []).map(\.description)
+    reached = (peer.reached ?? []).map {
+      Reached(address: $0.address.description, network: $0.network, at: TimeText.iso($0.at))
+    }
+  }
+}
+
+/// `trust address PEER … --json`.
+public struct TrustAddressesJSON: Encodable, Sendable {
+  public let schema = JSONOutput.schema
+  public let name: String
+  public let deviceID: String
+  public let addresses: PeerAddressesJSON
+  enum CodingKeys: String, CodingKey {
+    case schema, name, addresses
+    case deviceID = "device_id"
+  }
+
+  public init(_ peer: TrustedPeer) {
+    name = peer.name
+    deviceID = peer.deviceID.description
+    addresses = PeerAddressesJSON(peer)
   }
 }
 

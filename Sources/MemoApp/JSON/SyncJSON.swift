@@ -111,8 +111,9 @@ public struct PeerJSON: Encodable, Sendable {
   public let connectedLive: Bool
   /// The last sync data this device refused from it (null: none).
   public let lastRefusal: RefusalJSON?
+  public let addresses: PeerAddressesJSON
   enum CodingKeys: String, CodingKey {
-    case name, pending
+    case name, pending, addresses
     case connectedLive = "connected_live"
     case lastRefusal = "last_refusal"
     case deviceID = "device_id"
@@ -130,6 +131,7 @@ public struct PeerJSON: Encodable, Sendable {
     heldDeletes = row.heldDeletes
     connectedLive = row.live
     lastRefusal = row.lastRefusal.map(RefusalJSON.init)
+    addresses = PeerAddressesJSON(row.peer)
   }
 }
 

@@ -1,0 +1,63 @@
+import Foundation
+import MemoCore
+import MemoProtocol
+import MemoTestSupport
+import XCTest
+
+@testable import MemoNode
+
+/// The real `PeerConnector` on a network that filters multicast DNS (an in-memory one whose
+/// browses find nothing): a peer is dialled where it was reached, and a stranger at an old
+/// address is one refused handshake, never trust.
+final class KnownAddressConnectorTests: XCTestCase {
+  func attach(_ node: TestNode, to network: InMemoryNetwork) -> UInt16 {
+    let responder = node.responder()
+    let trust = node.trust
+    return network.attach(
+      node.identity, accepts: { (try? trust.load().deviceIDs.contains($0)) ?? false },
+      handler: { responder.serve($0) })
+  }
+
+  func remember(_ text: String, of peer: TestNode, on node: TestNode) throws {
+    let address = try PeerAddress.parse(text)
+    XCTAssertTrue(try node.trust.update { $0.remember(address, network: nil, at: 1000, for: peer.id) })
+  }
+
+  func testAPeerDNSSDDoesNotShowIsDialledWhereItWasReached() throws {
+    let (a, b) = try trustingPair()
+    let network = InMemoryNetwork()
+    let port = attach(b, to: network)
+    try remember("127.0.0.1:\(port)", of: b, on: a)
+    network.filterMulticast(true)
+    try a.grantConsent()
+    let connector = network.connector(gate: try a.gate, identity: a.identity, trust: a.trust, clock: { wallNow() })
+    let states = Recorder<ConnectionState>()
+    let link = try runAsync { try await connector.connect(to: try a.peer("bee"), timeout: 10) { states.append($0) } }
+    XCTAssertEqual(link.channel.peer, b.id)
+    XCTAssertEqual(network.dials, 1)
+    XCTAssertEqual(states.all, [.setup, .waiting(.peerNotFound), .preparing, .ready])
+    link.channel.close()
+  }
+
+  func testAStrangerAtAnOldAddressIsOneRefusedHandshakeAndNoTrust() throws {
+    let (a, b) = try trustingPair()
+    let network = InMemoryNetwork()
+    let strangersPort = attach(try TestNode(), to: network)
+    try remember("127.0.0.1:\(strangersPort)", of: b, on: a)
+    network.filterMulticast(true)
+    try a.grantConsent()
+    let backoff = AddressBackoffs()
+    let connector = PeerConnector(
+      gate: try a.gate, identity: a.identity, trust: a.trust, limits: network.limits, addressBackoff: backoff,
+      clock: { wallNow() }, sightings: network.browse(clock: { wallNow() }), dial: network.dial(from: a.id))
+    XCTAssertThrowsError(try runAsync { try await connector.connect(to: try a.peer("bee"), timeout: 3) }) { error in
+      // Not "someone is impersonating": whoever has an old address is no claim to be bee.
+      XCTAssertEqual((error as? MemoPeerError)?.code, .connection, "\(error)")
+    }
+    XCTAssertEqual(network.dials, 1, "one handshake, then the address waits its back-off")
+    let address = try PeerAddress.parse("127.0.0.1:\(strangersPort)")
+    XCTAssertFalse(backoff.mayDial(address, at: Clocks.shared.monotonicNow), "backing off")
+    XCTAssertEqual(try a.trust.load().peer(for: b.id)?.reached?.first?.address, address, "nothing learned from it")
+    XCTAssertEqual(try a.trust.load().deviceIDs, [b.id], "and nobody new is trusted")
+  }
+}
