@@ -393,4 +393,7 @@ public final class AddressBackoffs: Sendable {
   }
 
   public func succeeded(_ address: PeerAddress) { state.withLock { $0.succeeded(address) } }
+
+  /// How many dials of `address` failed in a row.
+  public func failureCount(_ address: PeerAddress) -> Int { state.withLock { $0.failureCount(address) } }
 }

@@ -88,6 +88,30 @@ final class MulticastFilteredLabTests: LiveDaemonLabTestCase {
       (none["detail"] as? String ?? "").contains("host-a: not shown by DNS-SD, and no answer at"), "\(none)")
   }
 
+  func testALaptopWhoseAddressChangedIsReachedAgainWithMulticastFiltered() throws {
+    try meshOfLiveDaemons()
+    try filterMulticast()
+    for host in Self.hosts { try Lab.restartAvahi(host) }
+    // a gets a new address: its daemon hears of it, dials b where b was, and b learns
+    // where a is now from that connection.
+    let old = try labAddress(of: "a")
+    XCTAssertEqual(try Lab.exec("a", ["addr", "flush", "dev", "eth0"], tool: "ip").status, 0)
+    XCTAssertEqual(try Lab.exec("a", ["addr", "add", "169.254.77.99/16", "dev", "eth0"], tool: "ip").status, 0)
+    let started = Date()
+    let reachedAgain = Lab.waitUntil(seconds: 60) {
+      (try? Lab.exec("b", ["ping", "host-a", "--count", "1", "--timeout", "3"]).status) == 0
+    }
+    XCTAssertTrue(reachedAgain, "b reaches a at its new address; a's daemon: \(daemons["a"]?.text.suffix(2000) ?? "")")
+    print(
+      "b reached a at its new address \(String(format: "%.1f", Date().timeIntervalSince(started))) s after it changed")
+    XCTAssertEqual(
+      try reached("b", peer: "host-a").first?.hasPrefix("169.254.77.99:"), true, "newest first, not \(old)")
+    let id = try ok("b", ["new", "--title", "after a moved"], stdin: "made on b\n")
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+    XCTAssertTrue(
+      Lab.waitUntil(seconds: 30) { (try? Lab.exec("a", ["show", id]).status) == 0 }, "b's memo reached a live")
+  }
+
   func testAnAddressAPersonGaveIsDialledAndABadOneIsRefusedClearly() throws {
     try filterMulticast()
     for host in Self.hosts {

@@ -56,7 +56,7 @@ final class KnownAddressConnectorTests: XCTestCase {
     }
     XCTAssertEqual(network.dials, 1, "one handshake, then the address waits its back-off")
     let address = try PeerAddress.parse("127.0.0.1:\(strangersPort)")
-    XCTAssertFalse(backoff.mayDial(address, at: Clocks.shared.monotonicNow), "backing off")
+    XCTAssertEqual(backoff.failureCount(address), 1, "one failure on record: the next dial waits its step")
     XCTAssertEqual(try a.trust.load().peer(for: b.id)?.reached?.first?.address, address, "nothing learned from it")
     XCTAssertEqual(try a.trust.load().deviceIDs, [b.id], "and nobody new is trusted")
   }
