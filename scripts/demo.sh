@@ -8,7 +8,10 @@
 # and each other, one sends the other a memo, and b shares a notebook with c as a member and
 # with the server as a blind relay: both laptops edit a memo of it while apart and meet only
 # through the server, which holds sealed revisions it cannot read; both end with both edits
-# (one as a conflict copy) until a person resolves it.
+# (one as a conflict copy) until a person resolves it. Then live sync (an edit on one laptop
+# is on the other with nobody typing `sync`), the lab's switch dropping multicast DNS while
+# the laptops keep syncing through the addresses they were reached at, a history restore,
+# and a revoked laptop cut off.
 set -euo pipefail
 
 bin=${1:-.build/release/memo-peer}
@@ -153,6 +156,7 @@ run "$lab" exec c "$bin" trust list
 
 step "c runs \`serve\` too (its user granted consent); b sends c a memo, c accepts it from its inbox"
 "$lab" exec c "$bin" serve 2>"$demo/serve-c.log" &
+serve_c=$!
 for _ in $(seq 1 50); do grep -q advertising "$demo/serve-c.log" && break; sleep 0.1; done
 cat "$demo/serve-c.log"
 note=$(printf 'The parcel is at the neighbours\n' | "$lab" exec b "$bin" new --json \
@@ -205,6 +209,72 @@ for host in b c; do
   echo "--- $host:"
   "$lab" exec "$host" "$bin" list --notebook household
 done
+
+# wait_for SECONDS HOST CONDITION: evaluates the shell CONDITION every 0.1 s until it holds,
+# then says how long that took on HOST; fails the demo after SECONDS.
+wait_for() {
+  local seconds=$1 host=$2 condition=$3 start=$EPOCHREALTIME
+  for _ in $(seq 1 $((seconds * 10))); do
+    if eval "$condition" >/dev/null 2>&1; then
+      awk -v host="$host" -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "(on %s after %.2f s)\n", host, b - a }'
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "not on $host within $seconds s" >&2
+  exit 1
+}
+# The shopping list's text on HOST, and its revision there.
+list_on() { "$lab" exec "$1" "$bin" show "$memo" --plain; }
+revision_on() {
+  "$lab" exec "$1" "$bin" show "$memo" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["memo"]["revision"])'
+}
+
+step "Live sync: b and c keep a link open (background-sync consent); an edit on b is on c, nobody types sync"
+run "$lab" exec b "$bin" consent grant --scope background-sync
+run "$lab" exec c "$bin" consent grant --scope background-sync
+"$lab" exec b "$bin" serve 2>"$demo/serve-b.log" &
+serve_b=$!
+for _ in $(seq 1 100); do "$lab" exec b "$bin" status 2>/dev/null | grep -q 'connected' && break; sleep 0.1; done
+run "$lab" exec b "$bin" status
+before=$(revision_on b)
+printf 'milk\neggs\nbread\ncoffee\ntea\n' | run "$lab" exec b "$bin" edit "$memo" --stdin
+wait_for 10 c 'list_on c | grep -q tea'
+
+step "The home's switch starts dropping multicast DNS (IGMP snooping, Wi-Fi client isolation, a VLAN)"
+run "$lab" multicast off
+echo "(both laptops reboot: their avahi-daemons and memo-peer daemons start again)"
+kill "$serve_b" "$serve_c"
+wait "$serve_b" "$serve_c" 2>/dev/null || true
+"$lab" restart-avahi b && "$lab" restart-avahi c
+"$lab" exec b "$bin" serve 2>"$demo/serve-b.log" &
+serve_b=$!
+"$lab" exec c "$bin" serve 2>"$demo/serve-c.log" &
+serve_c=$!
+sleep 3
+echo "c's avahi sees no other memo-peer device now:"
+run "$lab" exec c avahi-browse -t -p --ignore-local _memo-peer._tcp
+echo "(nothing)"
+echo "Yet they reach each other where they were reached before:"
+for _ in $(seq 1 150); do "$lab" exec c "$bin" status 2>/dev/null | grep -q 'connected' && break; sleep 0.1; done
+run "$lab" exec c "$bin" peers
+printf 'milk\neggs\nbread\ncoffee\ntea\nbiscuits\n' | run "$lab" exec c "$bin" edit "$memo" --stdin
+wait_for 10 b 'list_on b | grep -q biscuits'
+run "$lab" exec b "$bin" doctor || true
+
+step "History: every revision is kept; b brings back the list as it was before tea and biscuits"
+run "$lab" exec b "$bin" history "$memo"
+run "$lab" exec b "$bin" restore "$memo" --revision "$before"
+restored=$(revision_on b)
+wait_for 10 c '[[ $(revision_on c) == "$restored" ]]'
+run "$lab" exec c "$bin" show "$memo" --plain
+
+step "b's user revokes laptop c (lost): signed, c is cut off at once, its next sync refused"
+run "$lab" exec b "$bin" trust revoke laptop-c
+run "$lab" exec c "$bin" sync --peer laptop-b --timeout 5 || echo "(exit status $?)"
+run "$lab" exec b "$bin" peers
+echo "(the switch forwards multicast DNS again)"
+"$lab" multicast on
 
 step "A stranger is not trusted: a real TLS client (openssl s_client, with no key of a trusted device) gets an alert"
 port=$("$lab" exec a "$bin" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["serve"]["port"])')
