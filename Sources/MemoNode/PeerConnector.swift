@@ -122,6 +122,8 @@ public struct PeerConnector: PeerDialer {
   /// How long the first browse looks for a peer by its tag alone (a local browse answers
   /// within tens of milliseconds) before unrecognised advertisements are tried too.
   static let tagOnlySeconds = 2.0
+  /// How long a browse looks for a peer that has addresses to dial before they are tried.
+  static let browseBeforeAddressesSeconds = 0.5
 
   public func connect(
     to peer: TrustedPeer, deadline: Deadline, onState: @escaping @Sendable (ConnectionState) -> Void
@@ -155,9 +157,12 @@ public struct PeerConnector: PeerDialer {
       // heard of yet), the next ones try every advertisement no trusted device's key
       // recognises, and the pinned key picks the right one.
       let byTagOnly = !triedUnrecognized && peer.discoveryKeyStale != true && peer.discoveryKey != nil
+      // With addresses to dial, a browse waits only as long as a local one takes to answer:
+      // on a network that filters multicast DNS it never will, and the addresses are as
+      // good a way to the peer (whoever answers there proves the pinned key).
+      let window = hasAddresses ? Self.browseBeforeAddressesSeconds : Self.tagOnlySeconds
       let until =
-        byTagOnly || hasAddresses
-        ? Deadline.after(seconds: min(deadline.secondsLeft, Self.tagOnlySeconds)) : deadline
+        byTagOnly || hasAddresses ? Deadline.after(seconds: min(deadline.secondsLeft, window)) : deadline
       if let link = try await browseAndConnect(peer, until: until, tracker: tracker, byTagOnly: byTagOnly) {
         return link
       }

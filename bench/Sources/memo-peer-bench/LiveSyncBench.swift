@@ -215,7 +215,7 @@ struct LiveSyncBench {
   /// the write as well: read only at writes, an arrival was seen up to 50 ms late.
   static let settleDelays = [0.001, 0.001, 0.002, 0.004, 0.008, 0.016]
 
-  private func arrival(
+  func arrival(
     of memo: Memo, in stores: [(folder: String, store: MemoStore)], timeout: Double = arrivalTimeout
   ) throws -> [Double] {
     let start = Date()
@@ -251,13 +251,13 @@ struct LiveSyncBench {
   }
 
   /// The live links a's daemon has up (`status --json`'s `serve.live_peers`).
-  private func liveLinks(_ memoPeer: LabMemoPeer) throws -> Int {
+  func liveLinks(_ memoPeer: LabMemoPeer) throws -> Int {
     let output = try memoPeer.run("a", ["status", "--json"]).output
     let object = try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any]
     return ((object?["serve"] as? [String: Any])?["live_peers"] as? [Any])?.count ?? 0
   }
 
-  private func waitForLinks(_ memoPeer: LabMemoPeer, count: Int) throws {
+  func waitForLinks(_ memoPeer: LabMemoPeer, count: Int) throws {
     let deadline = Date().addingTimeInterval(60)
     while try liveLinks(memoPeer) < count {
       guard Date() < deadline else { throw BenchError("a's daemon did not link with all \(count) peers in 60 s") }

@@ -71,6 +71,7 @@ do {
   if options.wants("sync-large") { try SyncScaleBench(options: options).run(into: &report) }
   if options.wants("relay") { try RelayBench(options: options).run(into: &report) }
   if options.wants("live") { try LiveSyncBench(options: options).run(into: &report) }
+  if options.wants("filtered") { try FilteredNetworkBench(options: options).run(into: &report) }
 } catch {
   // A group that cannot run is a failed benchmark with its reason, not a trap: the figures
   // measured so far are still printed.
