@@ -59,6 +59,11 @@ public enum PeerSession {
           do {
             // A daemon that dialled us listens too: it is remembered at the address it came
             // from, at the port it gave, so we can dial it back without DNS-SD.
+            if hello.listenPort != nil && hello.announcedPort == nil {
+              logger.warning(
+                "\(peer.short, privacy: .public) gave a listen_port outside 1–65535 in its hello: ignored, nothing stored"
+              )
+            }
             let reachedAt = hello.announcedPort.flatMap {
               PeerConnector.reachedAddress(channel: channel, interface: "", port: $0)
             }
