@@ -92,10 +92,7 @@ enum TrustCommands {
     let trust = try context.app().trust
     let action = context.arguments.positional(0) ?? "list"
     func peerArgument() throws -> String {
-      guard let peer = context.arguments.positional(1) else {
-        throw ArgumentParser.usage("trust \(action) needs a device", suggestion: nil, command: "trust")
-      }
-      return peer
+      try required(1, of: context, else: "trust \(action) needs a device")
     }
     switch action {
     case "list":
@@ -143,15 +140,20 @@ enum TrustCommands {
 
   static let trustActions = ["list", "add", "rename", "remove", "revoke", "policy", "address"]
 
+  /// The positional argument at `index`, or a usage error saying `missing`.
+  static func required(_ index: Int, of context: CommandContext, else missing: String) throws -> String {
+    guard let value = context.arguments.positional(index) else {
+      throw ArgumentParser.usage(missing, suggestion: nil, command: "trust")
+    }
+    return value
+  }
+
   /// `trust address PEER [list|add|remove] [HOST[:PORT]]`.
   static func address(_ reference: String, context: CommandContext) throws {
     let trust = try context.app().trust
     let verb = context.arguments.positional(2) ?? "list"
     func addressArgument() throws -> String {
-      guard let text = context.arguments.positional(3) else {
-        throw ArgumentParser.usage("trust address \(verb) needs HOST[:PORT]", suggestion: nil, command: "trust")
-      }
-      return text
+      try required(3, of: context, else: "trust address \(verb) needs HOST[:PORT]")
     }
     let peer: TrustedPeer
     switch verb {
