@@ -27,20 +27,20 @@ public struct TrustUseCases {
         .invalidInput, "that is not a device ID (52 base32 characters, as `memo-peer id` prints)",
         hint: "copy the whole ID from `memo-peer id` on the other device")
     }
-    var peer = TrustedPeer(deviceID: id, name: name, discoveryKey: nil, source: .command, added: app.now)
+    let peer = TrustedPeer(deviceID: id, name: name, discoveryKey: nil, source: .command, added: app.now)
     let given = try addresses.map(address)
     guard given.count <= TrustList.maximumGivenAddresses else {
       throw MemoPeerError(.tooLarge, "at most \(TrustList.maximumGivenAddresses) addresses per device")
     }
-    peer.addresses = given.isEmpty ? nil : given
     for notebook in notebooks { _ = try app.notebooks.find(notebook) }
     // A device revoked here is trusted again only by a person: what revoked it stops counting.
     try app.store().forgiveRevocations(of: id)
-    try app.trustStore.update {
+    // Each address once, however often it was given.
+    return try app.trustStore.update {
       try $0.trust(peer)
       for address in given { _ = try $0.addAddress(address, for: id.compact) }
+      return $0.peer(for: id) ?? peer
     }
-    return peer
   }
 
   /// An address a person typed (`HOST[:PORT]`); a name must resolve here and now, so a

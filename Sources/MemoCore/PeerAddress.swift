@@ -20,7 +20,7 @@ public struct PeerAddress: Sendable, Hashable, Codable, CustomStringConvertible 
   }
 
   public let host: Host
-  /// Nil: the port the device was last reached at, or memo-peer's default.
+  /// Nil: the port the device was last reached at (with none known, it is not dialled).
   public let port: UInt16?
 
   /// The longest text accepted: a 253-byte name, a port, brackets.

@@ -10,7 +10,9 @@ final class TrustAddressCommandTests: XCTestCase {
   func testAddressesAreGivenListedAndRemoved() throws {
     let cli = try CLIProcess()
     XCTAssertEqual(
-      try cli.run(["trust", "add", peerID, "--name", "nas", "--address", "192.168.7.20:7878"]).status, 0)
+      try cli.run([
+        "trust", "add", peerID, "--name", "nas", "--address", "192.168.7.20:7878", "--address", "192.168.7.20:7878",
+      ]).status, 0, "an address given twice is kept once")
     XCTAssertEqual(try cli.run(["trust", "address", "nas", "add", "[fe80::2%lo]"]).status, 0)
     let listed = try cli.json(["trust", "address", "nas", "list", "--json"])
     let addresses = try XCTUnwrap(listed["addresses"] as? [String: Any])
