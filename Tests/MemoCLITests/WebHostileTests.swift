@@ -111,7 +111,11 @@ final class WebHostileTests: XCTestCase {
       attacker.standardOutput = report
       attacker.standardError = FileHandle.nullDevice
       try attacker.run()
-      Thread.sleep(forTimeInterval: 2)
+      // The attack in full swing: the other user holds its share of connections.
+      let swing = Date().addingTimeInterval(10)
+      while try connectionsHeld(by: uid, port: server.port) < ConnectionGate.Limits().perOtherUser, Date() < swing {
+        Thread.sleep(forTimeInterval: 0.05)
+      }
       var times: [Double] = []
       var statuses: [Int] = []
       var held: [Int] = []
