@@ -59,6 +59,10 @@ extension FuzzTargets {
     if let id = DeviceID(bytes: [UInt8](repeating: 9, count: 32)) {
       try? trust.trust(
         TrustedPeer(deviceID: id, name: "server", discoveryKey: key, rotationSeconds: 900, source: .pairing, added: 1))
+      _ = try? trust.addAddress(PeerAddress.parse("[fe80::2%eth0]:7878"), for: "server")
+      if let reached = try? PeerAddress.parse("169.254.3.4:40123") {
+        _ = trust.remember(reached, network: nil, at: 2, for: id)
+      }
     }
     let archiveLine = Array(
       #"{"body":"milk\n","created":1700000000000,"id":"8e0f3d4a-1b2c-4d5e-8f90-123456789abc","origin":"x","private":false,"revision":2,"tags":["home"],"title":"groceries","updated":1700000000500}"#

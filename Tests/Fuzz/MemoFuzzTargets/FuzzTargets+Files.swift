@@ -141,7 +141,10 @@ extension FuzzTargets {
       _ = peer.displayName
       _ = peer.deviceID.short
       _ = Advertisement.periodEnd(at: 1_800_000_000_000, rotationSeconds: peer.rotationSeconds ?? 900)
+      // The addresses it is dialled at without DNS-SD, given and reached.
+      for address in peer.dialAddresses(on: nil, defaultPort: 7878) { _ = address.description }
     }
+    if let text = String(validating: data, as: UTF8.self) { _ = try? PeerAddress.parse(text) }
     _ = PeerRecognizer(trust: list).peer(forTag: "0011223344556677", at: 1_800_000_000_000)
   }
 
