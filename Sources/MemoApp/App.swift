@@ -78,6 +78,7 @@ public final class App {
   public var protection: ProtectionUseCases { ProtectionUseCases(app: self) }
   public var trust: TrustUseCases { TrustUseCases(app: self) }
   public var network: NetworkUseCases { NetworkUseCases(app: self) }
+  public var networks: NetworkConsentUseCases { NetworkConsentUseCases(app: self) }
   public var pairing: PairingUseCases { PairingUseCases(app: self) }
   public var daemon: DaemonUseCases { DaemonUseCases(app: self) }
   public var transfer: TransferUseCases { TransferUseCases(app: self) }

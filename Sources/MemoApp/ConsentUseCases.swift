@@ -95,11 +95,24 @@ public struct ConsentUseCases {
     case .refused(let error): throw error
     case .needsConsent(let scope):
       guard prompt.canAsk else { throw ConsentGate.consentRequired(scope, manifest: gate.manifest) }
-      let answer = try prompt.ask("\(gate.manifest.promptText)\nAllow / Don't Allow? ")
-      let allowed = allows(answer)
-      try gate.record(allowed ? .granted : .denied, scope: scope, method: .prompt, note: nil, now: now)
-      if !allowed {
-        if case .refused(let error) = try gate.verdict(for: use) { throw error }
+      // A network nobody decided: the person is asked about this one, by its name.
+      if scope == .network, let network = gate.networks.current(), network.isIdentified {
+        let answer = try prompt.ask(
+          "\(ConsentGate.networkQuestion(network, manifest: gate.manifest))\nAllow / Don't Allow? ")
+        try gate.record(allows(answer) ? .granted : .denied, network: network, method: .prompt, note: nil, now: now)
+      } else if scope == .network {
+        throw ConsentGate.consentRequired(scope, manifest: gate.manifest)
+      } else {
+        let answer = try prompt.ask("\(gate.manifest.promptText)\nAllow / Don't Allow? ")
+        try gate.record(allows(answer) ? .granted : .denied, scope: scope, method: .prompt, note: nil, now: now)
+      }
+      switch try gate.verdict(for: use) {
+      case .allowed: return
+      case .refused(let error): throw error
+      // Granted here, then moved to a network nobody decided: asked about that one too.
+      case .needsConsent(let next) where next == .network && scope != .network:
+        try obtain(for: use, gate: gate, prompt: prompt, now: now)
+      case .needsConsent(let next): throw ConsentGate.consentRequired(next, manifest: gate.manifest)
       }
     }
   }

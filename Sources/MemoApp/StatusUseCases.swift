@@ -19,6 +19,16 @@ public struct NodeStatus: Sendable {
   public var invitations: [NotebookInvitation] = []
   /// What peers sent that was kept aside (quarantined), per peer and reason.
   public var keptAside: [KeptAside] = []
+  /// The network this device is on and whether memo-peer may use it (nil: on none).
+  public var network: NetworkFacts?
+
+  /// What `doctor`'s network check says, for `status --json` and the page.
+  public struct NetworkFacts: Sendable, Equatable, Encodable {
+    public var id: String
+    public var name: String
+    /// `allowed`, `undetermined` (memo-peer waits: nobody allowed it), `denied`, `revoked`.
+    public var state: String
+  }
 
   /// Records, ops or statements one peer passed on that did not pass the checks.
   public struct KeptAside: Sendable, Equatable {
@@ -48,6 +58,10 @@ public struct StatusUseCases {
       consent: consent, serve: serve?.isRunning ?? false ? serve : nil, protection: try app.keys.status(),
       changes: try? store?.changeMark(), revocations: (try? store?.revocations()) ?? [])
     status.invitations = (try? store?.invitations()) ?? []
+    if let overview = try? app.networks.overview(), let current = overview.current {
+      status.network = NodeStatus.NetworkFacts(
+        id: current.id, name: current.name.terminalSafe, state: overview.currentState ?? "undetermined")
+    }
     status.keptAside = ((try? store?.quarantined()) ?? []).map {
       NodeStatus.KeptAside(peer: $0.peer, reason: $0.reason, count: $0.count)
     }

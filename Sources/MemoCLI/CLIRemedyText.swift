@@ -43,6 +43,9 @@ enum CLIRemedyText {
     case .retryPassphrase: "try again (the passphrase is the one given to `memo-peer protect`)"
     case .debugLog: "see `memo-peer --debug` for the system call that failed"
     case .grantConsent(nil): "grant local-network consent with `memo-peer consent grant`"
+    case .grantConsent(.network?): "allow this network with `memo-peer network allow` if it is one of yours"
+    case .askOrGrantConsent(.network):
+      "run `memo-peer browse` on a terminal to be asked, or `memo-peer network allow` if this network is one of yours"
     case .grantConsent(let scope?): "grant it with `memo-peer consent grant --scope \(scope.rawValue)`"
     case .askOrGrantConsent(let scope):
       "run it on a terminal to be asked, or grant it with `memo-peer consent grant --scope \(scope.rawValue)`"

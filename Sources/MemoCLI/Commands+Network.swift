@@ -83,7 +83,7 @@ enum NetworkCommands {
   ) { context in
     let action = context.arguments.positional(0) ?? "status"
     let scopeName = context.arguments[ConsentOptions.scope] ?? ConsentScope.localNetwork.rawValue
-    guard let scope = ConsentScope(rawValue: scopeName) else {
+    guard let scope = ConsentScope(named: scopeName) else {
       throw ArgumentParser.usage(
         "unknown consent scope \(ArgumentParser.echo(scopeName))",
         suggestion: ArgumentParser.closest(to: scopeName, among: ConsentScope.allCases.map(\.rawValue)),
@@ -232,6 +232,12 @@ enum NetworkCommands {
     context.console.print(ProtectionCommands.describe(status.protection))
     for scope in ConsentScope.allCases {
       context.console.print("consent \(scope.rawValue): \(status.consent[scope]?.name ?? "undetermined")")
+    }
+    if let network = status.network {
+      let hint = network.state == "allowed" ? "" : " (memo-peer waits here; `memo-peer network allow` if it is yours)"
+      context.console.print("network: \(network.name) (\(network.id)): \(network.state)\(hint)")
+    } else {
+      context.console.print("network: none")
     }
     context.console.print(
       "daemon: " + (status.serve?.summary ?? "not running (start it with `memo-peer serve`)"))

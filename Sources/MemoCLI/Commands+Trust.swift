@@ -175,6 +175,10 @@ enum TrustCommands {
     for place in peer.reached ?? [] {
       context.console.print("  reached at \(place.address) \(OutputFormat.localTime(place.at))")
     }
+    if let said = peer.announced, !said.addresses.isEmpty {
+      let addresses = said.addresses.map(\.description).joined(separator: ", ")
+      context.console.print("  says it listens at \(addresses) \(OutputFormat.localTime(said.at))")
+    }
   }
 
   static func printRemoval(_ removal: TrustUseCases.Removal, context: CommandContext) {

@@ -14,6 +14,7 @@ public enum MemoPeerCLI {
   static let commands: [Command] = [
     NodeCommands.initialize, MemoCommands.new, MemoCommands.list, MemoCommands.show, MemoCommands.edit,
     MemoCommands.delete, MemoCommands.search, NodeCommands.export, NodeCommands.import, NetworkCommands.consent,
+    NetworksCommands.network,
     NetworkCommands.browse, NetworkCommands.serve, NetworkCommands.status, TrustCommands.id, TrustCommands.trust,
     PairingCommands.pair, PairingCommands.ping, DeliveryCommands.send, DeliveryCommands.outbox, DeliveryCommands.inbox,
     NotebookCommands.notebook, MemoCommands.move, DoctorCommand.doctor, ProtectionCommands.protect,

@@ -7,6 +7,19 @@ public enum ConsentScope: String, Codable, Sendable, CaseIterable {
   case allServiceTypes = "all-service-types"
   /// Let the daemon sync on a schedule, with nobody at the keyboard.
   case backgroundSync = "background-sync"
+  /// Use one network (`ConsentRecord.network`, a `NetworkPlace`'s id): advertise, browse
+  /// and dial there. Decided per network, on top of `local-network` (`network allow`).
+  case network
+
+  /// The scopes a person decides with `consent` (and the page's buttons), each once for
+  /// the node; `network` is decided per network, with `network allow|deny`.
+  public static var allCases: [ConsentScope] { [.localNetwork, .allServiceTypes, .backgroundSync] }
+
+  /// A scope a person names to `consent`: one of `allCases`.
+  public init?(named name: String) {
+    guard let scope = ConsentScope(rawValue: name), Self.allCases.contains(scope) else { return nil }
+    self = scope
+  }
 }
 
 /// A person's answer, or its withdrawal.
@@ -27,6 +40,9 @@ public enum ConsentMethod: String, Codable, Sendable {
   /// Answered on the local web page (`memo-peer web`), by a click on the prompt that showed
   /// the same usage description as the terminal's.
   case web
+  /// Written by a new version for the network the node was on when it first ran: the
+  /// local-network consent given before networks were told apart covered that one.
+  case upgrade
 }
 
 /// One line of the append-only consent log (format version 1, docs/FORMATS.md).
@@ -43,11 +59,17 @@ public struct ConsentRecord: Codable, Sendable, Equatable {
   public var time: Timestamp
   public var method: ConsentMethod
   public var note: String?
+  /// Scope `network`: the network's id (`NetworkPlace.id`: a keyed hash, meaningless off
+  /// this device) and what the person was shown of it (`NetworkPlace.name`).
+  public var network: String?
+  public var networkName: String?
 
   public init(
     decision: ConsentDecision, scope: ConsentScope, usageText: String, serviceTypes: [String], user: String,
-    uid: UInt32, time: Timestamp, method: ConsentMethod, note: String? = nil
+    uid: UInt32, time: Timestamp, method: ConsentMethod, note: String? = nil, network: NetworkPlace? = nil
   ) {
+    self.network = network?.id
+    self.networkName = network?.name
     self.decision = decision
     self.scope = scope
     self.usageText = usageText
@@ -60,7 +82,8 @@ public struct ConsentRecord: Codable, Sendable, Equatable {
   }
 
   enum CodingKeys: String, CodingKey {
-    case version, decision, scope, user, uid, time, method, note
+    case version, decision, scope, user, uid, time, method, note, network
+    case networkName = "network_name"
     case usageText = "usage_text"
     case serviceTypes = "service_types"
   }
@@ -74,6 +97,12 @@ public enum ConsentState: Sendable, Equatable {
 
   public static func of(_ scope: ConsentScope, in records: [ConsentRecord]) -> ConsentState {
     guard let last = records.last(where: { $0.scope == scope }) else { return .undetermined }
+    return last.decision == .granted ? .granted(last) : .denied(last)
+  }
+
+  /// The state of one network (scope `network`, by its id).
+  public static func of(network id: String, in records: [ConsentRecord]) -> ConsentState {
+    guard let last = records.last(where: { $0.scope == .network && $0.network == id }) else { return .undetermined }
     return last.decision == .granted ? .granted(last) : .denied(last)
   }
 

@@ -75,8 +75,11 @@ public enum LocalNetworkPolicy {
   /// Apple's kDNSServiceErr_PolicyDenied: the user denied local-network access.
   public static let policyDeniedCode: Int32 = -65570
 
+  /// `network`: the network this device is on now (nil: none, or not told): a use the
+  /// scopes allow is allowed only on a network a person allowed (`NetworkRule`).
   public static func evaluate(
-    _ use: LocalNetworkUse, manifest: LocalNetworkManifest, consent records: [ConsentRecord]
+    _ use: LocalNetworkUse, manifest: LocalNetworkManifest, consent records: [ConsentRecord],
+    network: NetworkPlace? = nil
   ) -> LocalNetworkVerdict {
     if let type = use.serviceType, !manifest.serviceTypes.contains(type) {
       return .refused(
@@ -95,7 +98,7 @@ public enum LocalNetworkPolicy {
       }
     }
     switch ConsentState.of(use.scope, in: records) {
-    case .granted: return .allowed
+    case .granted: return evaluate(network: network, consent: records)
     case .undetermined:
       if use.scope == .allServiceTypes {
         return .refused(
@@ -111,6 +114,21 @@ public enum LocalNetworkPolicy {
           "PolicyDenied (\(policyDeniedCode)): \(use.scope.rawValue) access was \(record.decision.rawValue)",
           remedy: .grantConsent(use.scope),
           dnsServiceCode: policyDeniedCode))
+    }
+  }
+
+  /// A use the scopes allow, on `network`: allowed where a person allowed it; asked (or
+  /// waited for) on one nobody decided; refused on one a person denied.
+  static func evaluate(network: NetworkPlace?, consent records: [ConsentRecord]) -> LocalNetworkVerdict {
+    switch NetworkRule.state(of: network, in: records) {
+    case nil, .granted?: return .allowed
+    case .undetermined?: return .needsConsent(.network)
+    case .denied(let record)?:
+      return .refused(
+        MemoPeerError(
+          .policyDenied,
+          "PolicyDenied (\(policyDeniedCode)): memo-peer was \(record.decision.rawValue) on this network (\(network?.name.terminalSafe ?? "?"))",
+          remedy: .grantConsent(.network), dnsServiceCode: policyDeniedCode))
     }
   }
 }

@@ -7,6 +7,8 @@ public struct ReachedAddress: Codable, Sendable, Equatable {
   /// A reach at a known place is written again only after this long, so that a daemon
   /// syncing every few seconds does not rewrite the trust file each time.
   public static let refreshSeconds: Int64 = 600
+  /// `refreshSeconds` in the trust store's time unit (milliseconds).
+  static let refreshMilliseconds = refreshSeconds * 1000
 
   /// A numeric address with its port (never a name: what was actually reached).
   public var address: PeerAddress
@@ -65,7 +67,7 @@ extension TrustList {
     else { return false }
     var reached = peers[index].reached ?? []
     if let known = reached.firstIndex(where: { $0.address == address && $0.network == network }) {
-      if known == 0, now - reached[known].at < ReachedAddress.refreshSeconds, reached[known].at <= now {
+      if known == 0, now - reached[known].at < ReachedAddress.refreshMilliseconds, reached[known].at <= now {
         return false
       }
       reached.remove(at: known)
@@ -86,12 +88,14 @@ extension TrustList {
 
 extension TrustedPeer {
   /// Where to dial this device when DNS-SD does not show it, in order: the addresses a
-  /// person gave, then where it was reached on `network`, newest first, each once. A given
-  /// address without a port takes the port it was last reached at, else `defaultPort`
-  /// (nil: left out).
+  /// person gave, where it was last reached on `network`, where it said it listens (its
+  /// last hello on `network`), then the older places it was reached there; each once. A
+  /// given address without a port takes the port it was last reached at, else
+  /// `defaultPort` (nil: left out).
   public func dialAddresses(on network: String?, defaultPort: UInt16?) -> [PeerAddress] {
     let here = (reached ?? []).filter { $0.network == network }
-    let lastPort = here.first?.address.port ?? defaultPort
+    let said = announced.flatMap { $0.network == network ? $0.addresses : nil } ?? []
+    let lastPort = here.first?.address.port ?? said.first?.port ?? defaultPort
     var seen = Set<PeerAddress>()
     var out: [PeerAddress] = []
     for given in addresses ?? [] {
@@ -99,7 +103,8 @@ extension TrustedPeer {
       let address = PeerAddress(host: given.host, port: port)
       if seen.insert(address).inserted { out.append(address) }
     }
-    for place in here where seen.insert(place.address).inserted { out.append(place.address) }
+    let places = here.map(\.address)
+    for place in places.prefix(1) + said + places.dropFirst() where seen.insert(place).inserted { out.append(place) }
     return out
   }
 }

@@ -32,6 +32,9 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
   /// Where the peer was reached, newest first, at most `ReachedAddress.maximumKept`: tried
   /// when DNS-SD does not show it (a home network that filters multicast). Nil: never.
   public var reached: [ReachedAddress]?
+  /// Where the peer's daemon said it listens, in its last hello (`listen_addresses`):
+  /// tried after where it was last reached. Nil: it never said.
+  public var announced: AnnouncedAddresses?
 
   public init(
     deviceID: DeviceID, name: String, discoveryKey: String?, rotationSeconds: Int64? = nil, source: Source,
@@ -60,6 +63,7 @@ public struct TrustedPeer: Codable, Sendable, Equatable {
     case discoveryKeyStale = "discovery_key_stale"
     case addresses
     case reached
+    case announced
   }
 }
 

@@ -26,6 +26,32 @@ public struct DoctorCheck: Codable, Sendable, Equatable {
 /// Why discovery is silent. Each check says what it found and how to fix it; only the last
 /// one (seeing our own advertisement) uses the network, and only under consent.
 public enum Doctor {
+  /// Whether memo-peer may use the network this device is on now (`NetworkRule`).
+  static func networkCheck(_ gate: ConsentGate) -> DoctorCheck {
+    guard let network = gate.networks.current() else {
+      return DoctorCheck(
+        name: "network", ok: false, detail: "this device is on no network: no interface but loopback has an address",
+        fix: "connect to your home network")
+    }
+    let records = (try? gate.log.records()) ?? []
+    let name = network.name.terminalSafe
+    switch NetworkRule.state(of: network, in: records) {
+    case nil, .granted?:
+      return DoctorCheck(
+        name: "network", ok: true, detail: "this network (\(name), \(network.id)) is allowed", fix: nil)
+    case .undetermined?:
+      return DoctorCheck(
+        name: "network", ok: false,
+        detail:
+          "this network (\(name), \(network.id)) is not one a person allowed: nothing is advertised, browsed or dialled here",
+        fix: "if it is your home network, allow it: `memo-peer network allow` (or answer `memo-peer browse`)")
+    case .denied(let record)?:
+      return DoctorCheck(
+        name: "network", ok: false, detail: "this network (\(name), \(network.id)) was \(record.decision.rawValue)",
+        fix: "allow it with `memo-peer network allow` if it is one of yours")
+    }
+  }
+
   public static func run(paths: NodePaths, environment: [String: String]) async -> [DoctorCheck] {
     var checks: [DoctorCheck] = []
     let gate = try? ConsentGate(paths: paths)
@@ -35,6 +61,8 @@ public enum Doctor {
         name: "consent", ok: consent.isGranted, detail: "local-network consent is \(consent.name)",
         fix: consent.isGranted
           ? nil : "grant it: `memo-peer consent grant` (or answer the prompt of `memo-peer browse`)"))
+
+    if let gate { checks.append(networkCheck(gate)) }
 
     let bus = busSocketPath(environment)
     let busReachable = bus.map(canConnect) ?? false

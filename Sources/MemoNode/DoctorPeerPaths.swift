@@ -28,7 +28,9 @@ enum DoctorPeerPaths {
   /// address) or no consent to touch the network.
   static func check(paths: NodePaths, gate: ConsentGate) async -> DoctorCheck? {
     guard let list = try? TrustStore(paths: paths).load() else { return nil }
-    let candidates = list.peers.filter { $0.addresses?.isEmpty == false || $0.reached?.isEmpty == false }
+    let candidates = list.peers.filter {
+      $0.addresses?.isEmpty == false || $0.reached?.isEmpty == false || $0.announced?.addresses.isEmpty == false
+    }
     guard !candidates.isEmpty else { return nil }
     let now = Clocks.shared.wallNow
     let shown = await shownByDNSSD(candidates, gate: gate, now: now)
@@ -54,7 +56,8 @@ enum DoctorPeerPaths {
         found.append((peer, .address(link.channel.remoteHost ?? "?")))
         link.channel.close()
       } else {
-        found.append((peer, .none(tried: peer.dialAddresses(on: nil, defaultPort: nil).map(\.description))))
+        found.append(
+          (peer, .none(tried: peer.dialAddresses(on: connector.network, defaultPort: nil).map(\.description))))
       }
     }
     return verdict(found)

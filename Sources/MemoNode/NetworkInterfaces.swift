@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MemoCore
 
 #if canImport(Glibc)
   import Glibc
@@ -50,6 +51,34 @@ public enum NetworkInterfaces {
   /// Interfaces mDNS can use: up, multicast-capable, not loopback.
   public static func multicastCapable() -> [NetworkInterface] {
     all().filter { $0.isUp && $0.supportsMulticast && !$0.isLoopback }
+  }
+
+  /// What a daemon listening on every address says in its hellos (`listen_addresses`):
+  /// the announceable addresses of `interfaces` (empty: of every interface that is up and
+  /// not loopback), at most `AnnouncedAddresses.maximumCount`, IPv4 first.
+  public static func listenAddresses(on interfaces: [String], from all: [NetworkInterface] = all()) -> [String] {
+    let chosen = all.filter { $0.isUp && !$0.isLoopback && (interfaces.isEmpty || interfaces.contains($0.name)) }
+    let addresses = chosen.flatMap(\.addresses).filter(AnnouncedAddresses.isAnnounceable)
+    let ordered = addresses.filter { !$0.contains(":") } + addresses.filter { $0.contains(":") }
+    return Array(ordered.prefix(AnnouncedAddresses.maximumCount))
+  }
+
+  /// The IPv4 network of `interface`'s first IPv4 address, as `169.254.0.0/16`; nil when it
+  /// has none.
+  public static func ipv4Prefix(of interface: String) -> String? {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0 else { return nil }
+    defer { freeifaddrs(list) }
+    var cursor = list
+    while let entry = cursor?.pointee {
+      defer { cursor = entry.ifa_next }
+      guard String(cString: entry.ifa_name) == interface, let address = entry.ifa_addr, let mask = entry.ifa_netmask,
+        Int32(address.pointee.sa_family) == AF_INET, let text = presentation(address),
+        let maskText = presentation(mask)
+      else { continue }
+      return NetworkFingerprint.prefix(address: text, netmask: maskText)
+    }
+    return nil
   }
 
   private static func presentation(_ address: UnsafeMutablePointer<sockaddr>) -> String? {

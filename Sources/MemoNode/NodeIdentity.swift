@@ -20,6 +20,12 @@ public struct NodeIdentity: Sendable {
   /// The port this node's daemon listens on, given in its hellos (nil: not listening, as a
   /// command): the device it dials remembers it at the address the dial came from.
   public var listenPort: UInt16? = nil
+  /// The numeric addresses the daemon listens on now (`NetworkInterfaces.listenAddresses`),
+  /// given in its hellos with `listenPort`; nil: not said.
+  public var listenAddresses: [String]? = nil
+  /// The network this node is on (`NetworkIdentity`): where it reaches a peer, or hears
+  /// where one listens, is remembered for that network only. Nil: not known.
+  public var network: String? = nil
 
   /// `rotationSeconds` nil: the config's period, or the default.
   public static func load(paths: NodePaths, rotationSeconds: Int64? = nil) throws -> NodeIdentity {

@@ -96,6 +96,10 @@ public struct PeerConnector: PeerDialer {
     self.dial = dial ?? Self.tls(identity: identity, limits: limits)
   }
 
+  /// The network this device is on now (`NetworkReader`): where a peer is reached is
+  /// remembered for it, and only its remembered places are dialled.
+  var network: String? { gate.networks.current()?.id }
+
   /// Sightings from a browse through the consent gate, resolved.
   static func browse(gate: ConsentGate, identity: NodeIdentity, clock: @escaping @Sendable () -> Timestamp)
     -> Sightings
@@ -134,7 +138,7 @@ public struct PeerConnector: PeerDialer {
     var triedUnrecognized = false
     // A peer with addresses to dial without DNS-SD gets them tried between short browses.
     let current = (try? trust.load())?.peer(for: peer.deviceID) ?? peer
-    let hasAddresses = current.addresses?.isEmpty == false || current.reached?.isEmpty == false
+    let hasAddresses = !current.dialAddresses(on: network, defaultPort: nil).isEmpty
     while !deadline.hasPassed {
       try Task.checkCancellation()
       switch try gate.verdict(for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType)) {
@@ -251,7 +255,7 @@ public struct PeerConnector: PeerDialer {
     async throws -> PeerLink?
   {
     let current = (try? trust.load())?.peer(for: peer.deviceID) ?? peer
-    for address in current.dialAddresses(on: nil, defaultPort: nil) {
+    for address in current.dialAddresses(on: network, defaultPort: nil) {
       guard !deadline.hasPassed else { return nil }
       guard addressBackoff.mayDial(address, at: deadline.clock.monotonicNow) else { continue }
       tracker.move(.preparing)
@@ -311,10 +315,8 @@ public struct PeerConnector: PeerDialer {
       var known = peer
       let reachedAt = Self.reachedAddress(channel: channel, interface: sighting.interface, port: port)
       let now = clock()
-      let learned = try? trust.update {
-        if let reachedAt { _ = $0.remember(reachedAt, network: nil, at: now, for: expected) }
-        return $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: expected)
-      }
+      let learned = try? PeerHello.record(
+        hello, from: expected, reachedAt: reachedAt, network: network, trust: trust, logger: nil, now: now)
       if learned == true {
         known.discoveryKey = hello.discoveryKey
         known.rotationSeconds = hello.rotationSeconds

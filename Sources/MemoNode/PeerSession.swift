@@ -56,22 +56,15 @@ public enum PeerSession {
         case .send(let frame) where frame.kind == .goodbye: try? channel.send(frame)
         case .send(let frame): try channel.send(frame)
         case .greeted(let hello):
+          // A daemon that dialled us listens too: it is remembered at the address it came
+          // from, at the port it gave, so we can dial it back without DNS-SD.
+          let reachedAt = hello.announcedPort.flatMap {
+            PeerConnector.reachedAddress(channel: channel, interface: "", port: $0)
+          }
           do {
-            // A daemon that dialled us listens too: it is remembered at the address it came
-            // from, at the port it gave, so we can dial it back without DNS-SD.
-            if hello.listenPort != nil && hello.announcedPort == nil {
-              logger.warning(
-                "\(peer.short, privacy: .public) gave a listen_port outside 1–65535 in its hello: ignored, nothing stored"
-              )
-            }
-            let reachedAt = hello.announcedPort.flatMap {
-              PeerConnector.reachedAddress(channel: channel, interface: "", port: $0)
-            }
-            let now = Clocks.shared.wallNow
-            _ = try trust.update {
-              if let reachedAt { _ = $0.remember(reachedAt, network: nil, at: now, for: peer) }
-              return $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: peer)
-            }
+            _ = try PeerHello.record(
+              hello, from: peer, reachedAt: reachedAt, network: identity.network, trust: trust, logger: logger,
+              now: Clocks.shared.wallNow)
           } catch {
             logger.error(error, while: "recording a peer's discovery key")
           }
@@ -125,7 +118,7 @@ public enum PeerSession {
   static func hello(_ identity: NodeIdentity) -> PeerMessage.Hello {
     PeerMessage.Hello(
       discoveryKey: identity.discoveryKeyBase64, rotationSeconds: identity.advertisement.rotationSeconds,
-      listenPort: identity.listenPort)
+      listenPort: identity.listenPort, listenAddresses: identity.listenAddresses)
   }
 
   /// A `goodbye` frame with its reason.

@@ -122,8 +122,28 @@ extension ServeEngine {
   /// the devices not linked are dialled at this step.
   private func checkLinksAfterANetworkChange(now: Timestamp) {
     guard live.plan.networkCheckDue(now: now) else { return }
-    logger.info("the network changed here: checking every live link, dialling the devices not linked now")
-    for link in liveLinks.values { link.check() }
+    guard lookWhereWeAre() else {
+      logger.info("the network changed here: checking every live link, dialling the devices not linked now")
+      for link in liveLinks.values { link.check() }
+      return
+    }
+    // A link over an address that went away is dead without a word; one that lives would
+    // not tell its peer the new addresses (hellos do): every link starts again now.
+    logger.info("this device's addresses changed: every live link starts again, saying where it listens now")
+    stopLiveLinks()
+  }
+
+  /// Reads where this machine is now into `place`, and has the listener's hellos say it;
+  /// whether it changed.
+  @discardableResult
+  func lookWhereWeAre() -> Bool {
+    var now = place
+    now.listenAddresses = NetworkInterfaces.listenAddresses(on: setup.interfaces.map(\.name))
+    now.network = factsReader.gate.networks.current()?.id
+    guard now != place else { return false }
+    place = now
+    if let identity { held.served?.replace(with: identity) }
+    return true
   }
 
   /// Devices that connected to us are reachable: dialled back without waiting for a pause.

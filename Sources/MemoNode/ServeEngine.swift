@@ -80,7 +80,7 @@ public actor ServeEngine {
   let setup: ServeSetup
   /// The facts each step decides from, read once per wake (`ServeFactsReader`).
   var factsReader: ServeFactsReader
-  private var held = HeldKeys()
+  private(set) var held = HeldKeys()
   /// The listener and the registrations, and the rules of (re)registering them.
   private var served = ServedNetwork()
   private var advertising = AdvertisingSchedule()
@@ -95,6 +95,8 @@ public actor ServeEngine {
   var feed = FeedFollow()
   /// Live sync (ServeEngine+LiveSync.swift): the links being dialled or up, and their rules.
   var liveLinks: [DeviceID: LiveLink] = [:]
+  /// Where this machine is on the network now, read at the start and after each change.
+  var place = LocalPlace()
   var live = LiveSyncState()
   /// After a write in the store's folder, the feed is read again after these delays
   /// (`FeedFollow.settleChecks`).
@@ -140,7 +142,14 @@ public actor ServeEngine {
   }
 
   /// Held only while unlocked (or unprotected), dropped when the node locks.
-  var identity: NodeIdentity? { held.identity }
+  /// The identity as this daemon's hellos give it: with where it listens and the network
+  /// it is on (`place`).
+  var identity: NodeIdentity? {
+    guard var identity = held.identity else { return nil }
+    identity.listenAddresses = place.listenAddresses
+    identity.network = place.network
+    return identity
+  }
   var trusted: TrustedDevices? { held.trusted }
 
   /// The links as `status` shows them.
@@ -216,7 +225,11 @@ public actor ServeEngine {
   /// when it changed), each concern's value decides from them, and the actor carries out
   /// what they decide.
   func step() async {
-    let facts = factsReader.read()
+    var facts = factsReader.read()
+    if factsReader.takeArrival() {
+      try? await Clocks.shared.sleep(for: ServeFactsReader.arrivalSettle)
+      facts = factsReader.read()
+    }
     if facts.access == .locked { await dropEverything() }
     if let (seen, fresh) = contacts.takeChanges(clock: clock) {
       heardFrom(fresh)
@@ -245,6 +258,8 @@ public actor ServeEngine {
     // Without local-network consent nothing of this node stays on the network.
     if case .waiting(let waitingFor) = facts.access {
       if !liveLinks.isEmpty { stopLiveLinks() }
+      // Off the networks a person allowed, no connection of this node stays open either.
+      if consent.advertise != .allowed || consent.offNetwork { sessions.closeAll() }
       await stopServing()
       try? publish(.waiting, waitingFor: waitingFor)
       return
@@ -457,6 +472,7 @@ public actor ServeEngine {
   }
 
   private func makeServer() throws -> any ChannelListener {
+    lookWhereWeAre()
     guard let identity, let trusted else { throw NodeSecrets.lockedError }
     let (logger, contacts, wakeup) = (self.logger, self.contacts, self.wakeup)
     let current = CurrentIdentity(identity)
@@ -494,7 +510,7 @@ public actor ServeEngine {
     do {
       let (loaded, current) = try identityWithFingerprint()
       held.identity = loaded
-      held.served?.replace(with: loaded)
+      if let identity { held.served?.replace(with: identity) }
       held.discoveryKey = current
     } catch {
       logger.error(error, while: "loading the rotated discovery key")

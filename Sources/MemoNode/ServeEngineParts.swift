@@ -39,3 +39,10 @@ struct FeedFollow {
   /// At most a few steps per 50 ms for a burst of folder writes (`FolderWakeThrottle`).
   var wakes = FolderWakeThrottle()
 }
+
+/// Where this machine is on the network, as the daemon's hellos say it: the addresses it
+/// listens on (`NetworkInterfaces.listenAddresses`) and the network it is on.
+struct LocalPlace: Equatable {
+  var listenAddresses: [String] = []
+  var network: String?
+}

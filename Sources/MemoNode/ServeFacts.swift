@@ -43,14 +43,23 @@ struct ConsentFacts: Sendable, Equatable {
   var backgroundSync: Bool
   /// Why the log cannot be read (nil when it can).
   var error: MemoPeerError?
+  /// The network this device is on (nil: none); `advertise` says whether it is allowed.
+  var network: NetworkPlace? = nil
+  /// Read, and no network found: no interface but loopback has an address (a laptop between
+  /// networks). The daemon waits for one rather than announce itself on the next before
+  /// that one is checked.
+  var offNetwork = false
 
-  /// The facts of the log's `records` under `manifest`.
-  static func of(_ records: [ConsentRecord], manifest: LocalNetworkManifest) -> ConsentFacts {
+  /// The facts of the log's `records` under `manifest`, on `network`.
+  static func of(_ records: [ConsentRecord], manifest: LocalNetworkManifest, network: NetworkPlace? = nil)
+    -> ConsentFacts
+  {
     ConsentFacts(
       advertise: LocalNetworkPolicy.evaluate(
-        .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType), manifest: manifest, consent: records),
+        .advertise(serviceType: LocalNetworkManifest.memoPeerServiceType), manifest: manifest, consent: records,
+        network: network),
       localNetworkState: ConsentState.of(.localNetwork, in: records).name,
-      backgroundSync: ConsentState.of(.backgroundSync, in: records).isGranted)
+      backgroundSync: ConsentState.of(.backgroundSync, in: records).isGranted, network: network)
   }
 
   /// A log that cannot be read allows nothing.
@@ -58,12 +67,18 @@ struct ConsentFacts: Sendable, Equatable {
     ConsentFacts(advertise: nil, localNetworkState: nil, backgroundSync: false, error: error)
   }
 
+  private var networkName: String { network?.name.terminalSafe ?? "none" }
+
   /// What the daemon waits for before it may be on the network; nil: it may.
   var waitingFor: String? {
-    switch advertise {
+    guard !offNetwork || advertise != .allowed else { return "a network: no interface but loopback has an address" }
+    return switch advertise {
     case nil: "a readable consent log"
     case .allowed?: nil
+    case .needsConsent(.network)?: "this network (\(networkName)) to be allowed: it is not one a person allowed"
     case .needsConsent?: "local-network consent"
+    case .refused(let error)? where error.code == .policyDenied && localNetworkState == "granted":
+      "this network (\(networkName)) to be allowed: a person denied it"
     case .refused(let error)?:
       error.code == .policyDenied ? "local-network consent (\(localNetworkState ?? "denied"))" : error.message
     }
@@ -83,12 +98,28 @@ struct ServeFactsReader {
   private var consentRead: (stamp: String, facts: ConsentFacts)?
   /// How many times the consent log was read (for the tests of "no change, no read").
   private(set) var consentReads = 0
+  /// Whether the last read found no network (nil before the first read).
+  private var wasOffNetwork: Bool?
+  /// Set when a read finds a network after one that found none (`takeArrival`).
+  private var arrived = false
 
   init(gate: ConsentGate, discoveryKey: KeyFile, lockState: @escaping @Sendable () -> LockState?) {
     self.gate = gate
     self.discoveryKey = discoveryKey
     self.lockState = lockState
   }
+
+  /// Whether a read since the last call found this machine arriving on a network (none
+  /// before): a link that just came up is configured in steps (an address, then routes,
+  /// then the gateway's neighbour entry), so the engine reads again once that settled
+  /// rather than take a half-configured network for another one.
+  mutating func takeArrival() -> Bool {
+    defer { arrived = false }
+    return arrived
+  }
+
+  /// How long a network just arrived on is given to settle (`takeArrival`).
+  static let arrivalSettle: Duration = .milliseconds(300)
 
   /// The facts now.
   mutating func read() -> ServeFacts {
@@ -99,12 +130,19 @@ struct ServeFactsReader {
   /// before the read: a write between the two leaves a stamp that no longer matches, so
   /// the next wake reads the log again rather than miss it.
   mutating func consent() -> ConsentFacts {
-    let stamp = Self.stamp(gate.log.path)
+    // The network is read every time (a few small kernel tables): a laptop that moved
+    // counts at once, and a new network makes the log count afresh.
+    let network = gate.networks.current()
+    if wasOffNetwork == true, network != nil { arrived = true }
+    wasOffNetwork = network == nil
+    let stamp = Self.stamp(gate.log.path) + "@" + (network?.id ?? "none")
     if let consentRead, consentRead.stamp == stamp { return consentRead.facts }
     consentReads += 1
     let facts: ConsentFacts
     do {
-      facts = .of(try gate.log.records(), manifest: gate.manifest)
+      var read = ConsentFacts.of(try gate.records(on: network), manifest: gate.manifest, network: network)
+      read.offNetwork = network == nil
+      facts = read
     } catch {
       facts = .unreadable(
         error as? MemoPeerError ?? MemoPeerError(.storage, "the consent log cannot be read: \(error)"))

@@ -21,19 +21,24 @@ public enum PeerMessage {
     /// An Int on the wire: a value out of range is ignored (`announcedPort`), not a reason
     /// to refuse the whole hello.
     public var listenPort: Int?
+    /// The numeric addresses the sender's daemon listens on now, with `listenPort`
+    /// (absent: it does not say). Checked by `AnnouncedAddresses.check`: a bad list is
+    /// refused whole and logged, the hello itself still stands.
+    public var listenAddresses: [String]?
 
     /// The protocol this version speaks; a peer's hello with another is refused.
     public static let protocolVersion = 1
 
     public init(
       discoveryKey: String, rotationSeconds: Int64, delivery: Int? = DeliveryMessage.batchVersion,
-      listenPort: UInt16? = nil
+      listenPort: UInt16? = nil, listenAddresses: [String]? = nil
     ) {
       protocolVersion = Self.protocolVersion
       self.discoveryKey = discoveryKey
       self.rotationSeconds = rotationSeconds
       self.delivery = delivery
       self.listenPort = listenPort.map(Int.init)
+      self.listenAddresses = listenAddresses
     }
 
     /// The sender's listening port when it gave one from 1 to 65535; nil otherwise.
@@ -48,6 +53,7 @@ public enum PeerMessage {
     enum CodingKeys: String, CodingKey {
       case delivery
       case listenPort = "listen_port"
+      case listenAddresses = "listen_addresses"
       case protocolVersion = "protocol"
       case discoveryKey = "discovery_key"
       case rotationSeconds = "rotation_seconds"

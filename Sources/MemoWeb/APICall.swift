@@ -260,7 +260,7 @@ public struct ConsentAnswer: Decodable, Sendable, Equatable {
   public init(from decoder: any Decoder) throws {
     let container = try decoder.container(keyedBy: CodingKeys.self)
     let scopeName = try container.decodeIfPresent(String.self, forKey: .scope) ?? ConsentScope.localNetwork.rawValue
-    guard let scope = ConsentScope(rawValue: scopeName) else {
+    guard let scope = ConsentScope(named: scopeName) else {
       throw APICall.invalid("\"scope\" must be local-network, all-service-types or background-sync")
     }
     guard let decision = ConsentDecision(rawValue: try container.decode(String.self, forKey: .decision)) else {

@@ -75,8 +75,8 @@ final class CanaryLabAuditTests: XCTestCase {
       try Lab.exec("b", ["trust", "add", deviceIDs[0], "--name", "ay", "--share", "personal"]).status, 0)
 
     let capture = Lab.directory + "/audit-\(UUID().uuidString.prefix(8)).pcap"
-    let tcpdump = try startCapture(capture)
-    defer { stopCapture(tcpdump) }
+    let tcpdump = try Lab.startCapture(capture)
+    defer { Lab.stopCapture(tcpdump) }
     let server = try Lab.start("a", ["--debug", "serve"])
     defer { server.terminate() }
     XCTAssertTrue(try Lab.waitUntil(seconds: 10) { try daemon("a")?["state"] as? String == "advertising" }, server.text)
@@ -153,7 +153,7 @@ final class CanaryLabAuditTests: XCTestCase {
     XCTAssertEqual(receiver.terminate(), 0)
     findings += AuditScenario(["serve"]).findings(stdout: "", stderr: server.text, status: 0, canaries: c)
     findings += AuditScenario(["serve"]).findings(stdout: "", stderr: receiver.text, status: 0, canaries: c)
-    stopCapture(tcpdump)
+    Lab.stopCapture(tcpdump)
     let packets = try Data(contentsOf: URL(fileURLWithPath: capture))
     XCTAssertNotNil(packets.range(of: Data("_memo-peer".utf8)), "the capture holds the mDNS traffic")
     for kind in c.found(in: packets) { findings.append("the packet capture holds \(kind.rawValue)") }
@@ -172,37 +172,5 @@ final class CanaryLabAuditTests: XCTestCase {
     let result = try Lab.exec(host, ["status", "--json"])
     let json = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
     return json?["serve"] as? [String: Any]
-  }
-
-  /// tcpdump on the lab's bridge (inside the lab's bridge namespace, never the machine's
-  /// own interfaces), writing every packet as it arrives.
-  func startCapture(_ path: String) throws -> Process {
-    let log = path + ".log"
-    _ = FileManager.default.createFile(atPath: log, contents: nil)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
-    process.arguments = [
-      "netns", "exec", "\(Lab.prefix)-bridge", "/usr/bin/tcpdump", "-i", "br0", "-n", "-U", "-s", "0", "-Z", "root",
-      "-w", path,
-    ]
-    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
-    process.standardOutput = FileHandle(forWritingAtPath: log)
-    process.standardError = FileHandle(forWritingAtPath: log)
-    try process.run()
-    let listening = Lab.waitUntil(seconds: 10) {
-      ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listening on")
-    }
-    guard listening else {
-      stopCapture(process)
-      throw LabError("tcpdump did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-    }
-    return process
-  }
-
-  /// SIGINT (tcpdump flushes and exits); `ip netns exec` has exec'd tcpdump, so this is its pid.
-  func stopCapture(_ process: Process) {
-    guard process.isRunning else { return }
-    kill(process.processIdentifier, SIGINT)
-    process.waitUntilExit()
   }
 }

@@ -178,6 +178,37 @@ enum Lab {
       })
     return (fields["status"] ?? -1, fields["elapsed_ms"] ?? -1, result.stdout, result.stderr)
   }
+  /// tcpdump on one of the lab's bridges (`br0`, home; `cafe0`, the café: inside the lab's bridge namespace, never the machine's
+  /// own interfaces), writing every packet as it arrives.
+  static func startCapture(_ path: String, on bridge: String = "br0") throws -> Process {
+    let log = path + ".log"
+    _ = FileManager.default.createFile(atPath: log, contents: nil)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+    process.arguments = [
+      "netns", "exec", "\(Lab.prefix)-bridge", "/usr/bin/tcpdump", "-i", bridge, "-n", "-U", "-s", "0", "-Z", "root",
+      "-w", path,
+    ]
+    process.standardInput = FileHandle(forReadingAtPath: "/dev/null")
+    process.standardOutput = FileHandle(forWritingAtPath: log)
+    process.standardError = FileHandle(forWritingAtPath: log)
+    try process.run()
+    let listening = waitUntil(seconds: 10) {
+      ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("listening on")
+    }
+    guard listening else {
+      stopCapture(process)
+      throw LabError("tcpdump did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
+    return process
+  }
+
+  /// SIGINT (tcpdump flushes and exits); `ip netns exec` has exec'd tcpdump, so this is its pid.
+  static func stopCapture(_ process: Process) {
+    guard process.isRunning else { return }
+    kill(process.processIdentifier, SIGINT)
+    process.waitUntilExit()
+  }
 
   /// Polls `condition` every 100 ms for at most `seconds`; true if it held.
   static func waitUntil(seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {

@@ -110,6 +110,10 @@ final class MulticastFilteredLabTests: LiveDaemonLabTestCase {
       "b reached a at its new address \(String(format: "%.1f", Date().timeIntervalSince(started))) s after it changed")
     XCTAssertEqual(
       try reached("b", peer: "host-a").first?.hasPrefix("169.254.77.99:"), true, "newest first, not \(old)")
+    // a's hello said where it listens now, and b keeps that too.
+    let listed = object(try ok("b", ["trust", "address", "host-a", "list", "--json"]))
+    let said = ((listed["addresses"] as? [String: Any])?["announced"] as? [String: Any])?["addresses"] as? [String]
+    XCTAssertEqual(said?.first?.hasPrefix("169.254.77.99:"), true, "\(listed)")
     let id = try ok("b", ["new", "--title", "after a moved"], stdin: "made on b\n")
       .trimmingCharacters(in: .whitespacesAndNewlines)
     XCTAssertTrue(

@@ -33,8 +33,8 @@ final class PeerAddressBookTests: XCTestCase {
     var list = try list()
     let first = try address("169.254.1.2:7000")
     XCTAssertTrue(list.remember(first, network: nil, at: 1_000_000, for: id))
-    XCTAssertFalse(list.remember(first, network: nil, at: 1_000_000 + 599, for: id), "reached again within 10 min")
-    XCTAssertTrue(list.remember(first, network: nil, at: 1_000_000 + 600, for: id))
+    XCTAssertFalse(list.remember(first, network: nil, at: 1_000_000 + 599_999, for: id), "reached again within 10 min")
+    XCTAssertTrue(list.remember(first, network: nil, at: 1_000_000 + 600_000, for: id))
     XCTAssertFalse(list.remember(try address("nas:7000"), network: nil, at: 2_000_000, for: id), "never a name")
     XCTAssertFalse(list.remember(try address("169.254.1.2"), network: nil, at: 2_000_000, for: id), "never portless")
     XCTAssertFalse(

@@ -22,6 +22,8 @@ public struct StatusJSON: Encodable, Sendable {
   /// was kept aside (quarantined).
   public let invitations: [String]
   public let keptAside: [KeptAsideJSON]
+  /// The network this device is on: `{id, name, state}` (absent: on none).
+  public let network: NodeStatus.NetworkFacts?
 
   /// Kept aside from one peer, for one reason.
   public struct KeptAsideJSON: Encodable, Sendable {
@@ -35,11 +37,12 @@ public struct StatusJSON: Encodable, Sendable {
   }
 
   enum CodingKeys: String, CodingKey {
-    case schema, consent, running, serve, protection, changes, revocations, invitations
+    case schema, consent, running, serve, protection, changes, revocations, invitations, network
     case keptAside = "kept_aside"
   }
 
   public init(_ status: NodeStatus) {
+    network = status.network
     changes = status.changes
     revocations = status.revocations.map(RevocationJSON.init)
     invitations = status.invitations.map(\.notebook.rawValue)
@@ -152,21 +155,30 @@ public struct TrustListJSON: Encodable, Sendable {
 }
 
 /// Where a trusted device may be dialled without DNS-SD (`trust list --json`, `peers
-/// --json`, `trust address PEER list --json`): the addresses a person gave, and where it was
-/// reached, newest first.
+/// --json`, `trust address PEER list --json`): the addresses a person gave, where it was
+/// reached, newest first, and where it last said it listens.
 public struct PeerAddressesJSON: Encodable, Sendable {
   public struct Reached: Encodable, Sendable {
     public let address: String
     public let network: String?
     public let at: String
   }
+  public struct Announced: Encodable, Sendable {
+    public let addresses: [String]
+    public let network: String?
+    public let at: String
+  }
   public let given: [String]
   public let reached: [Reached]
+  public let announced: Announced?
 
   public init(_ peer: TrustedPeer) {
     given = (peer.addresses ?? []).map(\.description)
     reached = (peer.reached ?? []).map {
       Reached(address: $0.address.description, network: $0.network, at: TimeText.iso($0.at))
+    }
+    announced = peer.announced.map {
+      Announced(addresses: $0.addresses.map(\.description), network: $0.network, at: TimeText.iso($0.at))
     }
   }
 }
