@@ -32,9 +32,13 @@ public struct InfoUseCases {
           tags: listed.tags, updated: listed.updated)
       }
     }
-    return WidgetInput(
+    var input = WidgetInput(
       lockState: lockState, memo: memo, peersOnline: presence.onlineCount(), outboxWaiting: outbox,
       inboxWaiting: inbox, relayedRevisions: relayed, peersLive: presence.liveCount(), settings: settings)
+    if let serve = ServeStatus.read(paths), serve.isRunning, serve.state == .waiting {
+      input.daemonWaitingFor = serve.waitingFor ?? "something"
+    }
+    return input
   }
 
   /// Ids of live memos starting with `prefix` (none for a prefix that cannot be one).

@@ -23,8 +23,8 @@ public struct NetworkConsentUseCases {
     public let schema = JSONOutput.schema
     public let current: NetworkPlace?
     /// `allowed`, `undetermined` (never decided: asked on `browse`), `denied` or `revoked`;
-    /// `allowed` also for a node that has not yet recorded any network (it records the
-    /// one it is on at its next use).
+    /// with no network decided yet, `allowed` when local-network consent is given (it
+    /// covers this network, recorded at the next use), else `undetermined`.
     public let currentState: String?
     public let networks: [Decided]
     enum CodingKeys: String, CodingKey {
@@ -48,9 +48,12 @@ public struct NetworkConsentUseCases {
         state: last.decision == .granted ? "allowed" : last.decision.rawValue, method: last.method.rawValue,
         at: TimeText.iso(last.time), current: id == current?.id)
     }
-    let state = NetworkRule.state(of: current, in: records)
-    let stateName: String? =
-      current == nil ? nil : state.map { $0.isGranted ? "allowed" : $0.name } ?? "allowed"
+    // No network decided yet: the local-network consent, when given, covers this one (it
+    // is recorded at the next use); without it, nothing is allowed anywhere.
+    let covered = ConsentState.of(.localNetwork, in: records).isGranted ? "allowed" : "undetermined"
+    let stateName = current.map { _ in
+      NetworkRule.state(of: current, in: records).map { $0.isGranted ? "allowed" : $0.name } ?? covered
+    }
     return Overview(current: current, currentState: stateName, networks: decided)
   }
 

@@ -62,7 +62,8 @@ public enum Doctor {
         fix: consent.isGranted
           ? nil : "grant it: `memo-peer consent grant` (or answer the prompt of `memo-peer browse`)"))
 
-    if let gate { checks.append(networkCheck(gate)) }
+    let network = gate.map(networkCheck)
+    if let network { checks.append(network) }
 
     let bus = busSocketPath(environment)
     let busReachable = bus.map(canConnect) ?? false
@@ -130,7 +131,8 @@ public enum Doctor {
         ))
     }
     // The devices met before: shown by DNS-SD here, or only at an address, or not at all.
-    if consent.isGranted, avahi.version != nil, let gate,
+    // Not on a network a person allowed: nothing is tried here (the network check says so).
+    if consent.isGranted, avahi.version != nil, let gate, network?.ok == true,
       let peers = await DoctorPeerPaths.check(paths: paths, gate: gate)
     {
       checks.append(peers)

@@ -34,6 +34,9 @@ public struct WidgetInput: Sendable, Equatable {
   public var inboxWaiting: Int
   /// Sealed revisions of notebooks this device relays (it can show nothing else of them).
   public var relayedRevisions: Int
+  /// What the running daemon waits for (`serve`'s status: a network nobody allowed, a
+  /// consent, the unlock); nil when it does not wait or none runs. This build's own text.
+  public var daemonWaitingFor: String?
   public var settings: WidgetSettings
 
   public init(
@@ -76,9 +79,12 @@ public struct WidgetModel: Sendable, Equatable {
   public let outboxWaiting: Int
   public let inboxWaiting: Int
   public let relayedRevisions: Int
+  /// What the daemon waits for (nil: it does not wait).
+  public let daemonWaitingFor: String?
 
   /// Applies `RedactionPolicy` to every memo field.
   public init(_ input: WidgetInput) {
+    daemonWaitingFor = input.daemonWaitingFor
     relayedRevisions = input.relayedRevisions
     lockState = input.lockState
     peersOnline = input.peersOnline

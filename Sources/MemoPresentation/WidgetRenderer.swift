@@ -35,18 +35,21 @@ public enum WidgetRenderer {
     return shown.count > limit ? String(shown.prefix(limit - 1)) + "…" : shown
   }
 
-  /// `Groceries · 2 online · 1 waiting`, `· 3 in inbox` when memos wait there, and
-  /// `· 812 sealed (relay)` on a device that relays notebooks it cannot read.
+  /// `Groceries · 2 online · 1 waiting`, `· 3 in inbox` when memos wait there,
+  /// `· 812 sealed (relay)` on a device that relays notebooks it cannot read, and
+  /// `· paused` while the daemon waits (the tooltip says for what).
   public static func text(_ model: WidgetModel) -> String {
     "\(titleText(model)) · \(model.peersOnline) online" + (model.peersLive > 0 ? " (\(model.peersLive) live)" : "")
       + " · \(model.outboxWaiting) waiting"
       + (model.inboxWaiting > 0 ? " · \(model.inboxWaiting) in inbox" : "")
       + (model.relayedRevisions > 0 ? " · \(model.relayedRevisions) sealed (relay)" : "")
+      + (model.daemonWaitingFor != nil ? " · paused" : "")
   }
 
   /// Several lines: the state, the memo, its tags, the counts.
   public static func tooltip(_ model: WidgetModel) -> String {
     var lines = ["memo-peer: \(model.lockState.name)"]
+    if let waiting = model.daemonWaitingFor { lines.append("paused: the daemon waits for \(waiting)") }
     if model.hasMemo {
       var memo = "memo: " + titleText(model, limit: 200)
       if model.pinned { memo += " (pinned)" }
@@ -69,7 +72,7 @@ public enum WidgetRenderer {
 
   /// CSS classes for waybar: the lock state, plus `redacted` when a field is withheld.
   public static func classes(_ model: WidgetModel) -> [String] {
-    [model.lockState.name] + (model.isRedacted ? ["redacted"] : [])
+    [model.lockState.name] + (model.isRedacted ? ["redacted"] : []) + (model.daemonWaitingFor != nil ? ["paused"] : [])
   }
 
   /// waybar's JSON object. `text` and `tooltip` are Pango markup in waybar, so `&`, `<` and

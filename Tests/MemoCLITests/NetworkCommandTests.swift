@@ -21,7 +21,12 @@ final class NetworkCommandTests: XCTestCase {
     XCTAssertEqual(scopes["all-service-types"]?["state"] as? String, "undetermined")
     XCTAssertEqual((scopes["background-sync"]?["last"] as? [String: Any])?["method"] as? String, "provisioning")
     let log = try String(contentsOfFile: cli.home + "/node/state/consent.jsonl", encoding: .utf8)
-    let lines = log.split(separator: "\n")
+    // The grant also allowed the network it was given on (when this machine is on one).
+    let networkLines = log.split(separator: "\n").filter { $0.contains("\"scope\":\"network\"") }
+    XCTAssertLessThanOrEqual(networkLines.count, 1)
+    XCTAssertTrue(
+      networkLines.allSatisfy { $0.contains("\"method\":\"command\"") && $0.contains("\"network\":\"net-") })
+    let lines = log.split(separator: "\n").filter { !$0.contains("\"scope\":\"network\"") }
     XCTAssertEqual(lines.count, 3, "append-only: every decision stays")
     XCTAssertTrue(lines[0].contains("\"note\":\"my laptop\""))
     XCTAssertTrue(lines[0].contains("\"method\":\"command\""))

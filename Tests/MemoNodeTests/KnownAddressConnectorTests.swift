@@ -18,9 +18,11 @@ final class KnownAddressConnectorTests: XCTestCase {
       handler: { responder.serve($0) })
   }
 
+  /// Remembered on the network this machine is on, as a connection here would be.
   func remember(_ text: String, of peer: TestNode, on node: TestNode) throws {
+    let network = try node.gate.networks.current()?.id
     let address = try PeerAddress.parse(text)
-    XCTAssertTrue(try node.trust.update { $0.remember(address, network: nil, at: 1000, for: peer.id) })
+    XCTAssertTrue(try node.trust.update { $0.remember(address, network: network, at: 1000, for: peer.id) })
   }
 
   func testAPeerDNSSDDoesNotShowIsDialledWhereItWasReached() throws {

@@ -103,6 +103,19 @@ final class WidgetRendererTests: XCTestCase {
     XCTAssertEqual((fields["peers_live"] as? [String: Any])?["value"] as? Int, 2)
   }
 
+  func testADaemonThatWaitsIsShownPausedAndTheTooltipSaysWhy() {
+    var input = WidgetInput(
+      lockState: .unprotected, memo: nil, peersOnline: 0, outboxWaiting: 0, settings: WidgetSettings())
+    XCTAssertFalse(WidgetRenderer.plain(WidgetModel(input)).contains("paused"))
+    input.daemonWaitingFor = "this network (eth0, gateway 10.0.0.1) to be allowed: it is not one a person allowed"
+    let paused = WidgetModel(input)
+    XCTAssertEqual(WidgetRenderer.plain(paused), "no memos · 0 online · 0 waiting · paused\n")
+    XCTAssertTrue(
+      WidgetRenderer.tooltip(paused).contains("paused: the daemon waits for this network (eth0, gateway 10.0.0.1)"),
+      WidgetRenderer.tooltip(paused))
+    XCTAssertEqual(WidgetRenderer.classes(paused), ["unprotected", "paused"])
+  }
+
   func testWaybarJSONSaysWhyEachFieldIsRedactedAndNeverCarriesItsValue() throws {
     // The I/O layer could read the title (unlocked earlier), but the policy withholds it.
     let hidden = model(

@@ -35,7 +35,9 @@ extension FuzzTargets {
       head: HeadSummary(
         dot: Dot(origin: other, seq: 3), clock: VersionVector([replica: 4, other: 3]), revision: 3, isDeleted: true),
       created: stored.created, updated: stored.updated + 1, isPrivate: false, title: "", body: "", tags: [])
-    let hello = PeerMessage.encode(PeerMessage.Hello(discoveryKey: key, rotationSeconds: 900))
+    let hello = PeerMessage.encode(
+      PeerMessage.Hello(
+        discoveryKey: key, rotationSeconds: 900, listenPort: 7878, listenAddresses: ["169.254.1.2", "fd00::1"]))
     let syncHello = PeerMessage.encode(
       SyncMessage.Hello(
         replica: replica, knowledge: VersionVector([replica: 4, other: 2]),

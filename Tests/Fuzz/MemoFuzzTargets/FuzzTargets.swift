@@ -80,7 +80,14 @@ public enum FuzzTargets {
     let payload = Array(data.dropFirst())
     switch selector % 6 {
     case 0:
-      if let hello = PeerMessage.decode(PeerMessage.Hello.self, from: payload) { try? PeerMessage.check(hello) }
+      if let hello = PeerMessage.decode(PeerMessage.Hello.self, from: payload) {
+        try? PeerMessage.check(hello)
+        // What a daemon keeps of the announcement: within the limits, or nothing.
+        if let kept = try? AnnouncedAddresses.check(hello.listenAddresses, port: hello.announcedPort) {
+          precondition(kept.count <= AnnouncedAddresses.maximumCount, "an announcement over the limit kept")
+          precondition(kept.allSatisfy { !$0.isName && $0.port != nil }, "a name or portless address kept")
+        }
+      }
     case 1:
       _ = PeerMessage.decode(PeerMessage.Goodbye.self, from: payload)
     case 2:
