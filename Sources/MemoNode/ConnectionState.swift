@@ -3,6 +3,8 @@
 public enum WaitReason: Equatable, Sendable, CustomStringConvertible {
   /// No local-network consent on record yet (or it was revoked).
   case localNetworkConsent
+  /// This device is on a network no person allowed memo-peer to use (or one denied).
+  case networkNotAllowed
   /// The peer's advertisement has not been seen on the network.
   case peerNotFound
   /// The peer was seen but did not answer (yet).
@@ -11,6 +13,7 @@ public enum WaitReason: Equatable, Sendable, CustomStringConvertible {
   public var description: String {
     switch self {
     case .localNetworkConsent: "local-network consent"
+    case .networkNotAllowed: "this network to be allowed"
     case .peerNotFound: "peer not found on the network"
     case .peerUnreachable: "peer not reachable"
     }

@@ -125,3 +125,11 @@ public struct ConsentGate: Sendable {
     return String(cString: name)
   }
 }
+
+extension LocalNetworkVerdict {
+  /// Refused because a person denied this network (not the local-network scope).
+  var isNetworkRefusal: Bool {
+    if case .refused(let error) = self { return error.remedy == .grantConsent(.network) }
+    return false
+  }
+}

@@ -143,17 +143,19 @@ public struct PeerConnector: PeerDialer {
       try Task.checkCancellation()
       switch try gate.verdict(for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType)) {
       case .allowed: break
-      case .needsConsent:
-        tracker.move(.waiting(.localNetworkConsent))
+      case .needsConsent(let scope):
+        tracker.move(.waiting(scope == .network ? .networkNotAllowed : .localNetworkConsent))
         try await Self.pause(Self.consentPoll, before: deadline)
         continue
       case .refused(let error):
         guard error.code == .policyDenied else { throw fail(tracker, error) }
-        tracker.move(.waiting(.localNetworkConsent))
+        tracker.move(.waiting(error.remedy == .grantConsent(.network) ? .networkNotAllowed : .localNetworkConsent))
         try await Self.pause(Self.consentPoll, before: deadline)
         continue
       }
-      if tracker.current == .setup || tracker.current == .waiting(.localNetworkConsent) {
+      if tracker.current == .setup || tracker.current == .waiting(.localNetworkConsent)
+        || tracker.current == .waiting(.networkNotAllowed)
+      {
         tracker.move(.waiting(.peerNotFound))
       }
       // The first browse looks for the peer's advertisement by its tag; when that does not
@@ -184,7 +186,9 @@ public struct PeerConnector: PeerDialer {
       tracker,
       MemoPeerError(
         .connection, "could not reach \(peer.displayName) within \(seconds) s\(reason)",
-        remedy: reason.contains("consent") ? .grantConsent(nil) : .checkPeerVisible(device: peer.displayName)))
+        remedy: reason.contains("network to be allowed")
+          ? .grantConsent(.network)
+          : reason.contains("consent") ? .grantConsent(nil) : .checkPeerVisible(device: peer.displayName)))
   }
 
   /// Sleeps `pause`, or until the deadline if that is sooner.

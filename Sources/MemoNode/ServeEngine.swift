@@ -254,7 +254,9 @@ public actor ServeEngine {
       try? publish(.waiting, waitingFor: consent.waitingFor)
       return
     }
-    followOutboxConsent(allowed: consent.advertise == .allowed)
+    let networkWait = consent.advertise == .needsConsent(.network) || consent.advertise?.isNetworkRefusal == true
+    followOutboxConsent(
+      allowed: consent.advertise == .allowed, waiting: networkWait ? .networkNotAllowed : .localNetworkConsent)
     // Without local-network consent nothing of this node stays on the network.
     if case .waiting(let waitingFor) = facts.access {
       if !liveLinks.isEmpty { stopLiveLinks() }
@@ -350,11 +352,11 @@ public actor ServeEngine {
   /// On a change of consent: without it every pending entry waits for it (also those
   /// queued meanwhile, marked once a second); with it again, delivery resumes at once (the
   /// backoff is forgotten: `OutboxSchedule.consent`).
-  private func followOutboxConsent(allowed: Bool) {
+  private func followOutboxConsent(allowed: Bool, waiting reason: WaitReason) {
     guard outbox.consent(allowed: allowed, now: clock()), let delivery = makeOutboxDelivery() else { return }
     do {
       for recipient in try delivery.pendingRecipients() {
-        try delivery.markWaiting(recipient, WaitReason.localNetworkConsent.description)
+        try delivery.markWaiting(recipient, reason.description)
       }
     } catch {
       logger.error(error, while: "recording the outbox's wait for consent")

@@ -62,7 +62,7 @@ final class RoamingLabTests: LiveDaemonLabTestCase {
     let id = try newMemo("a", title: "made while b was away")
     let ping = try Lab.exec("b", ["ping", "host-a", "--timeout", "2"])
     XCTAssertNotEqual(ping.status, 0)
-    XCTAssertTrue(ping.stderr.contains("network"), ping.stderr)
+    XCTAssertTrue(ping.stderr.contains("still waiting: this network to be allowed"), ping.stderr)
     let doctor = object(try Lab.exec("b", ["doctor", "--json"]).stdout)["checks"] as? [[String: Any]] ?? []
     let check = try XCTUnwrap(doctor.first { $0["name"] as? String == "network" }, "\(doctor)")
     XCTAssertEqual(check["ok"] as? Bool, false, "\(check)")
