@@ -13,6 +13,9 @@ struct LiveSyncState: Sendable {
   }
 
   var plan = LiveLinkPlan()
+  /// Where each link up was dialled without DNS-SD (a remembered, announced or given
+  /// address; absent: DNS-SD showed the peer), for `status` (`live_addresses`).
+  var dialledAt: [DeviceID: String] = [:]
   /// Whether the background-sync consent was granted at the last step.
   private(set) var allowed = false
   private var consentNoted = false

@@ -17,6 +17,8 @@ public struct PeerLink: Sendable {
   /// The peer's hello (nil when the dialler did not keep it): what it speaks, such as
   /// batched delivery. Without it a sender assumes the oldest version.
   public let hello: PeerMessage.Hello?
+  /// The address dialled when DNS-SD did not show the peer (nil: it did, or not told).
+  public var dialledAt: String?
 
   public init(channel: any FrameChannel, peer: TrustedPeer, hello: PeerMessage.Hello? = nil) {
     self.channel = channel
@@ -276,9 +278,10 @@ public struct PeerConnector: PeerDialer {
           addresses: numeric, port: address.port, own: false)
         return try attempt(peer, sighting: sighting, port: address.port ?? 0, claimsToBe: false, deadline: until)
       }
-      if case .ready(let link) = outcome {
+      if case .ready(var link) = outcome {
         addressBackoff.succeeded(address)
         tracker.move(.ready)
+        link.dialledAt = address.description
         return link
       }
       addressBackoff.failed(address, at: deadline.clock.monotonicNow)

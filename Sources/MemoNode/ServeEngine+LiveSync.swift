@@ -68,7 +68,7 @@ extension ServeEngine {
           await self.liveLinkEnded(link, wasUp: false, .failed(PeerSync.memoPeerError(error)))
           return
         }
-        await self.liveLinkUp(link)
+        await self.liveLinkUp(link, dialledAt: ready.dialledAt)
         let ending =
           (try? await BlockingIO.run("mp.live") {
             link.drive(ready.channel, runner: runner) { result in Task { await self.liveSynced(result) } }
@@ -85,9 +85,10 @@ extension ServeEngine {
     report("live sync waits for the background-sync consent (`memo-peer consent grant --scope background-sync`)")
   }
 
-  private func liveLinkUp(_ link: LiveLink) {
+  private func liveLinkUp(_ link: LiveLink, dialledAt: String?) {
     guard liveLinks[link.peer.deviceID] === link else { return link.close() }
     live.plan.linked(link.peer.deviceID)
+    live.dialledAt[link.peer.deviceID] = dialledAt
     logger.info("live link with \(link.peer.deviceID.short, privacy: .public) up")
     showLivePeers()
   }
@@ -102,6 +103,7 @@ extension ServeEngine {
     // A link closed on purpose (a lock, a revoke) was forgotten when it was closed.
     guard liveLinks[device] === link else { return }
     liveLinks[device] = nil
+    live.dialledAt[device] = nil
     live.plan.ended(device, synced: link.hasSynced, now: clock(), random: Double.random(in: 0..<1))
     wake()
     if wasUp, case .failed(let error) = ending {
@@ -158,7 +160,10 @@ extension ServeEngine {
 
   /// What `status` shows of the links that are up.
   func showLivePeers() {
-    showLivePeers(ServeStatus.listed(live.plan.up))
+    let up = live.plan.up
+    let dialled = live.dialledAt.filter { up.contains($0.key) }
+    board.status.liveAddresses = dialled.isEmpty ? nil : dialled
+    showLivePeers(ServeStatus.listed(up))
   }
 
   /// The node locked, a consent was revoked, the daemon stops: every link says goodbye and
@@ -168,6 +173,7 @@ extension ServeEngine {
     feed.reader = nil
     for link in liveLinks.values { link.close() }
     liveLinks = [:]
+    live.dialledAt = [:]
     live.plan.reset()
     showLivePeers()
   }

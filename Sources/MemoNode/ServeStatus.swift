@@ -36,6 +36,9 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   /// The trusted devices (compact device IDs in the file) with a live link up now, in the
   /// order of that text.
   public var livePeers: [DeviceID]?
+  /// Of those, the ones dialled at an address because DNS-SD did not show them (a network
+  /// that filters multicast, another subnet): `doctor`'s finding, seen by the daemon.
+  public var liveAddresses: [DeviceID: String]?
   /// The fingerprint of the trust store file (`TrustStore.fingerprint`) the daemon has
   /// applied: loaded, and the connections of every device it no longer trusts closed.
   /// `trust remove` waits for it to be the file's (`ServeStatus.hasApplied`).
@@ -60,6 +63,7 @@ public struct ServeStatus: Codable, Sendable, Equatable {
     case trustedContacts = "trusted_contacts"
     case liveSync = "live_sync"
     case livePeers = "live_peers"
+    case liveAddresses = "live_addresses"
     case trustStore = "trust_store"
   }
 
@@ -88,7 +92,11 @@ public struct ServeStatus: Codable, Sendable, Equatable {
   /// back from a file, so it goes through the terminal rule.
   public var summary: String {
     let memos = store == "locked" ? "; memos locked" : ""
-    let linked = livePeers.map { $0.isEmpty ? "" : " (\($0.count) device\($0.count == 1 ? "" : "s") connected)" } ?? ""
+    let byAddress = liveAddresses?.count ?? 0
+    let withoutDNSSD = byAddress > 0 ? ", \(byAddress) reached at an address DNS-SD did not show" : ""
+    let linked =
+      livePeers.map { $0.isEmpty ? "" : " (\($0.count) device\($0.count == 1 ? "" : "s") connected\(withoutDNSSD))" }
+      ?? ""
     let live = liveSync.map { "; live sync \($0)\(linked)" } ?? ""
     return TerminalText.render(stateSummary + memos + live, limit: 512).text
   }

@@ -51,6 +51,13 @@ final class MulticastFilteredLabTests: LiveDaemonLabTestCase {
         "\(host)'s live link is up again: \(daemons[host]?.text.suffix(3000) ?? "")")
     }
 
+    // The daemons know it too: each dialled the other at an address DNS-SD did not show.
+    let serve = object(try ok("b", ["status", "--json"]))["serve"] as? [String: Any]
+    let dialled = serve?["live_addresses"] as? [String: String] ?? [:]
+    XCTAssertEqual(dialled.count, 1, "\(serve ?? [:])")
+    XCTAssertEqual(dialled.values.first?.hasPrefix("169.254.77."), true, "\(dialled)")
+    XCTAssertTrue(try ok("b", ["status"]).contains("reached at an address DNS-SD did not show"))
+
     // Live sync: a memo made on a is on b with nobody typing `sync`.
     let started = Date()
     let id = try ok("a", ["new", "--title", "through the filter"], stdin: "made on a\n")

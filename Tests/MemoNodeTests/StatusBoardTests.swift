@@ -89,6 +89,15 @@ final class StatusBoardTests: XCTestCase {
     XCTAssertTrue(text.contains(#""live_peers":["\#(high.compact)","\#(low.compact)"]"#), text)
     XCTAssertEqual(try JSONDecoder().decode(ServeStatus.self, from: Data(text.utf8)), status)
     XCTAssertEqual(ServeStatus.listed([low, high]), [high, low], "the file's order is the text's")
+    // A link dialled at an address DNS-SD did not show is said, in the file and the summary.
+    XCTAssertFalse(status.summary.contains("DNS-SD"), status.summary)
+    status.liveSync = "on"
+    status.liveAddresses = [low: "169.254.1.2:7878"]
+    let dialled = String(decoding: try encoder.encode(status), as: UTF8.self)
+    XCTAssertTrue(dialled.contains(#""live_addresses":{"\#(low.compact)":"169.254.1.2:7878"}"#), dialled)
+    XCTAssertEqual(try JSONDecoder().decode(ServeStatus.self, from: Data(dialled.utf8)), status)
+    XCTAssertTrue(
+      status.summary.contains("(2 devices connected, 1 reached at an address DNS-SD did not show)"), status.summary)
     let damaged = text.replacingOccurrences(of: low.compact + "\":5", with: "desk\":5")
     XCTAssertThrowsError(try JSONDecoder().decode(ServeStatus.self, from: Data(damaged.utf8)))
   }
