@@ -57,6 +57,31 @@ public struct NetworkConsentUseCases {
     return Overview(current: current, currentState: stateName, networks: decided)
   }
 
+  /// The network this device is on now, as the page shows it: its state and the question a
+  /// decision records (what `network allow` records as shown). Nil: on no network.
+  public struct Current: Sendable, Encodable, Equatable {
+    public let id: String
+    public let name: String
+    /// As `overview()`'s `current_state`.
+    public let state: String
+    /// False while the network cannot be told apart (its gateway has not answered): nothing
+    /// can be decided for it yet.
+    public let identified: Bool
+    /// The question a person answers, recorded with the decision (the network's name in it
+    /// escaped as on a terminal).
+    public let question: String
+  }
+
+  public func current() throws -> Current? {
+    let gate = try ConsentGate(paths: app.paths)
+    let overview = try overview()
+    guard let place = overview.current else { return nil }
+    return Current(
+      id: place.id, name: place.name.terminalSafe, state: overview.currentState ?? "undetermined",
+      identified: place.isIdentified,
+      question: ConsentGate.networkQuestion(place, manifest: gate.manifest))
+  }
+
   /// Records `decision` for the network `id` names (nil: the one this device is on now);
   /// the record, with the network.
   public func decide(_ decision: ConsentDecision, network id: String?, method: ConsentMethod, note: String?) throws

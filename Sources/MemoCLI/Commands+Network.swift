@@ -92,7 +92,10 @@ enum NetworkCommands {
     let decision: ConsentDecision
     switch action {
     case "status":
-      printConsentStatus(try context.app().consent.overview(ignoringUnreadableLog: true), context: context)
+      let app = try context.app()
+      // A log that cannot be read shows as empty, and no network's state is told from it.
+      printConsentStatus(
+        try app.consent.overview(ignoringUnreadableLog: true), network: try? app.networks.current(), context: context)
       return
     case "grant": decision = .granted
     case "deny": decision = .denied
@@ -302,9 +305,11 @@ enum NetworkCommands {
     return server
   }
 
-  static func printConsentStatus(_ overview: ConsentOverview, context: CommandContext) {
+  static func printConsentStatus(
+    _ overview: ConsentOverview, network: NetworkConsentUseCases.Current?, context: CommandContext
+  ) {
     if context.wantsJSON {
-      context.printJSON(ConsentJSON(overview))
+      context.printJSON(ConsentJSON(overview, network: network))
       return
     }
     for scope in ConsentScope.allCases {

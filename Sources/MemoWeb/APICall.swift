@@ -31,12 +31,20 @@ public enum APICall: Sendable {
   case trash
   case restoreFromTrash(String)
   case peers
+  /// An address a person gave a trusted device (HOST[:PORT], as `trust address PEER add`),
+  /// by the device's id (or a name, as the command takes).
+  case addPeerAddress(peer: String, address: String)
+  /// An address taken back (`trust address PEER remove`).
+  case removePeerAddress(peer: String, address: String)
   /// Notebooks shared with this device that a person has not taken (by notebook id).
   case invitations
   case acceptInvitation(String)
   case declineInvitation(String)
   case consent
   case recordConsent(ConsentAnswer)
+  /// The network this device is on now, allowed (`granted`) or denied on the page
+  /// (`network allow|deny`); sent as scope `network` to `POST /api/consent`.
+  case decideNetwork(ConsentDecision)
   case syncState
   /// Sync with every trusted device, or only with the one named; `timeout`: seconds to
   /// wait for each device (nil: as `sync`).
@@ -52,6 +60,9 @@ public enum APICall: Sendable {
   public static let maxPassphraseBytes = 4096
   /// The longest search text, as `search --stdin`.
   public static let maxQueryBytes = 4096
+  /// The longest address text: longer than any `PeerAddress` takes, so its own reason is
+  /// given for most, but never a long text in an error.
+  public static let maxAddressBytes = 512
 
   /// Decodes the body that `route` takes. `contentType` must be `application/json` for
   /// JSON bodies and `application/octet-stream` for the passphrase.
@@ -114,7 +125,20 @@ public enum APICall: Sendable {
       let answer: ConflictAnswer = try json(body, contentType)
       return .resolveConflict(id, keep: answer.keep)
     case .recordConsent:
-      return .recordConsent(try json(body, contentType))
+      let request: ConsentRequest = try json(body, contentType)
+      // The network is not one of `consent`'s scopes (ConsentScope(named:) refuses it): it
+      // is decided only as `network allow|deny` does, for the network this device is on.
+      if request.scope == ConsentScope.network.rawValue {
+        guard let decision = request.decision.flatMap(ConsentDecision.init(rawValue:)),
+          decision == .granted || decision == .denied
+        else { throw invalid("a network's \"decision\" must be granted or denied") }
+        return .decideNetwork(decision)
+      }
+      return .recordConsent(try ConsentAnswer(scopeName: request.scope, decisionName: request.decision))
+    case .addPeerAddress(let peer):
+      return .addPeerAddress(peer: peer, address: try addressText(body, contentType))
+    case .removePeerAddress(let peer):
+      return .removePeerAddress(peer: peer, address: try addressText(body, contentType))
     case .startSync:
       if body.isEmpty { return .startSync(peer: nil, timeout: nil) }
       let request: SyncRequest = try json(body, contentType)
@@ -134,6 +158,18 @@ public enum APICall: Sendable {
       while let last = line.last, last == 0x0A || last == 0x0D { line = line.dropLast() }
       return .unlock(SecureBytes(copying: line))
     }
+  }
+
+  /// `{"address": "HOST[:PORT]"}`: the text, checked for what `PeerAddress.parse` does not
+  /// tell apart (empty, overlong); the use case says what else is wrong with it.
+  static func addressText(_ body: [UInt8], _ contentType: String?) throws -> String {
+    let request: AddressRequest = try json(body, contentType)
+    let text = request.address.trimmingBlanks()
+    guard !text.isEmpty else { throw invalid("\"address\" is empty: give HOST[:PORT]") }
+    guard text.utf8.count <= maxAddressBytes else {
+      throw MemoPeerError(.tooLarge, "the address is longer than \(maxAddressBytes) bytes")
+    }
+    return text
   }
 
   static func json<T: Decodable>(_ body: [UInt8], _ contentType: String?) throws -> T {
@@ -244,8 +280,20 @@ struct SyncRequest: Decodable {
   var timeout: Double?
 }
 
+/// `POST /api/peers/{id}/addresses` and `…/addresses/remove`: `{"address": "HOST[:PORT]"}`.
+struct AddressRequest: Decodable {
+  var address: String
+}
+
+/// `POST /api/consent` as sent: the scope (`network` among them) and the decision, both
+/// read as text first, so a network decision can be told from a consent scope's.
+struct ConsentRequest: Decodable {
+  var scope: String?
+  var decision: String?
+}
+
 /// `POST /api/consent`: `{"scope", "decision"}`; the scope defaults to `local-network`,
-/// the decision is `granted`, `denied` or `revoked`.
+/// the decision is `granted`, `denied` or `revoked`. (Scope `network` is `decideNetwork`.)
 public struct ConsentAnswer: Decodable, Sendable, Equatable {
   public var scope: ConsentScope
   public var decision: ConsentDecision
@@ -257,17 +305,23 @@ public struct ConsentAnswer: Decodable, Sendable, Equatable {
 
   enum CodingKeys: String, CodingKey { case scope, decision }
 
-  public init(from decoder: any Decoder) throws {
-    let container = try decoder.container(keyedBy: CodingKeys.self)
-    let scopeName = try container.decodeIfPresent(String.self, forKey: .scope) ?? ConsentScope.localNetwork.rawValue
-    guard let scope = ConsentScope(named: scopeName) else {
-      throw APICall.invalid("\"scope\" must be local-network, all-service-types or background-sync")
+  /// From the texts sent: a missing scope is `local-network`; a missing decision is refused.
+  init(scopeName: String?, decisionName: String?) throws {
+    guard let scope = ConsentScope(named: scopeName ?? ConsentScope.localNetwork.rawValue) else {
+      throw APICall.invalid("\"scope\" must be local-network, all-service-types, background-sync or network")
     }
-    guard let decision = ConsentDecision(rawValue: try container.decode(String.self, forKey: .decision)) else {
+    guard let decisionName else { throw APICall.invalid("the field \"decision\" is missing") }
+    guard let decision = ConsentDecision(rawValue: decisionName) else {
       throw APICall.invalid("\"decision\" must be granted, denied or revoked")
     }
-    self.scope = scope
-    self.decision = decision
+    self.init(scope: scope, decision: decision)
+  }
+
+  public init(from decoder: any Decoder) throws {
+    let container = try decoder.container(keyedBy: CodingKeys.self)
+    try self.init(
+      scopeName: try container.decodeIfPresent(String.self, forKey: .scope),
+      decisionName: try container.decode(String.self, forKey: .decision))
   }
 }
 

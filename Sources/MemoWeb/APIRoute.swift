@@ -19,6 +19,8 @@ public enum APIRoute: Equatable, Sendable {
   case trash
   case restoreFromTrash(String)
   case peers
+  case addPeerAddress(String)
+  case removePeerAddress(String)
   case invitations
   case acceptInvitation(String)
   case declineInvitation(String)
@@ -50,6 +52,8 @@ public enum APIRoute: Equatable, Sendable {
     case .trash: "GET /api/trash"
     case .restoreFromTrash: "POST /api/trash/{id}/restore"
     case .peers: "GET /api/peers"
+    case .addPeerAddress: "POST /api/peers/{id}/addresses"
+    case .removePeerAddress: "POST /api/peers/{id}/addresses/remove"
     case .invitations: "GET /api/invitations"
     case .acceptInvitation: "POST /api/invitations/{id}/accept"
     case .declineInvitation: "POST /api/invitations/{id}/decline"
@@ -90,6 +94,8 @@ public enum APIRouter {
     (["conflicts"], [("GET", { _ in .conflicts })]),
     (["conflicts", "{id}", "resolve"], [("POST", APIRoute.resolveConflict)]),
     (["peers"], [("GET", { _ in .peers })]),
+    (["peers", "{id}", "addresses"], [("POST", APIRoute.addPeerAddress)]),
+    (["peers", "{id}", "addresses", "remove"], [("POST", APIRoute.removePeerAddress)]),
     (["invitations"], [("GET", { _ in .invitations })]),
     (["invitations", "{id}", "accept"], [("POST", APIRoute.acceptInvitation)]),
     (["invitations", "{id}", "decline"], [("POST", APIRoute.declineInvitation)]),
@@ -99,7 +105,8 @@ public enum APIRouter {
     (["lock"], [("POST", { _ in .lock })]),
   ]
 
-  /// The longest id a path may carry (memo ids are 36 characters, entry ids shorter).
+  /// The longest id a path may carry (memo ids are 36 characters, device ids 52, entry ids
+  /// shorter).
   static let maxIDLength = 64
 
   public static func match(method: String, path: String) -> RouteMatch {

@@ -25,7 +25,7 @@ public enum PageRemedyText {
     case .retryPassphrase: "try again (the passphrase is the one the node's key was protected with)"
     case .grantConsent(.allServiceTypes), .askOrGrantConsent(.allServiceTypes): nil
     case .grantConsent(.network), .askOrGrantConsent(.network):
-      "this network is not one memo-peer may use yet: allow it with `memo-peer network allow` on a terminal"
+      "this network is not one memo-peer may use yet: allow it on the Network view if it is one of yours"
     case .grantConsent, .askOrGrantConsent: "answer the question the page shows when you press Sync"
     case .sync: "sync, then try again"
     case .syncAgain: "sync again; it resumes after the last batch stored"

@@ -9,10 +9,10 @@ import MemoWeb
 /// is a use of the node of its own (`App`), so the store is opened afresh and a lock or
 /// unlock anywhere shows at once.
 ///
-/// What the page adds is its own policy: everything but the list, status, peers and consent
-/// needs the node unlocked; a sync needs a consent on record (the page asks on a click); a
-/// sync runs in the background (`WebSyncJob`). Only what a person asks for opens the store
-/// as their use (restarting the idle timeout of protection `complete`); the page's polling
+/// What the page adds is its own policy: everything but the list, status, peers, consent and
+/// this network's decision needs the node unlocked; a sync needs a consent on record (the
+/// page asks on a click); a sync runs in the background (`WebSyncJob`). Only what a person
+/// asks for opens the store as their use (restarting the idle timeout of protection `complete`); the page's polling
 /// (`status`, `sync`) does not.
 public final class WebBackend: WebAPI {
   let paths: NodePaths
@@ -120,6 +120,14 @@ public final class WebBackend: WebAPI {
       return .json(200, encoding: MemoJSON(memo: .init(memo.summary, names: try app.names())))
     case .peers:
       return .json(200, encoding: PeersJSON(try app.sync.peers()))
+    case .addPeerAddress(let peer, let address):
+      // As `trust address PEER add`: checked (a name must resolve here and now) before it is
+      // stored; the answer is `trust address PEER list --json`.
+      try app.requireUnlocked()
+      return .json(200, encoding: TrustAddressesJSON(try app.trust.addAddress(address, for: peer)))
+    case .removePeerAddress(let peer, let address):
+      try app.requireUnlocked()
+      return .json(200, encoding: TrustAddressesJSON(try app.trust.removeAddress(address, for: peer)))
     case .invitations:
       return .json(200, encoding: InvitationListJSON(try app.notebooks.invitations(), names: try app.names()))
     case .acceptInvitation(let id):
@@ -129,16 +137,23 @@ public final class WebBackend: WebAPI {
     case .declineInvitation(let id):
       return .json(200, encoding: DeclinedJSON(try app.notebooks.decline(id), names: try app.names()))
     case .consent:
-      return .json(200, encoding: ConsentJSON(try app.consent.overview()))
+      return .json(200, encoding: ConsentJSON(try app.consent.overview(), network: try app.networks.current()))
     case .recordConsent(let answer):
       // A person's click on the page's consent prompt, with the same usage text as the
       // terminal's prompt. Revoking what is not granted records nothing, as `consent revoke`.
       switch try app.consent.decide(answer.decision, scope: answer.scope, method: .web) {
-      case .notGranted: return .json(200, encoding: ConsentJSON(try app.consent.overview()))
+      case .notGranted:
+        return .json(200, encoding: ConsentJSON(try app.consent.overview(), network: try app.networks.current()))
       case .recorded(let record):
         logger.info("consent recorded from the web page: \(answer.scope.rawValue, privacy: .public)")
         return .json(200, encoding: record)
       }
+    case .decideNetwork(let decision):
+      // A person's click on the page's question about this network (the same question
+      // `network allow` records), recorded with method `web`.
+      let record = try app.networks.decide(decision, network: nil, method: .web, note: nil)
+      logger.info("network \(decision == .granted ? "allowed" : "denied", privacy: .public) from the web page")
+      return .json(200, encoding: record)
     case .syncState:
       return .json(200, encoding: syncJob.snapshot)
     case .startSync(let peer, let timeout):

@@ -140,6 +140,85 @@ final class WebBackendTests: XCTestCase {
     XCTAssertEqual(try json(page.perform(.syncState))["state"] as? String, "idle")
   }
 
+  /// A trusted device's addresses on the page: added and removed as `trust address` does,
+  /// answered in its JSON, with the use case's reason for a wrong one, and nothing changed
+  /// while the node is locked.
+  func testAddressesOfATrustedDeviceThroughThePage() throws {
+    let node = try AppFixture()
+    let page = backend(node)
+    try node.app().trustStore.update { try $0.trust(SyncUseCaseTests.desk) }
+    let desk = SyncUseCaseTests.desk.deviceID.compact
+
+    let added = page.perform(.addPeerAddress(peer: desk, address: "192.168.7.20:8426"))
+    XCTAssertEqual(added.status, 200)
+    let answer = try json(added)
+    XCTAssertEqual(answer["name"] as? String, "desk")
+    XCTAssertEqual((answer["addresses"] as? [String: Any])?["given"] as? [String], ["192.168.7.20:8426"])
+    XCTAssertEqual(
+      try node.app().trustStore.load().peer(for: SyncUseCaseTests.desk.deviceID)?.addresses?.map(\.description),
+      ["192.168.7.20:8426"])
+    let peers = try XCTUnwrap(try json(page.perform(.peers))["peers"] as? [[String: Any]])
+    XCTAssertEqual((peers.first?["addresses"] as? [String: Any])?["given"] as? [String], ["192.168.7.20:8426"])
+
+    let bad = page.perform(.addPeerAddress(peer: desk, address: "host:70000"))
+    XCTAssertEqual(bad.status, 400)
+    let error = try XCTUnwrap(try json(bad)["error"] as? [String: Any])
+    XCTAssertEqual(error["code"] as? String, "invalid-input")
+    XCTAssertEqual(error["message"] as? String, "not an address: the port 70000 is outside 1 to 65535")
+    XCTAssertEqual(try errorCode(page.perform(.addPeerAddress(peer: "ZZZZ", address: "10.0.0.1"))), "not-found")
+    XCTAssertEqual(try errorCode(page.perform(.removePeerAddress(peer: desk, address: "10.0.0.1"))), "not-found")
+
+    try node.protect()
+    try node.keys.lock()
+    XCTAssertEqual(try errorCode(page.perform(.removePeerAddress(peer: desk, address: "192.168.7.20:8426"))), "locked")
+    XCTAssertEqual(page.perform(.unlock(node.secret())).status, 200)
+    let removed = try json(page.perform(.removePeerAddress(peer: desk, address: "192.168.7.20:8426")))
+    XCTAssertEqual((removed["addresses"] as? [String: Any])?["given"] as? [String], [])
+    XCTAssertNil(try node.app().trustStore.load().peer(for: SyncUseCaseTests.desk.deviceID)?.addresses)
+  }
+
+  /// This network on the page: `GET /api/consent` tells it (with the question a decision
+  /// records), and a decision is recorded for it with method `web`, as `network allow`
+  /// would. Which network the machine running the tests is on is its own: on none (or one
+  /// not told apart yet), the page is told so and nothing is recorded.
+  func testThisNetworkIsShownAndDecidedOnThePage() throws {
+    let node = try AppFixture()
+    let page = backend(node)
+    let consent = try json(page.perform(.consent))
+    let current = try node.app().networks.current()
+    guard let current, current.identified else {
+      if let current {
+        XCTAssertEqual((consent["network"] as? [String: Any])?["identified"] as? Bool, false)
+        XCTAssertEqual(current.state, "undetermined")
+      } else {
+        XCTAssertNil(consent["network"], "on no network, none is shown")
+      }
+      XCTAssertEqual(try errorCode(page.perform(.decideNetwork(.granted))), "not-found")
+      XCTAssertEqual(try node.app().networks.overview().networks.count, 0, "nothing was recorded")
+      return
+    }
+    let shown = try XCTUnwrap(consent["network"] as? [String: Any])
+    XCTAssertEqual(shown["id"] as? String, current.id)
+    XCTAssertEqual(shown["state"] as? String, "allowed", "a node that never decided a network")
+    let question = try XCTUnwrap(shown["question"] as? String)
+    XCTAssertTrue(question.hasPrefix("memo-peer has not been used on this network ("), question)
+
+    let denied = try json(page.perform(.decideNetwork(.denied)))
+    XCTAssertEqual(denied["method"] as? String, "web")
+    XCTAssertEqual(denied["network"] as? String, current.id)
+    XCTAssertEqual(denied["usage_text"] as? String, question, "the question shown is the one recorded")
+    XCTAssertEqual(try node.app().networks.overview().currentState, "denied")
+    XCTAssertEqual((try json(page.perform(.consent))["network"] as? [String: Any])?["state"] as? String, "denied")
+    XCTAssertEqual(
+      (try json(page.perform(.status))["network"] as? [String: Any])?["state"] as? String, "denied",
+      "the status says it too")
+
+    XCTAssertEqual(try json(page.perform(.decideNetwork(.granted)))["method"] as? String, "web")
+    let overview = try node.app().networks.overview()
+    XCTAssertEqual(overview.currentState, "allowed")
+    XCTAssertEqual(overview.networks.map(\.method), ["web"])
+  }
+
   func testUnlockOfANodeWithoutAPassphraseSaysSoWithoutACommandHint() throws {
     let node = try AppFixture()
     let answer = backend(node).perform(.unlock(node.secret()))

@@ -8,6 +8,7 @@ import XCTest
 final class WebRoutingTests: XCTestCase {
   func testRoutesMatchMethodAndPath() {
     let id = "3f2a1b2c-0000-4000-8000-000000000000"
+    let device = "5HUOJLKAPDGZ36YZNUDCM3MKC7OEYQTJLE4KXELYDPX3COPYZXFA"
     let cases: [(String, String, RouteMatch)] = [
       ("GET", "/api/status", .route(.status)),
       ("HEAD", "/api/status", .route(.status)),
@@ -30,6 +31,12 @@ final class WebRoutingTests: XCTestCase {
       ("GET", "/api/memos/\(id)/restore", .methodNotAllowed(["POST"])),
       ("POST", "/api/memos/\(id)/history", .methodNotAllowed(["GET", "HEAD"])),
       ("GET", "/api/peers", .route(.peers)),
+      ("POST", "/api/peers/\(device)/addresses", .route(.addPeerAddress(device))),
+      ("POST", "/api/peers/\(device)/addresses/remove", .route(.removePeerAddress(device))),
+      ("GET", "/api/peers/\(device)/addresses", .methodNotAllowed(["POST"])),
+      ("DELETE", "/api/peers/\(device)/addresses", .methodNotAllowed(["POST"])),
+      ("POST", "/api/peers/\(device)/addresses/10.0.0.2:8426", .notFound),
+      ("POST", "/api/peers/a.b/addresses", .notFound),
       ("GET", "/api/consent", .route(.consent)),
       ("POST", "/api/consent", .route(.recordConsent)),
       ("GET", "/api/sync", .route(.syncState)),
@@ -53,6 +60,7 @@ final class WebRoutingTests: XCTestCase {
       XCTAssertEqual(APIRouter.match(method: method, path: path), expected, "\(method) \(path)")
     }
     XCTAssertEqual(APIRoute.showMemo(id).template, "GET /api/memos/{id}", "logs never carry the id")
+    XCTAssertEqual(APIRoute.addPeerAddress(device).template, "POST /api/peers/{id}/addresses")
   }
 
   func testBodiesAreDecodedStrictly() throws {
@@ -117,6 +125,68 @@ final class WebRoutingTests: XCTestCase {
     for (route, body) in [(APIRoute.createMemo, #"{"body":"my secret memo"#), (.createMemo, #"{"body":true}"#)] {
       XCTAssertFalse(refusal(route, body)?.message.contains("secret") ?? true, "errors never repeat the body")
     }
+  }
+
+  /// Scope `network` is not one of `consent`'s scopes: it is this network's decision, granted
+  /// or denied only (as `network allow|deny`); every other scope decodes as before.
+  func testANetworkDecisionIsTakenApartFromTheConsentScopes() throws {
+    func decode(_ body: String) throws -> APICall {
+      try APICall.decode(.recordConsent, body: Array(body.utf8), contentType: "application/json")
+    }
+    guard case .decideNetwork(.granted) = try decode(#"{"scope":"network","decision":"granted"}"#) else {
+      return XCTFail("allowing this network")
+    }
+    guard case .decideNetwork(.denied) = try decode(#"{"decision":"denied","scope":"network"}"#) else {
+      return XCTFail("denying this network")
+    }
+    guard case .recordConsent(let answer) = try decode(#"{"scope":"background-sync","decision":"revoked"}"#) else {
+      return XCTFail("a consent scope is still a consent")
+    }
+    XCTAssertEqual(answer, ConsentAnswer(scope: .backgroundSync, decision: .revoked))
+    for body in [
+      #"{"scope":"network","decision":"revoked"}"#, #"{"scope":"network"}"#, #"{"scope":"network","decision":"yes"}"#,
+      #"{"scope":"network","decision":true}"#, #"{"scope":"Network","decision":"granted"}"#, #"{"decision":5}"#,
+      #"{"scope":"network","scope":"local-network","decision":"granted"}"#,
+    ] {
+      XCTAssertThrowsError(try decode(body), body) { XCTAssertEqual(($0 as? MemoPeerError)?.code, .invalidInput, body) }
+    }
+    XCTAssertThrowsError(try decode("{}")) {
+      XCTAssertEqual(($0 as? MemoPeerError)?.message, #"the field "decision" is missing"#)
+    }
+  }
+
+  /// `{"address": "HOST[:PORT]"}`: the text, blanks around it dropped; empty, overlong or
+  /// mistyped bodies are refused here, a wrong address by the use case (it says why).
+  func testAnAddressBodyIsDecodedStrictly() throws {
+    let device = "5HUOJLKAPDGZ36YZ"
+    func decode(_ route: APIRoute, _ body: String) throws -> APICall {
+      try APICall.decode(route, body: Array(body.utf8), contentType: "application/json")
+    }
+    guard
+      case .addPeerAddress(let peer, let address) = try decode(
+        .addPeerAddress(device), #"{"address":" 192.168.7.20:8426 "}"#)
+    else { return XCTFail("not an address to add") }
+    XCTAssertEqual(peer, device)
+    XCTAssertEqual(address, "192.168.7.20:8426")
+    guard
+      case .removePeerAddress(device, "[fe80::1%eth0]:8426") = try decode(
+        .removePeerAddress(device), #"{"address":"[fe80::1%eth0]:8426"}"#)
+    else { return XCTFail("not an address to remove") }
+    func refusal(_ body: String, _ type: String? = "application/json") -> MemoPeerError? {
+      do {
+        _ = try APICall.decode(.addPeerAddress(device), body: Array(body.utf8), contentType: type)
+        return nil
+      } catch { return error as? MemoPeerError }
+    }
+    XCTAssertEqual(refusal("{}")?.message, #"the field "address" is missing"#)
+    XCTAssertEqual(refusal(#"{"address":"  "}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(#"{"address":8426}"#)?.message, #"the field "address" has the wrong type"#)
+    XCTAssertEqual(refusal(#"{"address":"a","address":"b"}"#)?.code, .invalidInput)
+    XCTAssertEqual(refusal(#"{"address":"10.0.0.2"}"#, "text/plain")?.code, .invalidInput)
+    let long = String(repeating: "a", count: APICall.maxAddressBytes + 1)
+    XCTAssertEqual(refusal(#"{"address":"\#(long)"}"#)?.code, .tooLarge)
+    XCTAssertFalse(refusal(#"{"address":"\#(long)"}"#)?.message.contains(long) ?? true, "never the long text")
+    XCTAssertEqual(refusal(#"{"address":"\#(String(repeating: "a", count: 512))"}"#), nil, "the use case judges it")
   }
 
   func testThePassphraseIsTakenRawAndBounded() throws {

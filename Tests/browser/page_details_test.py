@@ -6,7 +6,13 @@ namespace with only loopback; run by Tests/MemoCLITests/WebBrowserTests.swift:
 - a title with a right-to-left override (or any control) is shown escaped, as the terminal
   shows it (`\\u{202e}` and ` [escaped]`), never drawn reversed;
 - a save that crossed an edit made elsewhere says so in the page's own words (the text was
-  kept as a new memo, which the page opens), not by naming a command.
+  kept as a new memo, which the page opens), not by naming a command;
+- the Network view names this network (a veth interface made in the namespace, its peer
+  left down: nothing is reachable through it) and, denied, says that memo-peer waits there;
+  "Allow this network…" asks the question `network allow` records and records it with
+  method `web`;
+- a trusted device's address is added on the Devices view and listed (and on the command
+  line), a wrong one ("host:70000") is refused with the reason, and Remove takes it back.
 
 Environment: MEMO_PEER (the binary), MEMO_PEER_HOME (an empty node), MEMO_PEER_WEB_WORK.
 """
@@ -57,8 +63,26 @@ def message(driver):
     return find(driver, "#message").text
 
 
+def make_network():
+    """An interface with an address besides loopback, so this namespace is on a network
+    (no gateway: told apart by its prefix). Its peer stays down: nothing answers there."""
+    for command in (["ip", "link", "add", "mpnet0", "type", "veth", "peer", "name", "mpnet1"],
+                    ["ip", "addr", "add", "10.77.0.2/24", "dev", "mpnet0"],
+                    ["ip", "link", "set", "mpnet0", "up"]):
+        result = subprocess.run(command, capture_output=True, timeout=10, check=False)
+        assert result.returncode == 0, f"{' '.join(command)}: {result.stderr.decode()}"
+
+
+def addresses_of(peer):
+    return json.loads(cli("trust", "address", peer, "list", "--json"))["addresses"]
+
+
 def main():
+    make_network()
     cli("trust", "add", PEER, "--name", "kitchen-laptop-in-the-hallway")
+    cli("network", "deny")
+    networks = json.loads(cli("network", "list", "--json"))
+    assert networks["current_state"] == "denied", networks
     bidi = cli("new", "--title", BIDI_TITLE, stdin="quarterly numbers\n").strip()
     edited = cli("new", "--title", "Shopping", stdin="milk\n").strip()
     server, link = start_server()
@@ -95,6 +119,60 @@ def main():
         labels = driver.execute_script(
             "return [...document.querySelectorAll('#devices tbody td')].map((td) => td.dataset.label);")
         assert "Last synced" in labels, f"each value keeps its column's name: {labels}"
+
+        step("a trusted device's address: added, listed, a wrong one refused, removed")
+        row = f".addresses[data-device='{PEER}']"
+        wait(driver, lambda: present(driver, row), "the device's addresses")
+        assert "Given: none" in find(driver, row + " .given").text, find(driver, row).text
+        assert "Last reached at: never" in find(driver, row).text, find(driver, row).text
+        find(driver, row + " input[name=address]").send_keys("192.168.7.20:8426")
+        click(driver, row + " .add-address-button")
+        listed = row + " .address[data-address='192.168.7.20:8426']"
+        wait(driver, lambda: present(driver, listed), "the added address, listed")
+        assert "192.168.7.20:8426" in find(driver, listed).text
+        assert "Added 192.168.7.20:8426" in message(driver), message(driver)
+        assert addresses_of(PEER)["given"] == ["192.168.7.20:8426"], addresses_of(PEER)
+        widths = driver.execute_script(
+            "return {page: document.documentElement.scrollWidth, window: document.documentElement.clientWidth};")
+        assert widths["page"] <= widths["window"], f"the addresses fit the phone's width too: {widths}"
+
+        find(driver, row + " input[name=address]").send_keys("host:70000")
+        click(driver, row + " .add-address-button")
+        wait(driver, lambda: "70000" in message(driver), "the refusal")
+        said = message(driver)
+        assert "the port 70000 is outside 1 to 65535" in said, said
+        assert "error" in find(driver, "#message").get_attribute("class"), "said as an error"
+        assert find(driver, row + " input[name=address]").get_attribute("value") == "host:70000", \
+            "the typed text stays, to be corrected"
+        assert addresses_of(PEER)["given"] == ["192.168.7.20:8426"], "nothing was stored"
+
+        click(driver, listed + " .remove-address")
+        wait(driver, lambda: not present(driver, listed), "the address, removed")
+        assert addresses_of(PEER)["given"] == [], addresses_of(PEER)
+
+        step("the Network view names this network and says memo-peer waits on it until allowed")
+        click(driver, ".tab[data-view=network]")
+        wait(driver, lambda: present(driver, "#network-line"), "the network line")
+        line = find(driver, "#network-line")
+        assert line.get_attribute("data-state") == "denied", line.get_attribute("data-state")
+        assert line.text.startswith("This network: mpnet0") and line.text.endswith("— denied"), line.text
+        waits = find(driver, "#network-waits").text
+        assert "memo-peer waits on this network" in waits and "nothing is advertised, browsed or dialled" in waits, \
+            waits
+        assert "not running" in find(driver, "#service-state").text, find(driver, "#service-state").text
+        click(driver, "#allow-network")
+        wait(driver, lambda: present(driver, "#network-question"), "the question")
+        question = find(driver, "#network-question").text
+        assert question.startswith("memo-peer has not been used on this network (mpnet0"), question
+        assert json.loads(cli("network", "list", "--json"))["current_state"] == "denied", "nothing before the click"
+        click(driver, "#dialog button[data-action=allow]")
+        wait(driver, lambda: find(driver, "#network-line").get_attribute("data-state") == "allowed", "allowed")
+        assert not present(driver, "#network-waits"), "no longer waiting"
+        assert find(driver, "#network-line").text.endswith("— allowed"), find(driver, "#network-line").text
+        networks = json.loads(cli("network", "list", "--json"))
+        assert networks["current_state"] == "allowed", networks
+        decided = [network for network in networks["networks"] if network["current"]]
+        assert [network["method"] for network in decided] == ["web"], networks
 
         step("a save that crossed an edit made elsewhere: said in the page's words")
         click(driver, ".tab[data-view=memos]")

@@ -95,13 +95,17 @@ public struct ConsentJSON: Encodable, Sendable {
   public let scopes: [String: Scope]
   public let usageText: String
   public let serviceTypes: [String]
+  /// The network this device is on, its state and the question allowing it records (absent:
+  /// on none).
+  public let network: NetworkConsentUseCases.Current?
   enum CodingKeys: String, CodingKey {
-    case schema, scopes
+    case schema, scopes, network
     case usageText = "usage_text"
     case serviceTypes = "service_types"
   }
 
-  public init(_ overview: ConsentOverview) {
+  public init(_ overview: ConsentOverview, network: NetworkConsentUseCases.Current?) {
+    self.network = network
     var scopes: [String: Scope] = [:]
     for scope in ConsentScope.allCases {
       scopes[scope.rawValue] = Scope(state: overview.state(scope).name, last: overview.last(scope))

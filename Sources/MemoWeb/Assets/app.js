@@ -919,7 +919,63 @@ function renderDevices() {
         cell(3, localTime(peer.last_synced)),
         cell(4, String(peer.pending)),
         cell(5, String(peer.held_deletes)),
-        cell(6, refusal(peer.last_refusal)))))))]);
+        cell(6, refusal(peer.last_refusal))))))), deviceAddresses(peers)]);
+}
+
+/// Where each trusted device is dialled when DNS-SD does not show it (a home server on
+/// another subnet): the addresses a person gave (each with Remove), where it was last
+/// reached, where it last said it listens, and a form to give another (HOST[:PORT]). What
+/// a device said came from elsewhere: every address is isolated and shown escaped.
+function deviceAddresses(peers) {
+  return el('section', { id: 'device-addresses' },
+    el('h2', {}, 'Addresses'),
+    el('p', { className: 'hint' }, 'Devices on this network are found by themselves. One on another subnet or ' +
+      'VLAN can be given an address to be dialled at: an IPv4 or IPv6 address or a name, with :PORT if it is ' +
+      'not the one it says it listens on.'),
+    el('ul', { className: 'list' }, peers.map((peer) => {
+      const addresses = peer.addresses || { given: [], reached: [], announced: null };
+      const reached = addresses.reached?.[0];
+      const announced = addresses.announced;
+      return el('li', { className: 'row addresses', 'data-device': peer.device_id },
+        el('span', { className: 'title' }, iso(peer.name)),
+        el('ul', { className: 'address-lines' },
+          el('li', { className: 'given' }, 'Given: ', addresses.given?.length ? null : 'none',
+            (addresses.given || []).map((address) => el('span', { className: 'address', 'data-address': address },
+              el('code', {}, iso(address)),
+              el('button', { type: 'button', className: 'quiet remove-address', 'aria-label': 'Remove ' + address,
+                onclick: () => removeAddress(peer, address) }, 'Remove')))),
+          el('li', { className: 'reached' }, 'Last reached at: ', reached
+            ? [el('code', {}, iso(reached.address)), ` (${localTime(reached.at)})`] : 'never'),
+          el('li', { className: 'announced' }, 'Says it listens at: ', announced?.addresses?.length
+            ? [announced.addresses.map((address, index) => [index ? ', ' : '', el('code', {}, iso(address))]),
+              ` (${localTime(announced.at)})`] : 'not said yet')),
+        el('form', { className: 'add-address', autocomplete: 'off', onsubmit: (event) => addAddress(event, peer) },
+          el('input', { type: 'text', name: 'address', className: 'address-input', placeholder: 'HOST[:PORT]',
+            'aria-label': 'Address for ' + peer.name, spellcheck: 'false', required: true, maxlength: 512 }),
+          el('button', { type: 'submit', className: 'add-address-button' }, 'Add address')));
+    })));
+}
+
+async function addAddress(event, peer) {
+  event.preventDefault();
+  const field = event.target.querySelector('input[name=address]');
+  const address = field.value.trim();
+  if (!address) return;
+  try {
+    const answer = await api('POST', `/api/peers/${encodeURIComponent(peer.device_id)}/addresses`, { address });
+    await loadPeers();
+    render();
+    say(`Added ${address} to ${answer.name}.`);
+  } catch (error) { fail(error); }
+}
+
+async function removeAddress(peer, address) {
+  try {
+    const answer = await api('POST', `/api/peers/${encodeURIComponent(peer.device_id)}/addresses/remove`, { address });
+    await loadPeers();
+    render();
+    say(`Removed ${address} from ${answer.name}.`);
+  } catch (error) { fail(error); }
 }
 
 // ---- Network: consent ---------------------------------------------------------------------
@@ -932,10 +988,64 @@ const scopeNames = {
   'all-service-types': 'List every kind of service on the network (browse --all-types)',
 };
 
+/// A network's state (`network list`'s words) as the page says it.
+const networkStates = {
+  allowed: 'allowed',
+  undetermined: 'not allowed yet',
+  denied: 'denied',
+  revoked: 'no longer allowed',
+};
+
+/// The network this device is on, and whether memo-peer may use it: where it is not allowed,
+/// memo-peer waits (nothing is advertised, browsed or dialled there) until a person allows
+/// it, which the page asks with the question `network allow` records.
+function networkSection(consent) {
+  const network = consent.network;
+  if (!network) {
+    return [el('p', { id: 'network-line', 'data-state': 'none' },
+      'This device is on no network: no interface but loopback has an address.')];
+  }
+  const allowed = network.state === 'allowed';
+  const parts = [el('p', { id: 'network-line', 'data-state': network.state },
+    'This network: ', iso(network.name), ' — ', el('strong', {}, networkStates[network.state] || network.state))];
+  if (!allowed) {
+    parts.push(el('p', { className: 'note', id: 'network-waits' },
+      'memo-peer waits on this network: nothing is advertised, browsed or dialled here until you allow it.'));
+  }
+  if (!network.identified) {
+    parts.push(el('p', { className: 'hint' }, 'This network cannot be told apart yet (its gateway has not ' +
+      'answered): use it a moment, then allow it.'));
+  } else {
+    parts.push(el('div', { className: 'buttons' }, allowed
+      ? el('button', { type: 'button', id: 'deny-network', onclick: () => askNetwork(network) }, 'Stop using this network…')
+      : el('button', { type: 'button', id: 'allow-network', className: 'primary', onclick: () => askNetwork(network) },
+        'Allow this network…')));
+  }
+  return parts;
+}
+
+/// What the background service (memo-peer serve, or serve --web) is doing, from the status:
+/// when it waits, why, in its own words (escaped, as on the terminal).
+function serviceLine() {
+  const serve = state.status?.serve;
+  if (!serve) {
+    return el('p', { className: 'hint', id: 'service-state', 'data-state': 'stopped' },
+      'The background service (memo-peer serve) is not running here.');
+  }
+  if (serve.state === 'waiting') {
+    return el('p', { className: 'note', id: 'service-state', 'data-state': 'waiting' },
+      'The background service waits for ', iso(visible(serve.waiting_for || 'something')), '.');
+  }
+  return el('p', { className: 'hint', id: 'service-state', 'data-state': serve.state },
+    serve.state === 'advertising' ? 'The background service is on the network: your devices can find this one.' :
+      'The background service is stopping.');
+}
+
 function renderNetwork() {
   const consent = state.consent;
   if (!consent) return [el('p', { className: 'empty' }, 'Loading…')];
   return [
+    el('section', { id: 'this-network' }, networkSection(consent), serviceLine()),
     el('p', {}, 'memo-peer uses the local network only after you allow it. What it asks:'),
     el('p', { className: 'usage', id: 'usage-text' }, consent.usage_text),
     el('ul', { className: 'list', id: 'consent-list' }, Object.keys(scopeNames).map((scope) => {
@@ -974,6 +1084,32 @@ async function decide(scope, decision, then) {
     if (state.view === 'network') render();
     say(`${scope}: ${decision}.`);
     if (then && decision === 'granted') await then();
+  } catch (error) { fail(error); }
+}
+
+/// The question about this network, as `network allow` records it: nothing is recorded
+/// until a click, and the answer is recorded with method `web`.
+function askNetwork(network) {
+  openDialog({
+    title: network.state === 'allowed' ? 'Stop using this network?' : 'Allow memo-peer on this network?',
+    lines: [el('p', { className: 'usage', id: 'network-question' }, network.question),
+      el('p', { className: 'hint' }, 'Your answer is recorded in the consent log, with this text; you can change ' +
+        'it later under Network.')],
+    buttons: [
+      { label: "Don't Allow", action: 'deny', run: () => decideNetwork('denied') },
+      { label: 'Allow', action: 'allow', className: 'primary', run: () => decideNetwork('granted') },
+    ],
+  });
+}
+
+async function decideNetwork(decision) {
+  try {
+    await api('POST', '/api/consent', { scope: 'network', decision });
+    await loadConsent();
+    await refreshStatus();
+    if (state.view === 'network') render();
+    say(decision === 'granted' ? 'This network is allowed: memo-peer may use it now.'
+      : 'This network is denied: memo-peer waits here.');
   } catch (error) { fail(error); }
 }
 
