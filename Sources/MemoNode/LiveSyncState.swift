@@ -1,3 +1,5 @@
+import MemoCore
+
 /// Live sync's side of a step, apart from its links' I/O: the rules of the links
 /// (`LiveLinkPlan`) and whether the background-sync consent lets them be. Without the
 /// consent no link stays open, and the daemon says once why; `status` says either way.

@@ -140,6 +140,7 @@ extension ServeEngine {
   @discardableResult
   func lookWhereWeAre() -> Bool {
     var now = place
+    now.listenPort = served.server?.port
     now.listenAddresses = NetworkInterfaces.listenAddresses(on: setup.interfaces.map(\.name))
     now.network = factsReader.gate.networks.current()?.id
     guard now != place else { return false }
@@ -162,8 +163,7 @@ extension ServeEngine {
   func showLivePeers() {
     let up = live.plan.up
     let dialled = live.dialledAt.filter { up.contains($0.key) }
-    board.status.liveAddresses = dialled.isEmpty ? nil : dialled
-    showLivePeers(ServeStatus.listed(up))
+    showLivePeers(ServeStatus.listed(up), dialledAt: dialled.isEmpty ? nil : dialled)
   }
 
   /// The node locked, a consent was revoked, the daemon stops: every link says goodbye and

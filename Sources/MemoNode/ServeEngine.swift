@@ -82,7 +82,7 @@ public actor ServeEngine {
   var factsReader: ServeFactsReader
   private(set) var held = HeldKeys()
   /// The listener and the registrations, and the rules of (re)registering them.
-  private var served = ServedNetwork()
+  private(set) var served = ServedNetwork()
   private var advertising = AdvertisingSchedule()
   /// `serve.json`, the summary line and systemd's notifications.
   private var board: StatusBoard
@@ -146,6 +146,7 @@ public actor ServeEngine {
   /// it is on (`place`).
   var identity: NodeIdentity? {
     guard var identity = held.identity else { return nil }
+    identity.listenPort = served.server?.port
     identity.listenAddresses = place.listenAddresses
     identity.network = place.network
     return identity
@@ -166,7 +167,10 @@ public actor ServeEngine {
     try? publish(status.state, waitingFor: status.waitingFor, instance: status.instance, port: status.port, force: true)
   }
 
-  func showLivePeers(_ peers: [DeviceID]) { showLiveSync(board.status.liveSync, peers: peers) }
+  func showLivePeers(_ peers: [DeviceID], dialledAt: [DeviceID: String]? = nil) {
+    board.status.liveAddresses = dialledAt
+    showLiveSync(board.status.liveSync, peers: peers)
+  }
 
   /// Runs until `stop` is set; withdraws the advertisement before returning.
   public func run(until stop: StopFlag) async throws {
@@ -367,9 +371,7 @@ public actor ServeEngine {
   /// channels, as its identity, under its trust store; every ready channel is closed when
   /// the node locks.
   var connector: (any PeerDialer)? {
-    guard var identity, let trusted else { return nil }
-    // The hellos it sends give the listener's port: the peer can dial back where we came from.
-    identity.listenPort = served.server?.port
+    guard let identity, let trusted else { return nil }
     return channels.dialer(identity: identity, trust: trusted.store, sessions: sessions)
   }
 
@@ -442,6 +444,12 @@ public actor ServeEngine {
       await withdrawAdvertisement()
       let listener = try served.server ?? makeServer()
       served.server = listener
+      // Listening again, perhaps somewhere new (another address, another port): the hellos
+      // say it, and links that started before start again so that their peers hear it.
+      if lookWhereWeAre(), !liveLinks.isEmpty {
+        logger.info("listening again where this device was not: every live link starts again")
+        stopLiveLinks()
+      }
       var made: [any StandingAdvertisement] = []
       for index in setup.interfaces.isEmpty ? [UInt32(0)] : setup.interfaces.map(\.index) {
         made.append(
@@ -474,7 +482,6 @@ public actor ServeEngine {
   }
 
   private func makeServer() throws -> any ChannelListener {
-    lookWhereWeAre()
     guard let identity, let trusted else { throw NodeSecrets.lockedError }
     let (logger, contacts, wakeup) = (self.logger, self.contacts, self.wakeup)
     let current = CurrentIdentity(identity)
@@ -496,8 +503,11 @@ public actor ServeEngine {
         identity: identity, port: port, accepts: { trusted.accepts($0) }, events: events,
         handler: { responder.serve($0) })
     }
-    // The last run's port when it is free: where trusted devices remember reaching us.
-    let server = try setup.previousPort.flatMap { try? listen(on: $0) } ?? listen(on: setup.requestedPort)
+    // The port this process last listened on (it stopped while off the networks a person
+    // allowed), else the last run's, when free: where trusted devices remember reaching us.
+    let server =
+      try (served.lastPort ?? setup.previousPort).flatMap { try? listen(on: $0) } ?? listen(on: setup.requestedPort)
+    served.lastPort = server.port
     ListenPortFile.write(server.port, paths)
     return server
   }

@@ -15,6 +15,8 @@ struct HeldKeys {
 /// (one per interface).
 struct ServedNetwork {
   var server: (any ChannelListener)?
+  /// The port this process last listened on, taken again when it listens anew.
+  var lastPort: UInt16?
   var registrations: [any StandingAdvertisement] = []
 }
 
@@ -43,6 +45,7 @@ struct FeedFollow {
 /// Where this machine is on the network, as the daemon's hellos say it: the addresses it
 /// listens on (`NetworkInterfaces.listenAddresses`) and the network it is on.
 struct LocalPlace: Equatable {
+  var listenPort: UInt16?
   var listenAddresses: [String] = []
   var network: String?
 }

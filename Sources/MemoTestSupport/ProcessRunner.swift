@@ -37,8 +37,11 @@ public enum ProcessRunner {
     process.standardInput = FileHandle(forReadingAtPath: paths.input)
     try process.run()
     process.waitUntilExit()
-    return ProcessOutput(
-      status: process.terminationStatus, stdout: (try? String(contentsOfFile: paths.out, encoding: .utf8)) ?? "",
-      stderr: (try? String(contentsOfFile: paths.err, encoding: .utf8)) ?? "")
+    // Decoded leniently: a tool's output may hold bytes that are not UTF-8 (a frame's
+    // length printed raw), and the text around them is what a test looks at.
+    func text(_ path: String) -> String {
+      FileManager.default.contents(atPath: path).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+    return ProcessOutput(status: process.terminationStatus, stdout: text(paths.out), stderr: text(paths.err))
   }
 }

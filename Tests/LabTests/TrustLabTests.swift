@@ -168,7 +168,7 @@ final class TrustLabTests: LabTestCase {
     XCTAssertTrue(
       try Lab.waitUntil(seconds: 5) {
         try sClient(["-cert", certificate, "-key", key]).stdout.contains("\"discovery_key\"")
-      }, "a trusted external client gets the hello frame")
+      }, "a trusted external client gets the hello frame: \(server.text.suffix(3000))")
   }
 
   func testTheWidgetCountsATrustedPeerThatConnectedAsOnline() throws {

@@ -199,7 +199,7 @@ final class WebBackendTests: XCTestCase {
     }
     let shown = try XCTUnwrap(consent["network"] as? [String: Any])
     XCTAssertEqual(shown["id"] as? String, current.id)
-    XCTAssertEqual(shown["state"] as? String, "allowed", "a node that never decided a network")
+    XCTAssertEqual(shown["state"] as? String, "undetermined", "no consent yet: no network is allowed")
     let question = try XCTUnwrap(shown["question"] as? String)
     XCTAssertTrue(question.hasPrefix("memo-peer has not been used on this network ("), question)
 
