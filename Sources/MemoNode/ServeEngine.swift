@@ -141,9 +141,9 @@ public actor ServeEngine {
         updated: collaborators.clock()))
   }
 
-  /// Held only while unlocked (or unprotected), dropped when the node locks.
-  /// The identity as this daemon's hellos give it: with where it listens and the network
-  /// it is on (`place`).
+  /// The identity as this daemon's hellos give it, with where it listens and the network
+  /// it is on (`place`); held only while unlocked (or unprotected), dropped when the node
+  /// locks.
   var identity: NodeIdentity? {
     guard var identity = held.identity else { return nil }
     identity.listenPort = served.server?.port
