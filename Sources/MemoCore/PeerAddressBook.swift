@@ -15,11 +15,21 @@ public struct ReachedAddress: Codable, Sendable, Equatable {
   /// The network it was reached on (`NetworkIdentity`); nil: not known.
   public var network: String?
   public var at: Timestamp
+  /// True when it was dialled there because DNS-SD did not show it (a network that
+  /// filters multicast): the next dial on that network tries its addresses before any
+  /// browse. Nil: shown by DNS-SD, or it dialled us.
+  public var withoutDNSSD: Bool?
 
-  public init(address: PeerAddress, network: String?, at: Timestamp) {
+  public init(address: PeerAddress, network: String?, at: Timestamp, withoutDNSSD: Bool? = nil) {
     self.address = address
     self.network = network
     self.at = at
+    self.withoutDNSSD = withoutDNSSD
+  }
+
+  enum CodingKeys: String, CodingKey {
+    case address, network, at
+    case withoutDNSSD = "without_dnssd"
   }
 }
 
@@ -57,22 +67,25 @@ extension TrustList {
   }
 
   /// Records that the device was reached at `address` (numeric, with its port) on
-  /// `network`. False when nothing needs writing: not trusted, or the same place reached
-  /// less than `ReachedAddress.refreshSeconds` ago.
-  public mutating func remember(_ address: PeerAddress, network: String?, at now: Timestamp, for id: DeviceID)
-    -> Bool
-  {
+  /// `network` (`withoutDNSSD`: dialled there because DNS-SD did not show it). False when
+  /// nothing needs writing: not trusted, or the same place reached the same way less than
+  /// `ReachedAddress.refreshSeconds` ago.
+  public mutating func remember(
+    _ address: PeerAddress, network: String?, at now: Timestamp, for id: DeviceID, withoutDNSSD: Bool? = nil
+  ) -> Bool {
     guard address.port != nil, !address.isName,
       let index = peers.firstIndex(where: { $0.deviceID == id })
     else { return false }
     var reached = peers[index].reached ?? []
     if let known = reached.firstIndex(where: { $0.address == address && $0.network == network }) {
-      if known == 0, now - reached[known].at < ReachedAddress.refreshMilliseconds, reached[known].at <= now {
+      if known == 0, now - reached[known].at < ReachedAddress.refreshMilliseconds, reached[known].at <= now,
+        reached[known].withoutDNSSD == withoutDNSSD
+      {
         return false
       }
       reached.remove(at: known)
     }
-    reached.insert(ReachedAddress(address: address, network: network, at: now), at: 0)
+    reached.insert(ReachedAddress(address: address, network: network, at: now, withoutDNSSD: withoutDNSSD), at: 0)
     peers[index].reached = Array(reached.prefix(ReachedAddress.maximumKept))
     return true
   }

@@ -140,7 +140,12 @@ public struct PeerConnector: PeerDialer {
     var triedUnrecognized = false
     // A peer with addresses to dial without DNS-SD gets them tried between short browses.
     let current = (try? trust.load())?.peer(for: peer.deviceID) ?? peer
-    let hasAddresses = !current.dialAddresses(on: network, defaultPort: nil).isEmpty
+    let here = network
+    let hasAddresses = !current.dialAddresses(on: here, defaultPort: nil).isEmpty
+    // Where DNS-SD did not show it the last time it was reached on this network (one that
+    // filters multicast), its addresses are dialled before any browse: a browse there
+    // would only cost its window.
+    var addressesFirst = hasAddresses && current.reached?.first { $0.network == here }?.withoutDNSSD == true
     while !deadline.hasPassed {
       try Task.checkCancellation()
       switch try gate.verdict(for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType)) {
@@ -159,6 +164,10 @@ public struct PeerConnector: PeerDialer {
         || tracker.current == .waiting(.networkNotAllowed)
       {
         tracker.move(.waiting(.peerNotFound))
+      }
+      if addressesFirst {
+        addressesFirst = false
+        if let link = try await dialKnownAddresses(of: peer, before: deadline, tracker: tracker) { return link }
       }
       // The first browse looks for the peer's advertisement by its tag; when that does not
       // find it (the peer rotated its discovery key after a revocation this node has not
@@ -320,10 +329,19 @@ public struct PeerConnector: PeerDialer {
     do throws(TransportError) {
       let hello = try PeerSession.greet(channel, identity: identity, before: deadline)
       var known = peer
-      let reachedAt = Self.reachedAddress(channel: channel, interface: sighting.interface, port: port)
+      // Where the channel says it went; a channel that does not say (an in-memory one),
+      // dialled at an address without DNS-SD, went to the one numeric address it was given.
+      let given =
+        sighting.instance.isEmpty && sighting.addresses.count == 1
+        ? (try? PeerAddress.parse(sighting.addresses[0])) : nil
+      let reachedAt =
+        Self.reachedAddress(channel: channel, interface: sighting.interface, port: port)
+        ?? given.flatMap { $0.isName || port == 0 ? nil : PeerAddress(host: $0.host, port: port) }
       let now = clock()
+      // A sighting without an instance is an address dialled because DNS-SD did not show it.
       let learned = try? PeerHello.record(
-        hello, from: expected, reachedAt: reachedAt, network: network, trust: trust, logger: nil, now: now)
+        hello, from: expected, reachedAt: reachedAt, withoutDNSSD: sighting.instance.isEmpty ? true : nil,
+        network: network, trust: trust, logger: nil, now: now)
       if learned == true {
         known.discoveryKey = hello.discoveryKey
         known.rotationSeconds = hello.rotationSeconds

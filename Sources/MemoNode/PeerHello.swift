@@ -11,8 +11,8 @@ import MemoVault
 enum PeerHello {
   /// Records what `hello` from `peer` says; whether the discovery key was new.
   static func record(
-    _ hello: PeerMessage.Hello, from peer: DeviceID, reachedAt: PeerAddress?, network: String?, trust: TrustStore,
-    logger: Logger?, now: Timestamp
+    _ hello: PeerMessage.Hello, from peer: DeviceID, reachedAt: PeerAddress?, withoutDNSSD: Bool? = nil,
+    network: String?, trust: TrustStore, logger: Logger?, now: Timestamp
   ) throws -> Bool {
     if hello.listenPort != nil && hello.announcedPort == nil {
       logger?.warning(
@@ -27,7 +27,9 @@ enum PeerHello {
       )
     }
     return try trust.update {
-      if let reachedAt { _ = $0.remember(reachedAt, network: network, at: now, for: peer) }
+      if let reachedAt {
+        _ = $0.remember(reachedAt, network: network, at: now, for: peer, withoutDNSSD: withoutDNSSD)
+      }
       if let announced { _ = $0.announce(announced, network: network, at: now, for: peer) }
       return $0.learnDiscoveryKey(hello.discoveryKey, rotationSeconds: hello.rotationSeconds, for: peer)
     }

@@ -35,6 +35,10 @@ final class PeerAddressBookTests: XCTestCase {
     XCTAssertTrue(list.remember(first, network: nil, at: 1_000_000, for: id))
     XCTAssertFalse(list.remember(first, network: nil, at: 1_000_000 + 599_999, for: id), "reached again within 10 min")
     XCTAssertTrue(list.remember(first, network: nil, at: 1_000_000 + 600_000, for: id))
+    XCTAssertTrue(
+      list.remember(first, network: nil, at: 1_600_001, for: id, withoutDNSSD: true), "reached another way: said")
+    XCTAssertEqual(try list.find("nas").reached?.first?.withoutDNSSD, true)
+    XCTAssertFalse(list.remember(first, network: nil, at: 1_600_002, for: id, withoutDNSSD: true))
     XCTAssertFalse(list.remember(try address("nas:7000"), network: nil, at: 2_000_000, for: id), "never a name")
     XCTAssertFalse(list.remember(try address("169.254.1.2"), network: nil, at: 2_000_000, for: id), "never portless")
     XCTAssertFalse(

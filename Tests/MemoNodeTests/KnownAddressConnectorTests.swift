@@ -41,6 +41,37 @@ final class KnownAddressConnectorTests: XCTestCase {
     link.channel.close()
   }
 
+  /// Reached without DNS-SD once, on this network: the next connect dials the address
+  /// before it browses at all (a browse there would only cost its window); reached through
+  /// DNS-SD, it browses first again.
+  func testAPeerLastReachedWithoutDNSSDIsDialledBeforeAnyBrowse() throws {
+    let (a, b) = try trustingPair()
+    let network = InMemoryNetwork()
+    let port = attach(b, to: network)
+    try remember("127.0.0.1:\(port)", of: b, on: a)
+    network.filterMulticast(true)
+    try a.grantConsent()
+    let browses = Recorder<Int>()
+    let browse = network.browse(clock: { wallNow() })
+    let connector = PeerConnector(
+      gate: try a.gate, identity: a.identity, trust: a.trust, limits: network.limits, addressBackoff: AddressBackoffs(),
+      clock: { wallNow() },
+      sightings: {
+        browses.append(1)
+        return try browse()
+      }, dial: network.dial(from: a.id))
+    let first = try runAsync { try await connector.connect(to: try a.peer("bee"), timeout: 10) }
+    first.channel.close()
+    XCTAssertEqual(browses.all.count, 1, "the first connect browsed, then dialled")
+    XCTAssertEqual(first.dialledAt, "127.0.0.1:\(port)")
+    let reached = try XCTUnwrap(try a.trust.load().peer(for: b.id)?.reached?.first)
+    XCTAssertEqual(reached.withoutDNSSD, true)
+    let second = try runAsync { try await connector.connect(to: try a.peer("bee"), timeout: 10) }
+    second.channel.close()
+    XCTAssertEqual(browses.all.count, 1, "the second dialled the address before any browse")
+    XCTAssertEqual(network.dials, 2)
+  }
+
   func testAStrangerAtAnOldAddressIsOneRefusedHandshakeAndNoTrust() throws {
     let (a, b) = try trustingPair()
     let network = InMemoryNetwork()

@@ -48,7 +48,7 @@ struct BenchOptions {
       case "--idle-seconds": options.idleSeconds = max(10, Double(iterator.next() ?? "") ?? options.idleSeconds)
       default:
         print(
-          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--sync-large-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--live-changes N] [--idle-seconds S] [--only binary|store|history|aead|ed25519|tls|discovery|outbox|delivery|sync|sync-large|relay|live]"
+          "usage: memo-peer-bench [--memo-peer PATH] [--memos N] [--repeats N] [--results FILE] [--keep-home DIR] [--lab SCRIPT] [--sync-memos N] [--sync-large-memos N] [--syncthing-baseline SCRIPT] [--keep-lab] [--live-changes N] [--idle-seconds S] [--only binary|store|history|aead|ed25519|tls|discovery|outbox|delivery|sync|sync-large|relay|live|filtered]"
         )
         exit(argument == "--help" ? 0 : 2)
       }
