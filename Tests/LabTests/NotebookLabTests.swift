@@ -430,6 +430,15 @@ final class NotebookLabTests: LabTestCase {
     try ok("b", ["trust", "remove", name("c"), "--here-only"])
     for host in ["a", "b", "c"] { try ok(host, ["consent", "grant", "--scope", "background-sync"]) }
     let daemons = try ["a", "b", "c"].map { try serve($0) }
+    // Every link up first (the hub has two, each laptop one): a link that comes up after
+    // the save would fetch the memo with its first sync, and the hub would push nothing.
+    for (host, links) in [("a", 2), ("b", 1), ("c", 1)] {
+      XCTAssertTrue(
+        Lab.waitUntil(seconds: 60) {
+          let serve = (try? self.ok(host, ["status", "--json"])).map { self.object($0)["serve"] as? [String: Any] }
+          return ((serve ?? nil)?["live_peers"] as? [Any])?.count == links
+        }, "\(host) has \(links) live link(s)")
+    }
 
     let title = canary("livehub")
     let saved = Date()
