@@ -37,7 +37,7 @@ if [[ $(git rev-parse --show-toplevel 2>/dev/null) == "$src" ]]; then
   git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -
 else
   # Not a checkout (deb-repro's copies): everything but build output.
-  tar --exclude=./.git --exclude=./.build --exclude=./.build-deb --exclude=./dist -cf - .
+  tar --sort=name --exclude=./.git --exclude=./.build --exclude=./.build-deb --exclude=./dist -cf - .
 fi | tar -xf - -C "$fixed/memo-peer"
 build=$fixed/memo-peer/.build-deb
 (cd "$fixed/memo-peer" && "$swift" build -c release --static-swift-stdlib -Xswiftc -use-ld=lld \
