@@ -148,7 +148,8 @@ public struct PeerConnector: PeerDialer {
     var addressesFirst = hasAddresses && current.reached?.first { $0.network == here }?.withoutDNSSD == true
     while !deadline.hasPassed {
       try Task.checkCancellation()
-      switch try gate.verdict(for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType)) {
+      let verdict = try gate.verdict(for: .browse(serviceType: LocalNetworkManifest.memoPeerServiceType))
+      switch verdict {
       case .allowed: break
       case .needsConsent(let scope):
         tracker.move(.waiting(scope == .network ? .networkNotAllowed : .localNetworkConsent))
@@ -156,7 +157,7 @@ public struct PeerConnector: PeerDialer {
         continue
       case .refused(let error):
         guard error.code == .policyDenied else { throw fail(tracker, error) }
-        tracker.move(.waiting(error.remedy == .grantConsent(.network) ? .networkNotAllowed : .localNetworkConsent))
+        tracker.move(.waiting(verdict.isNetworkRefusal ? .networkNotAllowed : .localNetworkConsent))
         try await Self.pause(Self.consentPoll, before: deadline)
         continue
       }
