@@ -72,15 +72,33 @@ extension MemoStore {
           + "title, body, tags, created, updated, private, deleted, size, superseded) "
           + "SELECT ?1, id, revision, dot_origin, dot_seq, clock, notebook, author, title, body, tags, created, "
           + "updated, private, deleted, length(title) + length(body) + length(tags), ?2 "
-          + "FROM memos WHERE id = ?3 AND dot_origin IS NOT NULL AND dot_seq IS NOT NULL RETURNING id, size, author"
-      ) { insert -> (id: Int64, size: Int64, author: String)? in
+          + "FROM memos WHERE id = ?3 AND dot_origin IS NOT NULL AND dot_seq IS NOT NULL "
+          + "RETURNING id, size, author, length(body) = 0"
+      ) { insert -> (id: Int64, size: Int64, author: String, bodyInRecord: Bool)? in
         try insert.bind([.id(memo), .integer(now), .text(rowID)])
-        return try insert.step() ? (insert.int64(0), insert.int64(1), Self.historyAuthor(insert, 2)) : nil
+        return try insert.step()
+          ? (insert.int64(0), insert.int64(1), Self.historyAuthor(insert, 2), insert.int64(3) != 0) : nil
       }
     }
-    guard let added else { return }
+    guard var added else { return }
+    if added.bodyInRecord { added.size += try sealHistoryBody(id: added.id, ofRow: rowID) }
     try sql { try countKeptHistory(id: added.id, size: added.size, author: added.author) }
     try pruneHistory(of: memo, now: now, limits: historyLimits())
+  }
+
+  /// History keeps every field sealed under the device key, as it was in the row: a body
+  /// the row kept only in its record (schema 12) is opened from it and sealed into history
+  /// entry `id`, bound to the row id like the rest. Returns the bytes it added.
+  private func sealHistoryBody(id: Int64, ofRow rowID: String) throws -> Int64 {
+    guard let rowMemo = MemoID(canonical: rowID), let row = try loadRow(rowMemo) else { return 0 }
+    let sealed = try sealedFields(of: row).body
+    try sql {
+      try db.withCached("UPDATE memo_history SET body = ?1, size = size + length(?1) WHERE id = ?2") { update in
+        try update.bind([.blob(sealed), .integer(id)])
+        _ = try update.step()
+      }
+    }
+    return Int64(sealed.count)
   }
 
   /// Bytes of sealed history kept now.

@@ -259,15 +259,17 @@ extension MemoStore {
 
   /// What `search` reads: the listing's order (`memos_for_listing` serves the ORDER BY),
   /// and only the columns a match needs; the body is read and opened only when the title
-  /// and tags do not match.
+  /// and tags do not match, from the record when the row keeps it there (columns 10–15).
   static let searchQuery =
-    "SELECT id, title, tags, created, updated, private, revision, notebook, author, body "
-    + "FROM memos WHERE deleted = 0 ORDER BY updated DESC, id"
+    "SELECT \(searchColumns) FROM memos WHERE deleted = 0 ORDER BY updated DESC, id"
 
   /// `searchQuery` for one notebook.
   static let notebookSearchQuery =
-    "SELECT id, title, tags, created, updated, private, revision, notebook, author, body "
-    + "FROM memos WHERE deleted = 0 AND notebook = ? ORDER BY updated DESC, id"
+    "SELECT \(searchColumns) FROM memos WHERE deleted = 0 AND notebook = ? ORDER BY updated DESC, id"
+
+  private static let searchColumns =
+    "id, title, tags, created, updated, private, revision, notebook, author, body, "
+    + "record_key, record, dot_origin, dot_seq, clock, conflict_of"
 
   /// Every live memo, decrypted one at a time (exports).
   public func forEachMemo(_ body: (Memo) throws -> Void) throws {
@@ -330,13 +332,15 @@ extension MemoStore {
 
   /// The row's values in `memoColumns` order, then `listing_title`: a copy of the title
   /// under the listing key for live memos not marked private, NULL otherwise (so marking a
-  /// memo private removes the copy in the same write).
+  /// memo private removes the copy in the same write). The body is sealed in the row only
+  /// when its record does not keep it (`keepsBodyInRecord`).
   func row(for memo: Memo, feed: UInt64) throws -> [SQLiteValue] {
     let listingTitle: SQLiteValue =
       memo.isPrivate || memo.isDeleted ? .null : .blob(try sealListingTitle(of: memo))
-    let sealed = try sealedFields(of: memo)
+    let body = keepsBodyInRecord(memo) ? Self.bodyInRecord : try seal(.body, of: memo, Array(memo.body.utf8))
     return [
-      .id(memo.id), .blob(sealed.title), .blob(sealed.body), .blob(sealed.tags),
+      .id(memo.id), .blob(try seal(.title, of: memo, Array(memo.title.utf8))), .blob(body),
+      .blob(try seal(.tags, of: memo, TagList.encode(memo.tags))),
       .integer(memo.created), .integer(memo.updated), .integer(memo.isPrivate ? 1 : 0),
       .integer(memo.revision), .id(memo.origin), .integer(memo.isDeleted ? 1 : 0),
       memo.dot.map { .replica($0.origin) } ?? .null,
@@ -400,7 +404,9 @@ extension MemoStore {
     Memo(
       id: id,
       title: String(decoding: try open(.title, of: id, revision: revision, columns.title), as: UTF8.self),
-      body: String(decoding: try open(.body, of: id, revision: revision, columns.body), as: UTF8.self),
+      body: columns.body.isEmpty
+        ? try recordBody(of: id, columns)
+        : String(decoding: try open(.body, of: id, revision: revision, columns.body), as: UTF8.self),
       tags: TagList.decode(try open(.tags, of: id, revision: revision, columns.tags)),
       created: columns.created, updated: columns.updated, isPrivate: columns.isPrivate, revision: revision,
       origin: columns.origin, isDeleted: columns.isDeleted, dot: columns.dot, clock: columns.clock,

@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import MemoCore
 import MemoCrypto
+import MemoProtocol
 
 extension MemoStore {
   /// `search`, one match at a time, newest first (the listing's order); `body` may throw to
@@ -28,6 +29,14 @@ extension MemoStore {
       for worker in workers { worker.wipe() }
       for batch in batches { batch.wipe() }
     }
+    // The notebook keys bodies kept in records are opened with, looked up once per search.
+    var rings: [NotebookID: NotebookKeyring] = [:]
+    let key = { (notebook: NotebookID, id: String) throws -> NotebookKey? in
+      if let ring = rings[notebook] { return ring[id] }
+      let ring = try self.keyring(notebook)
+      rings[notebook] = ring
+      return ring[id]
+    }
     try sql {
       workers = try (0..<Self.searchThreads).map { index in
         SearchWorker(sealer: index == 0 ? sealer : try sealer.duplicate(), matcher: matcher)
@@ -41,7 +50,7 @@ extension MemoStore {
         let batch = batches[next]
         next = 1 - next
         do {
-          if try !batch.fill(from: rows, &reader) { readFailure = Self.endOfRows }
+          if try !batch.fill(from: rows, &reader, key: key) { readFailure = Self.endOfRows }
         } catch {
           readFailure = error
         }
@@ -113,7 +122,9 @@ final class SearchBatch: @unchecked Sendable {
     var id: Range<Int>
     var title: Range<Int>
     var tags: Range<Int>
+    /// The sealed body; empty when the row keeps it in its record (`record`).
     var body: Range<Int>
+    var record: RecordBody?
     var revision: Int64
     var created: Timestamp
     var updated: Timestamp
@@ -122,19 +133,39 @@ final class SearchBatch: @unchecked Sendable {
     var author: DeviceID?
   }
 
+  /// Where a body kept in a record is (schema 12): the record and what its sealing
+  /// context is made of, copied like the other fields.
+  struct RecordBody {
+    var keyID: Range<Int>
+    var sealed: Range<Int>
+    var origin: Range<Int>
+    var seq: Int64
+    var clock: Range<Int>
+    /// The memo a conflict copy is of (the record names it); nil: the row's own id.
+    var conflictOf: Range<Int>?
+  }
+
   private(set) var bytes: [UInt8] = []
   private(set) var rows: [Row] = []
+  /// The notebook keys of this batch's records, by notebook and key id: the workers read
+  /// them while the next batch is filled, so each batch has its own.
+  private(set) var keys: [String: NotebookKey] = [:]
+
+  static func keyName(_ notebook: NotebookID, _ id: String) -> String { notebook.rawValue + "/" + id }
 
   /// Reads rows of `MemoStore.searchQuery` until the batch is full; false once the rows
   /// ran out. (The arrays are filled as locals: appending to a class's stored array checks
   /// exclusivity at every call.)
-  func fill(from query: SQLiteStatement, _ reader: inout RowReader) throws -> Bool {
+  func fill(
+    from query: SQLiteStatement, _ reader: inout RowReader, key: (NotebookID, String) throws -> NotebookKey?
+  ) throws -> Bool {
     var bytes: [UInt8] = []
     var rows: [Row] = []
     swap(&bytes, &self.bytes)
     swap(&rows, &self.rows)
     bytes.removeAll(keepingCapacity: true)
     rows.removeAll(keepingCapacity: true)
+    keys.removeAll(keepingCapacity: true)
     defer {
       self.bytes = bytes
       self.rows = rows
@@ -146,11 +177,20 @@ final class SearchBatch: @unchecked Sendable {
     }
     while rows.count < Self.maximumRows && bytes.count < Self.maximumBytes {
       guard try query.step() else { return false }
-      rows.append(
-        Row(
-          id: copy(0), title: copy(1), tags: copy(2), body: copy(9), revision: query.int64(6),
-          created: query.int64(3), updated: query.int64(4), isPrivate: query.int64(5) != 0,
-          notebook: reader.notebook(query, 7), author: reader.device(query, 8)))
+      let notebook = reader.notebook(query, 7)
+      var row = Row(
+        id: copy(0), title: copy(1), tags: copy(2), body: copy(9), record: nil, revision: query.int64(6),
+        created: query.int64(3), updated: query.int64(4), isPrivate: query.int64(5) != 0,
+        notebook: notebook, author: reader.device(query, 8))
+      if row.body.isEmpty, let notebook, !query.isNull(10), !query.isNull(11), !query.isNull(12) {
+        let keyID = query.text(10)
+        let name = Self.keyName(notebook, keyID)
+        if keys[name] == nil, let found = try key(notebook, keyID) { keys[name] = found }
+        row.record = RecordBody(
+          keyID: copy(10), sealed: copy(11), origin: copy(12), seq: query.int64(13), clock: copy(14),
+          conflictOf: query.isNull(15) ? nil : copy(15))
+      }
+      rows.append(row)
     }
     return true
   }
@@ -160,6 +200,7 @@ final class SearchBatch: @unchecked Sendable {
     bytes.withUnsafeMutableBufferPointer { $0.initialize(repeating: 0) }
     bytes.removeAll()
     rows.removeAll()
+    keys.removeAll()
   }
 }
 
@@ -182,11 +223,15 @@ final class SearchWorker: @unchecked Sendable {
     var title: [UInt8] = []
     var tags: [UInt8] = []
     var body: [UInt8] = []
+    /// A record's whole content, when the body is kept there.
+    var record: [UInt8] = []
     var context = SealingContext.MemoFieldBuffer()
   }
 
   private let sealer: AES256GCMKey
   private let matcher: TextMatcher
+  /// This worker's own copies of the notebook keys it opened records with.
+  private var notebookSealers: [String: AES256GCMKey] = [:]
   private var buffers = Buffers()
   private(set) var found: [Found] = []
 
@@ -206,10 +251,11 @@ final class SearchWorker: @unchecked Sendable {
       self.found = found
     }
     let rows = batch.rows
+    let keys = batch.keys
     batch.bytes.withUnsafeBytes { bytes in
       for index in share {
         do {
-          if let memo = try match(rows[index], bytes, &buffers) { found.append(.memo(memo)) }
+          if let memo = try match(rows[index], keys, bytes, &buffers) { found.append(.memo(memo)) }
         } catch {
           found.append(.failure(error))
           return
@@ -220,7 +266,9 @@ final class SearchWorker: @unchecked Sendable {
 
   /// The memo when its title, tags or body contain the text; the body is opened only when
   /// the title and tags do not.
-  private func match(_ row: SearchBatch.Row, _ bytes: UnsafeRawBufferPointer, _ buffers: inout Buffers) throws
+  private func match(
+    _ row: SearchBatch.Row, _ keys: [String: NotebookKey], _ bytes: UnsafeRawBufferPointer, _ buffers: inout Buffers
+  ) throws
     -> MemoSummary?
   {
     let idBytes = UnsafeRawBufferPointer(rebasing: bytes[row.id]).assumingMemoryBound(to: UInt8.self)
@@ -233,7 +281,11 @@ final class SearchWorker: @unchecked Sendable {
     try open(.title, row.title, into: &buffers.title)
     try open(.tags, row.tags, into: &buffers.tags)
     if !matcher.matches(buffers.title) && !matcher.matches(buffers.tags) {
-      try open(.body, row.body, into: &buffers.body)
+      if let record = row.record {
+        try openRecordBody(of: id, record, notebook: row.notebook, keys: keys, bytes, into: &buffers)
+      } else {
+        try open(.body, row.body, into: &buffers.body)
+      }
       guard matcher.matches(buffers.body) else { return nil }
     }
     return MemoSummary(
@@ -242,11 +294,55 @@ final class SearchWorker: @unchecked Sendable {
       notebook: row.notebook, author: row.author)
   }
 
+  /// The body of a row that keeps it in its record, opened under this worker's copy of the
+  /// notebook key into `buffers.body` (the record's whole content passes through
+  /// `buffers.record`).
+  private func openRecordBody(
+    of id: MemoID, _ record: SearchBatch.RecordBody, notebook: NotebookID?, keys: [String: NotebookKey],
+    _ bytes: UnsafeRawBufferPointer, into buffers: inout Buffers
+  ) throws {
+    func text(_ range: Range<Int>) -> String {
+      String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+    }
+    let keyID = text(record.keyID)
+    guard let notebook, let origin = ReplicaID(text(record.origin)), record.seq >= 0,
+      let clock = VersionVector(encoded: Array(UnsafeRawBufferPointer(rebasing: bytes[record.clock]))),
+      let memo = record.conflictOf.map({ MemoID(canonical: text($0)) }) ?? id
+    else { throw MemoStore.bodyIntegrityFailure(of: id, nil) }
+    let name = SearchBatch.keyName(notebook, keyID)
+    let sealer: AES256GCMKey
+    if let known = notebookSealers[name] {
+      sealer = known
+    } else {
+      guard let key = keys[name] else { throw MemoStore.missingBodyKey(of: id, notebook: notebook) }
+      do { sealer = try AES256GCMKey(key.material) } catch {
+        throw MemoPeerError(.crypto, "the cryptographic library failed to load a notebook key", diagnostics: "\(error)")
+      }
+      notebookSealers[name] = sealer
+    }
+    let context = SealingContext.record(
+      notebook: notebook, keyID: keyID, memo: memo, dot: Dot(origin: origin, seq: UInt64(record.seq)), clock: clock)
+    do {
+      try context.withUnsafeBytes { associated in
+        try sealer.open(
+          UnsafeRawBufferPointer(rebasing: bytes[record.sealed]), associatedData: associated, into: &buffers.record)
+      }
+    } catch {
+      throw MemoStore.bodyIntegrityFailure(of: id, error)
+    }
+    guard let range = buffers.record.withUnsafeBytes({ RecordContent.bodyRange(in: $0) }) else {
+      throw MemoStore.bodyIntegrityFailure(of: id, nil)
+    }
+    buffers.body.removeAll(keepingCapacity: true)
+    buffers.body.append(contentsOf: buffers.record[range])
+  }
+
   /// Zeroes what was opened last.
   func wipe() {
     RowReader.wipe(&buffers.title)
     RowReader.wipe(&buffers.tags)
     RowReader.wipe(&buffers.body)
+    RowReader.wipe(&buffers.record)
     found.removeAll()
   }
 }

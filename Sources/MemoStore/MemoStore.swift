@@ -48,10 +48,13 @@ public final class MemoStore {
   let legacyReplica = Mutex<ReplicaID??>(nil)
   /// The history bounds, once read from config.json (`historyLimits()`).
   let historyLimitsCache = Mutex<HistoryLimits?>(nil)
+  /// Whether rows keep a body only in their record (schema 12); false only for a store
+  /// opened at an older version to build its fixture.
+  let bodiesInRecords: Bool
 
   private init(
     paths: NodePaths, db: SQLiteConnection, contentSealer: AES256GCMKey?, listingSealer: AES256GCMKey,
-    lockState: LockState, replicaID: ReplicaID, secrets: any StoreSecrets, logger: Logger
+    lockState: LockState, replicaID: ReplicaID, secrets: any StoreSecrets, logger: Logger, bodiesInRecords: Bool
   ) {
     self.paths = paths
     self.secrets = secrets
@@ -62,6 +65,7 @@ public final class MemoStore {
     self.replicaID = replicaID
     self.schemaVersion = Schema.currentVersion
     self.logger = logger
+    self.bodiesInRecords = bodiesInRecords
   }
 
   /// The error of every operation that needs memo content while the node is locked.
@@ -162,9 +166,13 @@ public final class MemoStore {
       let replicaID = try prepareMeta(
         db, contentSealer: contentSealer, listingSealer: listingSealer, paths: paths,
         listingReady: target >= 3)
-      return MemoStore(
+      let store = MemoStore(
         paths: paths, db: db, contentSealer: contentSealer, listingSealer: listingSealer, lockState: lockState,
-        replicaID: replicaID, secrets: secrets, logger: logger)
+        replicaID: replicaID, secrets: secrets, logger: logger,
+        bodiesInRecords: target >= Schema.bodiesInRecordsVersion)
+      // Still under the open lock: one opener moves them.
+      try store.moveBodiesIntoRecords()
+      return store
     }
   }
 

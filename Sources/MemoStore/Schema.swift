@@ -4,7 +4,8 @@ import MemoCore
 ///
 /// Rules (docs/FORMATS.md, "Migrations"): a migration only adds (it may rebuild an index,
 /// which holds no data of its own); it never drops or rewrites a row, so no undelivered
-/// outbox entry or unsynced change can be lost. Each runs
+/// outbox entry or unsynced change can be lost. The one exception empties a column whose
+/// content the same row keeps elsewhere, checked row by row (version 12). Each runs
 /// in its own transaction together with its `user_version` bump, so a crash mid-migration
 /// leaves the previous version intact. Every released version has a fixture under
 /// Tests/MemoStoreTests/Fixtures that the tests migrate.
@@ -447,7 +448,19 @@ enum Schema {
     ALTER TABLE sync_peers ADD COLUMN refused_reason TEXT;
     ALTER TABLE sync_peers ADD COLUMN refused_detail TEXT;
     """,
+    // Version 12: content stored once (docs/FORMATS.md, "Bodies in records"). A head with a
+    // record keeps its body only there, and its `body` column is empty (zero bytes). The
+    // rows already here are moved after this version's transaction, a thousand per
+    // transaction, by `MemoStore.moveBodiesIntoRecords`, each only once its record is
+    // checked to hold the same body; the marker says that work is not finished, so an
+    // opening after a kill goes on with it.
+    """
+    INSERT OR REPLACE INTO meta (key, value) VALUES ('body_copies', X'31');
+    """,
   ]
+
+  /// The version from which a row's body is kept only in its record.
+  static let bodiesInRecordsVersion = 12
 
   /// The version that brought sync version 3 (its migration derives the replica id).
   static let signedVersion = 8

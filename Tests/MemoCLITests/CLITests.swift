@@ -272,7 +272,7 @@ final class CLIBadInputTests: XCTestCase {
     let id = try cli.new("TAMPER-TARGET body", ["--title", "TAMPER-TITLE"])
     let other = try cli.new("untouched")
     let db = try SQLiteConnection(path: cli.dataDirectory + "/memos.sqlite", create: false)
-    try db.execute("UPDATE memos SET body = substr(body, 1, length(body) - 1) WHERE id = '\(id)'")
+    try db.execute("UPDATE memos SET record = substr(record, 1, length(record) - 1) WHERE id = '\(id)'")
     let shown = try cli.run(["show", id])
     XCTAssertEqual(shown.status, 6)
     XCTAssertTrue(shown.stderr.contains(id), shown.stderr)

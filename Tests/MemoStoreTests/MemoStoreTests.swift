@@ -184,7 +184,8 @@ final class MemoStoreTests: XCTestCase {
       !([byID[id]!.title] + byID[id]!.tags).contains { $0.lowercased().contains("needle") }
     }!
     let donor = listed[0]
-    try node.tamper("UPDATE memos SET body = (SELECT body FROM memos WHERE id = '\(donor)') WHERE id = '\(broken)'")
+    try node.tamper(
+      "UPDATE memos SET record = (SELECT record FROM memos WHERE id = '\(donor)') WHERE id = '\(broken)'")
     var before: [MemoID] = []
     assertMemoError(.integrity, try node.open().search("needle") { before.append($0.id) }) {
       XCTAssertTrue($0.message.contains(broken.rawValue))
@@ -236,9 +237,11 @@ final class MemoStoreTests: XCTestCase {
     let node = try TemporaryNode()
     let store = try node.open()
     let memo = try store.create(MemoDraft(title: "t", body: "the body"), now: 1)
-    var body = try node.column("body", of: memo.id)
-    body[20] ^= 0x01
-    try node.setColumn("body", of: memo.id, to: body)
+    // The body is kept once, in the memo's record (schema 12).
+    XCTAssertEqual(try node.column("body", of: memo.id), [])
+    var record = try node.column("record", of: memo.id)
+    record[20] ^= 0x01
+    try node.setColumn("record", of: memo.id, to: record)
     assertMemoError(.integrity, try node.open().memo(memo.id)) { error in
       XCTAssertTrue(error.message.contains(memo.id.rawValue))
       XCTAssertFalse(error.message.contains("the body"))
@@ -250,10 +253,10 @@ final class MemoStoreTests: XCTestCase {
     let store = try node.open()
     let a = try store.create(MemoDraft(title: "A title", body: "A body"), now: 1)
     let b = try store.create(MemoDraft(title: "B title", body: "B body"), now: 2)
-    try node.tamper("UPDATE memos SET body = (SELECT body FROM memos WHERE id = '\(a.id)') WHERE id = '\(b.id)'")
+    try node.tamper("UPDATE memos SET record = (SELECT record FROM memos WHERE id = '\(a.id)') WHERE id = '\(b.id)'")
     assertMemoError(.integrity, try node.open().memo(b.id)) { XCTAssertTrue($0.message.contains(b.id.rawValue)) }
     XCTAssertEqual(try node.open().memo(a.id).body, "A body", "other memos are unaffected")
-    try node.tamper("UPDATE memos SET title = body WHERE id = '\(a.id)'")
+    try node.tamper("UPDATE memos SET title = record WHERE id = '\(a.id)'")
     assertMemoError(.integrity, try node.open().summaries()) { XCTAssertTrue($0.message.contains("title")) }
   }
 
@@ -261,18 +264,18 @@ final class MemoStoreTests: XCTestCase {
     let node = try TemporaryNode()
     let store = try node.open()
     let memo = try store.create(MemoDraft(title: "t", body: "version one"), now: 1)
-    let oldBody = try node.column("body", of: memo.id)
+    let oldRecord = try node.column("record", of: memo.id)
     try store.update(memo.id, MemoChange(body: "version two"), now: 2)
-    try node.setColumn("body", of: memo.id, to: oldBody)
+    try node.setColumn("record", of: memo.id, to: oldRecord)
     assertMemoError(.integrity, try node.open().memo(memo.id))
   }
 
   func testTruncatedCiphertextFails() throws {
     let node = try TemporaryNode()
     let memo = try node.open().create(MemoDraft(title: "t", body: "a longer body to cut"), now: 1)
-    try node.tamper("UPDATE memos SET body = substr(body, 1, length(body) - 3)")
+    try node.tamper("UPDATE memos SET record = substr(record, 1, length(record) - 3)")
     assertMemoError(.integrity, try node.open().memo(memo.id))
-    try node.tamper("UPDATE memos SET body = X'01'")
+    try node.tamper("UPDATE memos SET record = X'01'")
     assertMemoError(.integrity, try node.open().memo(memo.id))
   }
 

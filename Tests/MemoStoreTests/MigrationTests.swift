@@ -90,6 +90,77 @@ final class MigrationTests: XCTestCase {
     XCTAssertEqual(after.lastSynced, 7, "the rest of the row stays")
   }
 
+  /// Schema 12 keeps a body once, in its record. A store written by the code of schema 11
+  /// (every body sealed in its row too) is moved in batches: every memo reads as before
+  /// (show, search, history, export), every row's column is emptied but the one whose
+  /// record no longer opens, which keeps its own copy.
+  func testSchema12MovesEveryBodyIntoItsRecordAndReadsThemAsBefore() throws {
+    let node = try TemporaryNode()
+    let old = try MemoStore.openForFixture(
+      paths: node.paths, secrets: VaultStoreSecrets(paths: node.paths), schemaVersion: 11)
+    let count = MemoStore.bodyMigrationBatch * 2 + 17
+    let drafts = (0..<count).map { index in
+      MemoDraft(
+        title: "memo \(index)", body: "body \(index) " + String(repeating: "lorem ipsum ", count: 80),
+        tags: index % 3 == 0 ? ["three"] : [], isPrivate: index % 7 == 0)
+    }
+    let made = try old.createMany(drafts, now: 1_700_000_000_000)
+    try old.update(made[1].id, MemoChange(body: "second revision of one"), now: 1_700_000_000_100)
+    try old.delete(made[2].id, now: 1_700_000_000_200)
+    let stray = made[5].id
+    XCTAssertGreaterThan(try node.column("body", of: stray).count, 900, "schema 11 seals the body in the row")
+    // A record that no longer opens: its row must keep the copy it has.
+    var record = try node.column("record", of: stray)
+    record[record.count - 1] ^= 0x01
+    try node.setColumn("record", of: stray, to: record)
+
+    let store = try node.open()
+    let db = try SQLiteConnection(path: node.paths.databasePath, create: false)
+    XCTAssertEqual(try db.scalarInt("PRAGMA user_version"), 12)
+    XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM meta WHERE key = 'body_copies'"), 0, "finished")
+    XCTAssertEqual(
+      try db.scalarInt("SELECT count(*) FROM memos WHERE length(body) > 0 AND deleted = 0"), 1,
+      "only the row whose record does not open keeps its copy")
+    XCTAssertEqual(try store.memo(stray).body, drafts[5].body)
+    XCTAssertEqual(try store.memo(made[1].id).body, "second revision of one")
+    var exported = 0
+    try store.forEachMemo { memo in
+      exported += 1
+      if let index = made.firstIndex(where: { $0.id == memo.id }), index != 1 {
+        XCTAssertEqual(memo.body, drafts[index].body)
+      }
+    }
+    XCTAssertEqual(exported, count - 1)
+    XCTAssertEqual(try store.search("body 1999 ").map(\.id), [made[1999].id], "bodies are searched in records")
+    XCTAssertEqual(
+      try store.history(of: made[1].id).map(\.memo.body), [drafts[1].body, "second revision of one"])
+    // Edited after the move: the revision it supersedes is kept as history, readable.
+    try store.update(made[3].id, MemoChange(body: "after the move"), now: 1_700_000_000_300)
+    XCTAssertEqual(try store.history(of: made[3].id).map(\.memo.body), [drafts[3].body, "after the move"])
+  }
+
+  /// Opening goes on with the move wherever it stopped: rows already moved, rows not yet,
+  /// and the marker still there, as a kill between two batches leaves them.
+  func testAnInterruptedMoveOfBodiesGoesOnAtTheNextOpening() throws {
+    let node = try TemporaryNode()
+    let old = try MemoStore.openForFixture(
+      paths: node.paths, secrets: VaultStoreSecrets(paths: node.paths), schemaVersion: 11)
+    let made = try old.createMany((0..<40).map { MemoDraft(title: "t\($0)", body: "body \($0)") }, now: 1)
+    let store = try node.open()
+    XCTAssertEqual(try store.memo(made[0].id).body, "body 0")
+    // Half the rows back as schema 11 wrote them, and the marker back.
+    let half = made.prefix(20).map { "'\($0.id.rawValue)'" }.joined(separator: ",")
+    let sealed = try made.prefix(20).map { memo in (memo.id, try store.sealedFields(of: try store.memo(memo.id)).body) }
+    for (id, body) in sealed { try node.setColumn("body", of: id, to: body) }
+    try node.tamper("INSERT INTO meta (key, value) VALUES ('body_copies', X'31')")
+    let db = try SQLiteConnection(path: node.paths.databasePath, create: false)
+    XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM memos WHERE length(body) > 0 AND id IN (\(half))"), 20)
+    let reopened = try node.open()
+    for (index, memo) in made.enumerated() { XCTAssertEqual(try reopened.memo(memo.id).body, "body \(index)") }
+    XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM memos WHERE length(body) > 0"), 0)
+    XCTAssertEqual(try db.scalarInt("SELECT count(*) FROM meta WHERE key = 'body_copies'"), 0)
+  }
+
   /// Schema 7 fills each notebook's horizon from the dots already there (a row another
   /// replica made, a record relayed for another notebook), each in its own notebook only.
   func testSchema7FillsEachNotebooksHorizonFromItsOwnRows() throws {

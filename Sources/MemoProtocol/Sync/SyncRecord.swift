@@ -138,6 +138,29 @@ public enum RecordContent {
     return decodeUnpadded(plain, of: record)
   }
 
+  /// Where the body's UTF-8 lies in opened content (version 1, or version 2 around it),
+  /// without making a string of any field: `search` looks for text in the bodies of
+  /// thousands of records this store already checked when they came. Nil when the bytes do
+  /// not hold a body where the format puts one.
+  public static func bodyRange(in bytes: UnsafeRawBufferPointer) -> Range<Int>? {
+    func u32(at offset: Int) -> Int? {
+      guard offset >= 0, bytes.count - offset >= 4 else { return nil }
+      return (0..<4).reduce(0) { $0 << 8 | Int(bytes[offset + $1]) }
+    }
+    var start = 0
+    if bytes.first == paddedVersion {
+      guard let length = u32(at: 1), bytes.count - 5 >= length else { return nil }
+      start = 5
+    }
+    // u8 version · 3 × u64 · u8 flags, then the title and the body as (u32 length, bytes).
+    guard bytes.count > start, bytes[start] == version else { return nil }
+    let title = start + 1 + 3 * 8 + 1
+    guard let titleLength = u32(at: title), bytes.count - (title + 4) >= titleLength else { return nil }
+    let body = title + 4 + titleLength
+    guard let bodyLength = u32(at: body), bytes.count - (body + 4) >= bodyLength else { return nil }
+    return (body + 4)..<(body + 4 + bodyLength)
+  }
+
   private static func decodeUnpadded(_ bytes: [UInt8], of record: SyncRecord) -> SyncRevision? {
     var reader = ByteReader(bytes)
     guard reader.u8() == version, let revision = reader.u64(), let created = reader.u64(),
