@@ -96,15 +96,17 @@ extension MemoStore {
   /// Takes a batch's bindings from `peer` (verified, each kept unless the replica is bound
   /// to another device here, or is new and `peer` has introduced `quota` replicas here
   /// already); returns the replicas whose binding was refused, and why. What comes under a
-  /// refused binding is kept aside, so a peer over its quota stops only itself.
+  /// refused binding is kept aside, so a peer over its quota stops only itself. `verified`:
+  /// bindings already checked, with the device each proved.
   func takeBindings(
     _ bindings: [ReplicaBinding], from peer: DeviceID, quota: Int = SyncLimits.maximumReplicasPerPeer,
-    now: Timestamp
+    verified: [ReplicaBinding: DeviceID?] = [:], now: Timestamp
   ) throws -> [ReplicaID: String] {
     var refused: [ReplicaID: String] = [:]
     var introduced: Int?
     for binding in bindings {
-      guard let device = ReplicaBindings.verify(binding) else {
+      // Verified before the transaction (`OfferedBindings`) when the session did; else here.
+      guard let device = verified[binding] ?? ReplicaBindings.verify(binding) else {
         refused[binding.replica] = "a replica binding whose signature or derivation does not hold"
         continue
       }

@@ -1,3 +1,4 @@
+import Dispatch
 import MemoCore
 import MemoCrypto
 import MemoProtocol
@@ -33,15 +34,66 @@ struct PrecheckedSignatures {
   }
 }
 
+/// Checks started on other threads (`MemoStore.startSignatureChecks`), for a batch that is
+/// stored later: a receiving sync checks batch N + 1 while it stores batch N. The threads
+/// touch no store; `wait()` gives their answers, and is called before the transaction that
+/// takes them opens, never inside it.
+///
+/// `@unchecked Sendable`: `results` is written by the one task the group runs and read only
+/// after `group.wait()`, which orders that write before the read.
+final class PendingSignatures: @unchecked Sendable {
+  private let group = DispatchGroup()
+  private var results: [Int: (key: [UInt8], valid: Bool)] = [:]
+
+  /// Verifies `checks` (for records `indices`) on every core, in the background.
+  fileprivate init(checks: [([UInt8], [UInt8], [UInt8])], indices: [Int]) {
+    guard !checks.isEmpty else { return }
+    DispatchQueue.global(qos: .userInitiated).async(group: group) {
+      let valid = MemoStore.verifyConcurrently(checks)
+      var results: [Int: (key: [UInt8], valid: Bool)] = [:]
+      for (position, index) in indices.enumerated() { results[index] = (checks[position].2, valid[position]) }
+      self.results = results
+    }
+  }
+
+  /// The answers, once every check is done.
+  func wait() -> PrecheckedSignatures {
+    group.wait()
+    return PrecheckedSignatures(results: results)
+  }
+}
+
 extension MemoStore {
   /// Checks the signatures of `records` against the key each record's replica is bound to
   /// here, or (for a replica bound to nothing yet) the key of a binding in `bindings` that
   /// verifies: what `signatureChecks` inside the transaction will almost always ask for.
   /// Read-only and outside any transaction; the checks run on every core.
   func precheckSignatures(of records: [SyncRecord], bindings: [ReplicaBinding]) throws -> PrecheckedSignatures {
-    var offered: [ReplicaID: [UInt8]] = [:]
-    for binding in bindings where offered[binding.replica] == nil {
-      if ReplicaBindings.verify(binding) != nil { offered[binding.replica] = binding.publicKey }
+    var offered = OfferedBindings()
+    return try startSignatureChecks(of: records, bindings: bindings, offered: &offered).wait()
+  }
+
+  /// The replica bindings a session's batches offered so far: each verified once, here,
+  /// and the answer kept for the transaction that takes them (`takeBindings`).
+  struct OfferedBindings {
+    /// The key of each replica whose offered binding verified.
+    var keys: [ReplicaID: [UInt8]] = [:]
+    /// Each binding checked, with the device it proved (nil: it did not verify).
+    var verified: [ReplicaBinding: DeviceID?] = [:]
+  }
+
+  /// `precheckSignatures` without waiting: the look-ups run here, on the store's thread, and
+  /// the checks start on other threads. `offered` holds the bindings seen in earlier batches
+  /// of the same session (a sender sends a replica's binding once, with the first of its
+  /// records that the receiver may lack), and gets this batch's; the transaction checks
+  /// again only a record whose key it finds different.
+  func startSignatureChecks(
+    of records: [SyncRecord], bindings: [ReplicaBinding], offered: inout OfferedBindings
+  ) throws -> PendingSignatures {
+    for binding in bindings where offered.verified[binding] == nil {
+      let device = ReplicaBindings.verify(binding)
+      offered.verified[binding] = .some(device)
+      if device != nil, offered.keys[binding.replica] == nil { offered.keys[binding.replica] = binding.publicKey }
     }
     var keys: [ReplicaID: [UInt8]?] = [:]
     var checks: [([UInt8], [UInt8], [UInt8])] = []
@@ -53,17 +105,14 @@ extension MemoStore {
       if let known = keys[origin] {
         key = known
       } else {
-        key = try boundSigner(of: origin)?.key ?? offered[origin]
+        key = try boundSigner(of: origin)?.key ?? offered.keys[origin]
         keys[origin] = .some(key)
       }
       guard let key else { continue }
       checks.append((signature, record.signedMessage, key))
       indices.append(index)
     }
-    let valid = Self.verifyConcurrently(checks)
-    var results: [Int: (key: [UInt8], valid: Bool)] = [:]
-    for (position, index) in indices.enumerated() { results[index] = (checks[position].2, valid[position]) }
-    return PrecheckedSignatures(results: results)
+    return PendingSignatures(checks: checks, indices: indices)
   }
 
   /// `authorships(of:refused:)` with the signatures checked before the transaction

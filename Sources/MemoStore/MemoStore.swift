@@ -250,7 +250,14 @@ public final class MemoStore {
     try journal.step()
     // FULL: every commit that holds user data is on disk before the command says it is done.
     try db.execute("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; PRAGMA secure_delete = ON")
+    // The WAL file keeps its largest size until it is reset: a received sync checkpoints
+    // every 16 MiB (`bulkCheckpointPages`), and its WAL stayed 16 MiB on disk beside a
+    // database of 24 MiB. Past this limit it is truncated when it is next reset.
+    try db.execute("PRAGMA journal_size_limit = \(walSizeLimit)")
   }
+
+  /// Bytes the WAL file keeps once reset (`journal_size_limit`).
+  static let walSizeLimit = 4 << 20
 
   private static func hasKeyCheck(_ db: SQLiteConnection) throws -> Bool {
     try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE name = 'meta'") == 1

@@ -15,7 +15,8 @@ extension SyncSink {
   ) throws -> [SyncAuthorship] {
     policy.receiver = try store.receiver()
     if try store.purgeCount() != policy.purged.count { policy.purged = try store.purgedMemos() }
-    let refused = try store.takeBindings(batch.bindings, from: peer, quota: maximumIntroduced, now: now)
+    let refused = try store.takeBindings(
+      batch.bindings, from: peer, quota: maximumIntroduced, verified: offered.verified, now: now)
     let authorships = try store.authorships(of: batch.records, refused: refused, prechecked: prechecked)
     for pair in policy.uncountedRelayedAuthors(batch.records, authorships) {
       policy.learnRelayedBytes(try store.relayedBytes(of: pair.author, in: pair.notebook), of: pair)
@@ -24,9 +25,11 @@ extension SyncSink {
   }
 
   /// Carries out the policy's decision for one record.
-  func take(_ record: SyncRecord, _ authorship: SyncAuthorship, _ policy: inout SyncReceivePolicy, now: Timestamp)
-    throws
-  {
+  /// `opened`: the record as it opened before the transaction, if it did.
+  func take(
+    _ record: SyncRecord, _ authorship: SyncAuthorship, opened: SyncRevision? = nil,
+    _ policy: inout SyncReceivePolicy, now: Timestamp
+  ) throws {
     switch policy.decide(record, authorship) {
     case .skip: return
     case .keepAside(let reason): try store.quarantine(record, from: peer, reason: reason, now: now)
@@ -34,22 +37,28 @@ extension SyncSink {
     case .apply(.relay, _):
       let result = try store.applyRelayed(record, receiver: policy.receiver, now: now)
       try policy.count(result, in: record.notebook, as: .relay)
-    case .apply(.member, let author): try takeMember(record, author: author, &policy, now: now)
+    case .apply(.member, let author): try takeMember(record, author: author, opened: opened, &policy, now: now)
     }
   }
 
   /// A member's record: opened with the notebook's key, decided again, merged.
   private func takeMember(
-    _ record: SyncRecord, author: DeviceID?, _ policy: inout SyncReceivePolicy, now: Timestamp
+    _ record: SyncRecord, author: DeviceID?, opened early: SyncRevision?, _ policy: inout SyncReceivePolicy,
+    now: Timestamp
   ) throws {
     let opened: SyncOpenedRecord
-    do {
-      switch try store.openRecord(record, author: author) {
-      case .revision(let revision): opened = .revision(revision)
-      case .missingKey: opened = .missingKey
+    if var revision = early {
+      revision.record?.author = author
+      opened = .revision(revision)
+    } else {
+      do {
+        switch try store.openRecord(record, author: author) {
+        case .revision(let revision): opened = .revision(revision)
+        case .missingKey: opened = .missingKey
+        }
+      } catch let violation as SyncViolation {
+        opened = .unreadable(violation)
       }
-    } catch let violation as SyncViolation {
-      opened = .unreadable(violation)
     }
     switch policy.decide(opened: opened, of: record, author: author) {
     case .keepAside(let reason): try store.quarantine(record, from: peer, reason: reason, now: now)

@@ -55,6 +55,10 @@ public final class SyncSink {
   /// it never made (`own-origin`) nor a clock claiming its future (kept aside); and a
   /// purge another session took meanwhile must not let its memos come back.
   private(set) var policy: SyncReceivePolicy
+  /// The replica bindings this session's batches offered so far, each verified once.
+  private(set) var offered = MemoStore.OfferedBindings()
+  /// The member records of the batch being applied, opened before its transaction.
+  private(set) var opened: [Int: SyncRevision] = [:]
   /// Notebooks with a record that could not be opened yet (a key generation not here).
   public var incomplete: Set<NotebookID> { policy.incomplete }
   /// What this direction did so far (applied, conflicts, kept aside; held at its end).
@@ -111,8 +115,23 @@ public final class SyncSink {
   /// anything of the batch is written, so it is kept aside in the one pass and never
   /// counts towards a rule or a limit, whatever it is; the rest of the batch is stored.
   public func apply(_ batch: SyncRecordBatch.Batch, now: Timestamp) throws -> UInt64 {
-    let prechecked = try store.precheckSignatures(of: batch.records, bindings: batch.bindings)
-    return try apply(batch, now: now, prechecked: prechecked)
+    let pending = try store.startSignatureChecks(of: batch.records, bindings: batch.bindings, offered: &offered)
+    // While other threads check the signatures, this one opens the member records: the two
+    // overlap, and the transaction does neither.
+    opened = try preopen(batch.records)
+    defer { opened = [:] }
+    return try apply(batch, now: now, prechecked: pending.wait())
+  }
+
+  /// The records of `batch` this device opens as a member, opened (without their author,
+  /// which the checks settle): by index in the batch. One that does not open is left to the
+  /// transaction, which opens it again and decides.
+  private func preopen(_ records: [SyncRecord]) throws -> [Int: SyncRevision] {
+    var opened: [Int: SyncRevision] = [:]
+    for (index, record) in records.enumerated() where plan.receiving[record.notebook] == .member {
+      if case .revision(let revision)? = try? store.openRecord(record) { opened[index] = revision }
+    }
+    return opened
   }
 
   private func apply(
@@ -124,8 +143,8 @@ public final class SyncSink {
     var policy = self.policy
     try store.stagedBatch {
       let authorships = try readFacts(of: batch, prechecked: prechecked, into: &policy, now: now)
-      for (record, authorship) in zip(batch.records, authorships) {
-        try take(record, authorship, &policy, now: now)
+      for (index, (record, authorship)) in zip(batch.records, authorships).enumerated() {
+        try take(record, authorship, opened: opened[index], &policy, now: now)
       }
       try store.recordMemosAdded(policy.added - self.policy.added, by: peer, day: day)
       try moveCursors(to: batch.position, except: policy.incomplete, now: now)

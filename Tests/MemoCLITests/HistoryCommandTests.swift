@@ -1,5 +1,7 @@
 import Foundation
 import MemoCore
+import MemoNode
+import MemoSystem
 import XCTest
 
 @testable import MemoStore
@@ -111,9 +113,15 @@ final class HistoryCommandTests: XCTestCase {
     let signed = try cli.run(["show", id, "--plain"])
     XCTAssertTrue(signed.stdout.contains("\nedited on this device · "), signed.stdout)
     do {
+      // Such a row has its body sealed in the row (schema 12 keeps it only in the record).
+      let paths = try NodePaths.resolve(environment: ["MEMO_PEER_HOME": cli.home + "/node"])
+      let store = try MemoStore.open(paths: paths)
+      let body = try store.sealedFields(of: try store.memo(try XCTUnwrap(MemoID(canonical: id)))).body
       let db = try SQLiteConnection(path: cli.dataDirectory + "/memos.sqlite", create: false)
-      try db.execute(
-        "UPDATE memos SET record_key = NULL, record = NULL, signature = NULL, author = NULL WHERE id = '\(id)'")
+      let update = try db.prepare(
+        "UPDATE memos SET body = ?, record_key = NULL, record = NULL, signature = NULL, author = NULL WHERE id = ?")
+      try update.bind([.blob(body), .text(id)])
+      try update.step()
     }
     let shown = try cli.run(["show", id, "--plain"])
     XCTAssertEqual(shown.status, 0, shown.output)
