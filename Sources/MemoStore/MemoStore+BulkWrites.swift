@@ -34,6 +34,8 @@ extension MemoStore {
   func endBulkWrites() {
     bulkWriters.count -= 1
     guard bulkWriters.count == 0 else { return }
+    // A failure leaves the marker: the next opening makes the index.
+    try? restoreListingIndex()
     try? db.execute(
       "PRAGMA cache_size = -\(Self.defaultCacheKiB); PRAGMA wal_autocheckpoint = \(Self.defaultCheckpointPages); "
         + "PRAGMA shrink_memory")

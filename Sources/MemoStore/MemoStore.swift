@@ -146,6 +146,9 @@ public final class MemoStore {
         guard contentSealer != nil else { throw lockedError }
         logger.info("migrating schema from \(version, privacy: .public) to \(target, privacy: .public)")
       }
+      // A listing index a killed sync left dropped is made again before anything reads
+      // the schema (a migration may rebuild it).
+      if version >= Schema.bodiesInRecordsVersion { try restoreAbandonedListingIndex(db) }
       try Schema.migrate(db, from: version, to: target) { reached in
         if reached == 3, let contentSealer {
           try backfillListingTitles(db, contentSealer: contentSealer, listingSealer: listingSealer)

@@ -459,6 +459,13 @@ enum Schema {
     """,
   ]
 
+  /// The columns of `memos_for_listing` as schema 8 made it: what a deferred listing index
+  /// is made again with (`MemoStore.restoreListingIndex`). A migration that changes the
+  /// index changes this too.
+  static let listingIndexColumns =
+    "deleted, updated DESC, id, title, listing_title, tags, created, private, revision, pinned, conflict_of, "
+    + "notebook, author"
+
   /// The version from which a row's body is kept only in its record.
   static let bodiesInRecordsVersion = 12
 

@@ -55,6 +55,10 @@ public final class SyncSink {
   /// it never made (`own-origin`) nor a clock claiming its future (kept aside); and a
   /// purge another session took meanwhile must not let its memos come back.
   private(set) var policy: SyncReceivePolicy
+  /// Records stored by this sink, and how many it stores before it defers the listing index
+  /// (`MemoStore+ListingIndex`) until it ends.
+  private var storedRecords = 0
+  let listingIndexDeferral: Int
   /// The replica bindings this session's batches offered so far, each verified once.
   private(set) var offered = MemoStore.OfferedBindings()
   /// The member records of the batch being applied, opened before its transaction.
@@ -73,8 +77,10 @@ public final class SyncSink {
     maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
     maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer,
     maximumNewMemos: Int? = nil, maximumFirstFill: Int? = nil,
-    maximumRelayedBytes: Int64 = SyncLimits.maximumRelayedBytesPerAuthor
+    maximumRelayedBytes: Int64 = SyncLimits.maximumRelayedBytesPerAuthor,
+    listingIndexDeferral: Int = MemoStore.listingIndexDeferral
   ) throws {
+    self.listingIndexDeferral = listingIndexDeferral
     let quotas = store.syncQuotas()
     let limits = SyncReceivePolicy.Limits(
       maximumHeld: maximumHeld, maximumNewMemos: maximumNewMemos ?? quotas.newMemosPerDay,
@@ -150,6 +156,9 @@ public final class SyncSink {
       try moveCursors(to: batch.position, except: policy.incomplete, now: now)
     }
     self.policy = policy
+    let before = storedRecords
+    storedRecords += batch.records.count
+    if before < listingIndexDeferral, storedRecords >= listingIndexDeferral { try store.deferListingIndex() }
     return batch.position
   }
 

@@ -21,7 +21,8 @@ final class RevisionSink {
     store: MemoStore, peer: DeviceID, peerReplica: ReplicaID, deleteGuard: MassDeleteGuard?,
     maximumReplicas: Int = SyncLimits.maximumReplicas, maximumHeld: Int = SyncLimits.maximumHeldPerPeer,
     maximumIntroduced: Int = SyncLimits.maximumReplicasPerPeer, notebook: NotebookID? = nil,
-    maximumNewMemos: Int = SyncLimits.maximumNewMemosPerPeerPerDay, maximumFirstFill: Int? = nil
+    maximumNewMemos: Int = SyncLimits.maximumNewMemosPerPeerPerDay, maximumFirstFill: Int? = nil,
+    listingIndexDeferral: Int = MemoStore.listingIndexDeferral
   ) throws {
     self.store = store
     self.notebook = try notebook ?? store.defaultNotebook().id
@@ -32,7 +33,7 @@ final class RevisionSink {
       store: store, peer: peer, peerReplica: peerReplica, deleteGuard: deleteGuard,
       plan: SyncPlan(receiving: [self.notebook: .member], announced: [self.notebook]), maximumReplicas: maximumReplicas,
       maximumHeld: maximumHeld, maximumIntroduced: maximumIntroduced, maximumNewMemos: maximumNewMemos,
-      maximumFirstFill: maximumFirstFill)
+      maximumFirstFill: maximumFirstFill, listingIndexDeferral: listingIndexDeferral)
   }
 
   var outcome: SyncMessage.Outcome { sink.outcome }
