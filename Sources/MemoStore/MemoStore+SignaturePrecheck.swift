@@ -34,10 +34,10 @@ struct PrecheckedSignatures {
   }
 }
 
-/// Checks started on other threads (`MemoStore.startSignatureChecks`), for a batch that is
-/// stored later: a receiving sync checks batch N + 1 while it stores batch N. The threads
-/// touch no store; `wait()` gives their answers, and is called before the transaction that
-/// takes them opens, never inside it.
+/// Checks started on other threads (`MemoStore.startSignatureChecks`): a receiving sync
+/// checks a batch's signatures there while its own thread opens the batch's records. The
+/// threads touch no store; `wait()` gives their answers, and is called before the
+/// transaction that takes them opens, never inside it.
 ///
 /// `@unchecked Sendable`: `results` is written by the one task the group runs and read only
 /// after `group.wait()`, which orders that write before the read.

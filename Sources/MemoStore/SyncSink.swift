@@ -124,7 +124,7 @@ public final class SyncSink {
     let pending = try store.startSignatureChecks(of: batch.records, bindings: batch.bindings, offered: &offered)
     // While other threads check the signatures, this one opens the member records: the two
     // overlap, and the transaction does neither.
-    opened = try preopen(batch.records)
+    opened = preopen(batch.records)
     defer { opened = [:] }
     return try apply(batch, now: now, prechecked: pending.wait())
   }
@@ -132,7 +132,7 @@ public final class SyncSink {
   /// The records of `batch` this device opens as a member, opened (without their author,
   /// which the checks settle): by index in the batch. One that does not open is left to the
   /// transaction, which opens it again and decides.
-  private func preopen(_ records: [SyncRecord]) throws -> [Int: SyncRevision] {
+  private func preopen(_ records: [SyncRecord]) -> [Int: SyncRevision] {
     var opened: [Int: SyncRevision] = [:]
     for (index, record) in records.enumerated() where plan.receiving[record.notebook] == .member {
       if case .revision(let revision)? = try? store.openRecord(record) { opened[index] = revision }
@@ -158,7 +158,8 @@ public final class SyncSink {
     self.policy = policy
     let before = storedRecords
     storedRecords += batch.records.count
-    if before < listingIndexDeferral, storedRecords >= listingIndexDeferral { try store.deferListingIndex() }
+    // The batch is committed: a failure to defer only leaves the index as it is.
+    if before < listingIndexDeferral, storedRecords >= listingIndexDeferral { try? store.deferListingIndex() }
     return batch.position
   }
 
