@@ -152,6 +152,40 @@ public enum SealingContext {
     return bytes
   }
 
+  /// `record(notebook:keyID:memo:dot:clock:)` written into `bytes` (its storage reused) from
+  /// the parts as a row stores them, the clock as its encoding (`VersionVector.encoded()`,
+  /// which is canonical): `search` opens thousands of stored records in a row, and parsing
+  /// each part into a value to write it out again cost more than opening the record. Parts
+  /// that are not what their columns should hold only make the record fail to open.
+  public static func record(
+    into bytes: inout [UInt8], notebook: UnsafeRawBufferPointer, keyID: UnsafeRawBufferPointer,
+    memo: UnsafeRawBufferPointer, origin: UnsafeRawBufferPointer, seq: UInt64, encodedClock: UnsafeRawBufferPointer
+  ) {
+    bytes.removeAll(keepingCapacity: true)
+    bytes.append(contentsOf: recordPrefix)
+    func append(_ part: UnsafeRawBufferPointer) {
+      bytes.append(contentsOf: part)
+      bytes.append(0)
+    }
+    append(notebook)
+    append(keyID)
+    append(memo)
+    append(origin)
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for 20 digits
+    withUnsafeMutableBytes(of: &digits) { buffer in
+      var value = seq
+      var count = 0
+      repeat {
+        buffer[23 - count] = 0x30 + UInt8(value % 10)
+        value /= 10
+        count += 1
+      } while value > 0
+      bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
+    }
+    bytes.append(0)
+    bytes.append(contentsOf: encodedClock)
+  }
+
   private static let recordPrefix = make(["record", ""])
 
   /// A notebook's name sealed under one of its key generations in a `rename` op (sync

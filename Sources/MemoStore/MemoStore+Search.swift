@@ -136,6 +136,7 @@ final class SearchBatch: @unchecked Sendable {
   /// Where a body kept in a record is (schema 12): the record and what its sealing
   /// context is made of, copied like the other fields.
   struct RecordBody {
+    var notebook: Range<Int>
     var keyID: Range<Int>
     var sealed: Range<Int>
     var origin: Range<Int>
@@ -187,7 +188,7 @@ final class SearchBatch: @unchecked Sendable {
         let name = Self.keyName(notebook, keyID)
         if keys[name] == nil, let found = try key(notebook, keyID) { keys[name] = found }
         row.record = RecordBody(
-          keyID: copy(10), sealed: copy(11), origin: copy(12), seq: query.int64(13), clock: copy(14),
+          notebook: copy(7), keyID: copy(10), sealed: copy(11), origin: copy(12), seq: query.int64(13), clock: copy(14),
           conflictOf: query.isNull(15) ? nil : copy(15))
       }
       rows.append(row)
@@ -223,15 +224,16 @@ final class SearchWorker: @unchecked Sendable {
     var title: [UInt8] = []
     var tags: [UInt8] = []
     var body: [UInt8] = []
-    /// A record's whole content, when the body is kept there.
+    /// A record's whole content, when the body is kept there, and its sealing context.
     var record: [UInt8] = []
+    var recordContext: [UInt8] = []
     var context = SealingContext.MemoFieldBuffer()
   }
 
   private let sealer: AES256GCMKey
   private let matcher: TextMatcher
   /// This worker's own copies of the notebook keys it opened records with.
-  private var notebookSealers: [String: AES256GCMKey] = [:]
+  private var notebookSealers: [(notebook: [UInt8], keyID: [UInt8], sealer: AES256GCMKey)] = []
   private var buffers = Buffers()
   private(set) var found: [Found] = []
 
@@ -282,7 +284,8 @@ final class SearchWorker: @unchecked Sendable {
     try open(.tags, row.tags, into: &buffers.tags)
     if !matcher.matches(buffers.title) && !matcher.matches(buffers.tags) {
       if let record = row.record {
-        try openRecordBody(of: id, record, notebook: row.notebook, keys: keys, bytes, into: &buffers)
+        try openRecordBody(
+          of: id, record, idRange: row.id, notebook: row.notebook, keys: keys, bytes, into: &buffers)
       } else {
         try open(.body, row.body, into: &buffers.body)
       }
@@ -296,36 +299,23 @@ final class SearchWorker: @unchecked Sendable {
 
   /// The body of a row that keeps it in its record, opened under this worker's copy of the
   /// notebook key into `buffers.body` (the record's whole content passes through
-  /// `buffers.record`).
+  /// `buffers.record`). The record's sealing context is written from the row's bytes, and
+  /// the key is found by comparing bytes: nothing is parsed or allocated per row.
   private func openRecordBody(
-    of id: MemoID, _ record: SearchBatch.RecordBody, notebook: NotebookID?, keys: [String: NotebookKey],
-    _ bytes: UnsafeRawBufferPointer, into buffers: inout Buffers
+    of id: MemoID, _ record: SearchBatch.RecordBody, idRange: Range<Int>, notebook: NotebookID?,
+    keys: [String: NotebookKey], _ bytes: UnsafeRawBufferPointer, into buffers: inout Buffers
   ) throws {
-    func text(_ range: Range<Int>) -> String {
-      String(decoding: UnsafeRawBufferPointer(rebasing: bytes[range]), as: UTF8.self)
-    }
-    let keyID = text(record.keyID)
-    guard let notebook, let origin = ReplicaID(text(record.origin)), record.seq >= 0,
-      let clock = VersionVector(encoded: Array(UnsafeRawBufferPointer(rebasing: bytes[record.clock]))),
-      let memo = record.conflictOf.map({ MemoID(canonical: text($0)) }) ?? id
-    else { throw MemoStore.bodyIntegrityFailure(of: id, nil) }
-    let name = SearchBatch.keyName(notebook, keyID)
-    let sealer: AES256GCMKey
-    if let known = notebookSealers[name] {
-      sealer = known
-    } else {
-      guard let key = keys[name] else { throw MemoStore.missingBodyKey(of: id, notebook: notebook) }
-      do { sealer = try AES256GCMKey(key.material) } catch {
-        throw MemoPeerError(.crypto, "the cryptographic library failed to load a notebook key", diagnostics: "\(error)")
-      }
-      notebookSealers[name] = sealer
-    }
-    let context = SealingContext.record(
-      notebook: notebook, keyID: keyID, memo: memo, dot: Dot(origin: origin, seq: UInt64(record.seq)), clock: clock)
+    func part(_ range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
+    guard let notebook, record.seq >= 0 else { throw MemoStore.bodyIntegrityFailure(of: id, nil) }
+    let sealer = try notebookSealer(
+      notebook: part(record.notebook), keyID: part(record.keyID), of: id, in: notebook, keys: keys)
+    SealingContext.record(
+      into: &buffers.recordContext, notebook: part(record.notebook), keyID: part(record.keyID),
+      memo: part(record.conflictOf ?? idRange), origin: part(record.origin), seq: UInt64(record.seq),
+      encodedClock: part(record.clock))
     do {
-      try context.withUnsafeBytes { associated in
-        try sealer.open(
-          UnsafeRawBufferPointer(rebasing: bytes[record.sealed]), associatedData: associated, into: &buffers.record)
+      try buffers.recordContext.withUnsafeBytes { associated in
+        try sealer.open(part(record.sealed), associatedData: associated, into: &buffers.record)
       }
     } catch {
       throw MemoStore.bodyIntegrityFailure(of: id, error)
@@ -335,6 +325,27 @@ final class SearchWorker: @unchecked Sendable {
     }
     buffers.body.removeAll(keepingCapacity: true)
     buffers.body.append(contentsOf: buffers.record[range])
+  }
+
+  /// This worker's copy of the key generation `keyID` of the notebook, from the batch's keys
+  /// the first time (a household's records use a handful of keys: a linear search of bytes).
+  private func notebookSealer(
+    notebook: UnsafeRawBufferPointer, keyID: UnsafeRawBufferPointer, of id: MemoID, in parsed: NotebookID,
+    keys: [String: NotebookKey]
+  ) throws -> AES256GCMKey {
+    if let known = notebookSealers.first(where: {
+      $0.notebook.elementsEqual(notebook) && $0.keyID.elementsEqual(keyID)
+    }) {
+      return known.sealer
+    }
+    let name = SearchBatch.keyName(parsed, String(decoding: keyID, as: UTF8.self))
+    guard let key = keys[name] else { throw MemoStore.missingBodyKey(of: id, notebook: parsed) }
+    let sealer: AES256GCMKey
+    do { sealer = try AES256GCMKey(key.material) } catch {
+      throw MemoPeerError(.crypto, "the cryptographic library failed to load a notebook key", diagnostics: "\(error)")
+    }
+    notebookSealers.append((Array(notebook), Array(keyID), sealer))
+    return sealer
   }
 
   /// Zeroes what was opened last.
