@@ -113,7 +113,11 @@ public struct TrustUseCases {
     let peer = try trust.load().find(reference)
     let revocation = hereOnly ? nil : try app.store().revoke(peer.deviceID, name: peer.name, now: app.now)
     if let revocation { try revocation.trustChanges.apply(paths: app.paths, keys: app.keys) }
-    _ = try trust.update { try $0.remove(peer.deviceID.compact) }
+    // The running daemon may have taken the revocation already: each sync's hello removes
+    // every revoked device from the trust store (seen in the demo, between the two lines).
+    try trust.update { list in
+      if list.peer(for: peer.deviceID) != nil { _ = try list.remove(peer.deviceID.compact) }
+    }
     let daemon = DaemonTrustConfirmation.awaitDaemon(
       paths: app.paths, trust: trust, removed: peer.deviceID, within: daemonWait)
     return Removal(peer: peer, revocation: revocation, daemon: daemon)
