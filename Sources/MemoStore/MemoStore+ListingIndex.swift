@@ -39,15 +39,9 @@ extension MemoStore {
 
   /// Makes the listing index again if it was deferred.
   func restoreListingIndex() throws {
-    let made = try sql {
-      let read = try db.prepare("SELECT value FROM meta WHERE key = ?")
-      try read.bind(1, Self.listingIndexDeferredKey)
-      guard try read.step() else { return false }
-      read.reset()
-      try db.transaction { try Self.makeListingIndex(db) }
-      return true
-    }
-    if made { logger.info("listing index made again") }
+    guard try metaBytes(Self.listingIndexDeferredKey) != nil else { return }
+    try sql { try db.transaction { try Self.makeListingIndex(db) } }
+    logger.info("listing index made again")
   }
 
   /// At an opening, before the migrations: the index back when the process that dropped it
